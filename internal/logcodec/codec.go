@@ -1,0 +1,107 @@
+// Package logcodec encodes the value that flightd stores in one log entry: an
+// Arrow record batch with the table's columns, plus, for primary-key tables,
+// one change kind per row.
+//
+// Layout (version 1):
+//
+//	byte    format version (1)
+//	byte    flags: bit 0 set when a kinds column follows
+//	[n]byte kinds, one Paimon RowKind byte per row (+I=0, -U=1, +U=2, -D=3), when flagged
+//	...     Arrow IPC stream (schema message, one record batch, end-of-stream marker)
+//
+// The row count lives in the log entry itself (logstore.Entry.Rows) and must
+// equal the batch's row count; Decode checks it.
+package logcodec
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+const version1 = 1
+
+const flagKinds = 1
+
+// ErrCorrupt marks a payload that cannot be decoded.
+var ErrCorrupt = errors.New("logcodec: corrupt log entry")
+
+// Encode serialises rec and, when kinds is non-nil, its row kinds.
+func Encode(rec arrow.RecordBatch, kinds []byte) ([]byte, error) {
+	if kinds != nil && int64(len(kinds)) != rec.NumRows() {
+		return nil, fmt.Errorf("logcodec: %d kinds for %d rows", len(kinds), rec.NumRows())
+	}
+	var buf bytes.Buffer
+	buf.Grow(int(estimateSize(rec)) + len(kinds) + 256)
+	flags := byte(0)
+	if kinds != nil {
+		flags |= flagKinds
+	}
+	buf.WriteByte(version1)
+	buf.WriteByte(flags)
+	buf.Write(kinds)
+	w := ipc.NewWriter(&buf, ipc.WithSchema(rec.Schema()))
+	if err := w.Write(rec); err != nil {
+		return nil, fmt.Errorf("logcodec: encode batch: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return nil, fmt.Errorf("logcodec: encode batch: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// Decode reads a payload written by Encode. The returned batch does not
+// reference payload (it is copied into mem), so payload may be reused.
+// kinds is nil when the entry carries none. rows is the row count recorded in
+// the log entry.
+func Decode(payload []byte, rows int64, mem memory.Allocator) (arrow.RecordBatch, []byte, error) {
+	if len(payload) < 2 {
+		return nil, nil, fmt.Errorf("%w: %d bytes", ErrCorrupt, len(payload))
+	}
+	if payload[0] != version1 {
+		return nil, nil, fmt.Errorf("%w: unknown format version %d", ErrCorrupt, payload[0])
+	}
+	flags := payload[1]
+	rest := payload[2:]
+	var kinds []byte
+	if flags&flagKinds != 0 {
+		if int64(len(rest)) < rows {
+			return nil, nil, fmt.Errorf("%w: kinds truncated", ErrCorrupt)
+		}
+		kinds = append([]byte(nil), rest[:rows]...)
+		rest = rest[rows:]
+	}
+	r, err := ipc.NewReader(bytes.NewReader(rest), ipc.WithAllocator(mem))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	defer r.Release()
+	if !r.Next() {
+		if err := r.Err(); err != nil {
+			return nil, nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+		return nil, nil, fmt.Errorf("%w: no record batch", ErrCorrupt)
+	}
+	rec := r.RecordBatch()
+	if rec.NumRows() != rows {
+		return nil, nil, fmt.Errorf("%w: batch has %d rows, entry says %d", ErrCorrupt, rec.NumRows(), rows)
+	}
+	rec.Retain()
+	return rec, kinds, nil
+}
+
+func estimateSize(rec arrow.RecordBatch) int64 {
+	var n int64
+	for _, c := range rec.Columns() {
+		for _, b := range c.Data().Buffers() {
+			if b != nil {
+				n += int64(b.Len())
+			}
+		}
+	}
+	return n
+}

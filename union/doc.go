@@ -1,0 +1,37 @@
+// Package union implements the bounded read behind t$rt: the rows of a pinned
+// lake snapshot merged with the log records that the tiering service had not
+// committed when the read started.
+//
+// # The cut
+//
+// A read pins a lake snapshot S and then, per bucket b, the log's high
+// watermark HW_b. S records, in its properties, the exclusive end offset O_b
+// of every bucket range it holds. The log part of the read is [O_b, HW_b).
+// There is no gap: every acknowledged record below HW_b is either below O_b
+// (and so in S) or in the range. There is no duplicate: S holds exactly the
+// records below O_b, and the range starts there. Pinning S before the
+// high watermarks keeps this true while tiering commits concurrently: a later
+// snapshot only moves O_b forward, and the log keeps every record at or
+// above the newest committed offsets.
+//
+// # Semantics
+//
+// Append tables: lake rows, then log rows, concatenated.
+//
+// Primary-key tables: within the log, the newest record per key wins (log
+// order is offset order; keys never span buckets). A winning -U or -D record
+// deletes the key. Lake rows whose key has any record in the log are replaced
+// by the log's verdict. The newest version therefore comes from the log when
+// the log has the key, and from the lake otherwise.
+//
+// Memory is bounded by the un-tiered delta (its key index), not by the table:
+// lake batches stream through a key filter.
+//
+// # Ownership
+//
+// The readers returned here follow arrow's RecordReader rules: the current
+// batch is valid until the next call to Next; a consumer that keeps it must
+// Retain it. Constructors take ownership of the lake reader and the log
+// batches passed to them and release them when the returned reader is
+// released.
+package union

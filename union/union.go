@@ -1,0 +1,263 @@
+package union
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// Row kinds as Paimon writes them in _VALUE_KIND.
+const (
+	KindInsert       byte = 0
+	KindUpdateBefore byte = 1
+	KindUpdateAfter  byte = 2
+	KindDelete       byte = 3
+)
+
+// LogBatch is one decoded log entry (or the part of it at or above the
+// bucket's lake offset). Kinds is nil when every row is an upsert.
+type LogBatch struct {
+	Rec   arrow.RecordBatch
+	Kinds []byte
+}
+
+func isRetract(kinds []byte, i int) bool {
+	return kinds != nil && (kinds[i] == KindUpdateBefore || kinds[i] == KindDelete)
+}
+
+// Append returns lake rows followed by log rows. lake may be nil. Append
+// tables hold inserts only (the writer refuses anything else), so the kinds
+// are not consulted.
+func Append(schema *arrow.Schema, lake array.RecordReader, log []LogBatch) array.RecordReader {
+	batches := make([]arrow.RecordBatch, len(log))
+	for i, b := range log {
+		batches[i] = b.Rec
+	}
+	r := newReader(schema, lake, batches)
+	releaseBatches(batches)
+	return r
+}
+
+// PrimaryKey returns the merged view of a primary-key table: the newest
+// version of every key, deleted keys dropped. pk holds the indexes of the
+// primary-key columns in schema. log must be in offset order per bucket.
+func PrimaryKey(ctx context.Context, mem memory.Allocator, schema *arrow.Schema, pk []int, lake array.RecordReader, log []LogBatch) (array.RecordReader, error) {
+	type pos struct{ batch, row int }
+	newest := make(map[string]pos)
+	for bi, b := range log {
+		keys, err := rowKeys(b.Rec, pk)
+		if err != nil {
+			releaseAll(lake, log)
+			return nil, err
+		}
+		for ri, k := range keys {
+			newest[k] = pos{bi, ri}
+		}
+	}
+	// The log's surviving rows, in log order.
+	var out []arrow.RecordBatch
+	ectx := compute.WithAllocator(ctx, mem)
+	for bi, b := range log {
+		keys, _ := rowKeys(b.Rec, pk)
+		keep := make([]bool, len(keys))
+		all := true
+		for ri, k := range keys {
+			p := newest[k]
+			keep[ri] = p.batch == bi && p.row == ri && !isRetract(b.Kinds, ri)
+			all = all && keep[ri]
+		}
+		if all {
+			b.Rec.Retain()
+			out = append(out, b.Rec)
+			continue
+		}
+		filtered, err := filterBatch(ectx, mem, b.Rec, keep)
+		if err != nil {
+			releaseAll(lake, log)
+			releaseBatches(out)
+			return nil, err
+		}
+		if filtered != nil {
+			out = append(out, filtered)
+		}
+	}
+	for _, b := range log {
+		b.Rec.Release()
+	}
+	var filter func(arrow.RecordBatch) (arrow.RecordBatch, error)
+	if len(newest) > 0 {
+		filter = func(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+			keys, err := rowKeys(rec, pk)
+			if err != nil {
+				return nil, err
+			}
+			keep := make([]bool, len(keys))
+			for i, k := range keys {
+				_, inLog := newest[k]
+				keep[i] = !inLog
+			}
+			return filterBatch(ectx, mem, rec, keep)
+		}
+	}
+	r := newReader(schema, lake, out)
+	r.filter = filter
+	// The log batches were retained into out above; newReader retained them again.
+	releaseBatches(out)
+	return r, nil
+}
+
+// filterBatch returns the rows of rec where keep is true: rec itself
+// (retained) when all are kept, nil when none are.
+func filterBatch(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch, keep []bool) (arrow.RecordBatch, error) {
+	n := 0
+	for _, k := range keep {
+		if k {
+			n++
+		}
+	}
+	switch n {
+	case 0:
+		return nil, nil
+	case len(keep):
+		rec.Retain()
+		return rec, nil
+	}
+	bb := array.NewBooleanBuilder(mem)
+	defer bb.Release()
+	bb.AppendValues(keep, nil)
+	mask := bb.NewArray()
+	defer mask.Release()
+	res, err := compute.FilterRecordBatch(ctx, rec, mask, compute.DefaultFilterOptions())
+	if err != nil {
+		return nil, fmt.Errorf("union: filter batch: %w", err)
+	}
+	return res, nil
+}
+
+func releaseAll(lake array.RecordReader, log []LogBatch) {
+	if lake != nil {
+		lake.Release()
+	}
+	for _, b := range log {
+		b.Rec.Release()
+	}
+}
+
+func releaseBatches(bs []arrow.RecordBatch) {
+	for _, b := range bs {
+		b.Release()
+	}
+}
+
+// reader streams the lake reader's batches (through filter, when set) and
+// then the prepared log batches. Every batch it hands out carries schema.
+type reader struct {
+	refs   atomic.Int64
+	schema *arrow.Schema
+	lake   array.RecordReader
+	filter func(arrow.RecordBatch) (arrow.RecordBatch, error)
+	log    []arrow.RecordBatch
+	cur    arrow.RecordBatch
+	err    error
+}
+
+func newReader(schema *arrow.Schema, lake array.RecordReader, log []arrow.RecordBatch) *reader {
+	for _, b := range log {
+		b.Retain()
+	}
+	r := &reader{schema: schema, lake: lake, log: log}
+	r.refs.Store(1)
+	return r
+}
+
+func (r *reader) Retain() { r.refs.Add(1) }
+
+func (r *reader) Release() {
+	n := r.refs.Add(-1)
+	if n < 0 {
+		panic("union: reader released too often")
+	}
+	if n > 0 {
+		return
+	}
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	if r.lake != nil {
+		r.lake.Release()
+		r.lake = nil
+	}
+	releaseBatches(r.log)
+	r.log = nil
+}
+
+func (r *reader) Schema() *arrow.Schema { return r.schema }
+
+func (r *reader) Next() bool {
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	if r.err != nil {
+		return false
+	}
+	for r.lake != nil {
+		if !r.lake.Next() {
+			if err := r.lake.Err(); err != nil {
+				r.err = err
+				return false
+			}
+			r.lake.Release()
+			r.lake = nil
+			break
+		}
+		rec := r.lake.RecordBatch()
+		if r.filter != nil {
+			f, err := r.filter(rec)
+			if err != nil {
+				r.err = err
+				return false
+			}
+			if f == nil {
+				continue
+			}
+			r.cur = r.withSchema(f)
+			f.Release()
+			return true
+		}
+		r.cur = r.withSchema(rec)
+		return true
+	}
+	for len(r.log) > 0 {
+		b := r.log[0]
+		r.log = r.log[1:]
+		r.cur = r.withSchema(b)
+		b.Release()
+		if r.cur.NumRows() == 0 {
+			r.cur.Release()
+			r.cur = nil
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// withSchema returns a new reference to rec's columns under the reader's
+// schema (field metadata may differ between the lake and the log).
+func (r *reader) withSchema(rec arrow.RecordBatch) arrow.RecordBatch {
+	return array.NewRecordBatch(r.schema, rec.Columns(), rec.NumRows())
+}
+
+func (r *reader) RecordBatch() arrow.RecordBatch { return r.cur }
+
+// Record is the deprecated spelling of RecordBatch.
+func (r *reader) Record() arrow.RecordBatch { return r.cur }
+
+func (r *reader) Err() error { return r.err }
