@@ -1,0 +1,95 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Config is everything `flightd serve` can be told.
+type Config struct {
+	Listen          string        // host:port of the Flight SQL endpoint
+	DataDir         string        // root of flightd's state; the log lives in <DataDir>/log
+	Warehouse       string        // Paimon warehouse; default <DataDir>/warehouse
+	TieringInterval time.Duration // default freshness of t (lake) behind t$rt
+	LogLevel        string        // debug, info, warn, error
+}
+
+// DefaultConfig returns the embedded defaults.
+func DefaultConfig() Config {
+	return Config{
+		Listen:          "127.0.0.1:31337",
+		DataDir:         "./data",
+		TieringInterval: 30 * time.Second,
+		LogLevel:        "info",
+	}
+}
+
+// validate fills derived defaults and rejects bad combinations.
+func (c *Config) validate() error {
+	if c.Listen == "" {
+		return errors.New("--listen must not be empty")
+	}
+	if c.DataDir == "" {
+		return errors.New("--data-dir must not be empty")
+	}
+	if c.Warehouse == "" {
+		c.Warehouse = filepath.Join(c.DataDir, "warehouse")
+	}
+	if strings.Contains(c.Warehouse, "://") && !strings.HasPrefix(c.Warehouse, "file://") {
+		return fmt.Errorf("--warehouse %q: only local directories are supported yet", c.Warehouse)
+	}
+	c.Warehouse = strings.TrimPrefix(c.Warehouse, "file://")
+	if c.TieringInterval <= 0 {
+		return fmt.Errorf("--tiering-interval must be positive, got %s", c.TieringInterval)
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("--log-level %q: want debug, info, warn or error", c.LogLevel)
+	}
+	return nil
+}
+
+func (c Config) String() string {
+	return fmt.Sprintf("--listen=%s --data-dir=%s --warehouse=%s --tiering-interval=%s --log-level=%s",
+		c.Listen, c.DataDir, c.Warehouse, c.TieringInterval, c.LogLevel)
+}
+
+// parseServe reads environment variables, then flags.
+func parseServe(args []string) (Config, error) {
+	c := DefaultConfig()
+	env := func(name string, dst *string) {
+		if v, ok := os.LookupEnv(name); ok {
+			*dst = v
+		}
+	}
+	env("FLIGHTD_LISTEN", &c.Listen)
+	env("FLIGHTD_DATA_DIR", &c.DataDir)
+	env("FLIGHTD_WAREHOUSE", &c.Warehouse)
+	env("FLIGHTD_LOG_LEVEL", &c.LogLevel)
+	if v, ok := os.LookupEnv("FLIGHTD_TIERING_INTERVAL"); ok {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return c, fmt.Errorf("FLIGHTD_TIERING_INTERVAL=%q: %w", v, err)
+		}
+		c.TieringInterval = d
+	}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.StringVar(&c.Listen, "listen", c.Listen, "address to serve Flight SQL on (env FLIGHTD_LISTEN)")
+	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory for flightd's state (env FLIGHTD_DATA_DIR)")
+	fs.StringVar(&c.Warehouse, "warehouse", c.Warehouse, "Paimon warehouse directory, default <data-dir>/warehouse (env FLIGHTD_WAREHOUSE)")
+	fs.DurationVar(&c.TieringInterval, "tiering-interval", c.TieringInterval, "how often log records are committed to the lake (env FLIGHTD_TIERING_INTERVAL)")
+	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env FLIGHTD_LOG_LEVEL)")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))
+	}
+	return c, c.validate()
+}

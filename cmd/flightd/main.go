@@ -1,0 +1,53 @@
+// Command flightd serves Apache Paimon tables over Arrow Flight SQL and keeps
+// them fresh: writes land in an embedded durable log, are visible at once in
+// t$rt, and are tiered into Paimon snapshots in the background.
+//
+//	flightd serve [flags]      run the server
+//	flightd sql [flags] SQL    run one statement against a running server
+//	flightd version
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "serve":
+		err = serve(os.Args[2:])
+	case "sql":
+		err = sqlCmd(os.Args[2:], os.Stdout)
+	case "version", "--version", "-v":
+		fmt.Println("flightd", version)
+	case "help", "-h", "--help":
+		usage()
+	default:
+		fmt.Fprintf(os.Stderr, "flightd: unknown command %q\n\n", os.Args[1])
+		usage()
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "flightd:", err)
+		os.Exit(1)
+	}
+}
+
+func usage() {
+	fmt.Fprint(os.Stderr, `usage:
+  flightd serve [--listen ADDR] [--data-dir DIR] [--warehouse DIR] [--tiering-interval DUR]
+  flightd sql [--server ADDR] "SQL"
+  flightd version
+
+Every serve flag has an environment variable: FLIGHTD_LISTEN, FLIGHTD_DATA_DIR,
+FLIGHTD_WAREHOUSE, FLIGHTD_TIERING_INTERVAL, FLIGHTD_LOG_LEVEL. Flags win.
+`)
+}

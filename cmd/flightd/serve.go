@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"google.golang.org/grpc"
+
+	"github.com/flightd/flightd/flightsql"
+	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lakestream"
+	"github.com/flightd/flightd/logstore"
+	"github.com/flightd/flightd/query"
+	"github.com/flightd/flightd/tiering"
+)
+
+// maxRecvMsgSize lets clients ingest batches far larger than gRPC's 4 MiB
+// default.
+const maxRecvMsgSize = 256 << 20
+
+func serve(args []string) error {
+	cfg, err := parseServe(args)
+	if err != nil {
+		return err
+	}
+	lg := newLogger(cfg.LogLevel)
+	lg.Info("config", "effective", cfg.String())
+
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return fmt.Errorf("create data dir: %w", err)
+	}
+	cat, err := lake.OpenCatalog(cfg.Warehouse)
+	if err != nil {
+		return fmt.Errorf("open warehouse %s: %w", cfg.Warehouse, err)
+	}
+	lopts := logstore.DefaultOptions()
+	lopts.Logger = lg.With("component", "logstore")
+	log, err := logstore.Open(filepath.Join(cfg.DataDir, "log"), lopts)
+	if err != nil {
+		return fmt.Errorf("open log %s: %w", filepath.Join(cfg.DataDir, "log"), err)
+	}
+	defer func() {
+		if err := log.Close(); err != nil {
+			lg.Error("close log", "err", err)
+		}
+	}()
+	ls := lakestream.New(cat, log, lakestream.Options{Logger: lg.With("component", "lakestream")})
+	eng, err := query.New(ls, query.Options{Logger: lg.With("component", "query")})
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	srv, err := flightsql.New(eng, flightsql.Options{Name: "flightd", Version: version, Logger: lg.With("component", "flightsql")})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+
+	lis, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+	}
+	fs := flight.NewServerWithMiddleware(nil, grpc.MaxRecvMsgSize(maxRecvMsgSize))
+	fs.RegisterFlightService(srv.FlightServer())
+	fs.InitListener(lis)
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	tier := tiering.New(ls, tiering.Options{Interval: cfg.TieringInterval, Logger: lg.With("component", "tiering")})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tier.Run(ctx)
+	}()
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- fs.Serve() }()
+	lg.Info("flightd listening", "addr", lis.Addr().String(), "grpc", "grpc://"+lis.Addr().String(), "data_dir", cfg.DataDir, "warehouse", cfg.Warehouse)
+
+	select {
+	case <-ctx.Done():
+		lg.Info("shutting down")
+	case err := <-serveErr:
+		stop()
+		wg.Wait()
+		if err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			return fmt.Errorf("serve: %w", err)
+		}
+		return nil
+	}
+	fs.GracefulStop()
+	wg.Wait()
+	lg.Info("stopped")
+	return nil
+}
+
+func newLogger(level string) *slog.Logger {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(level))
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+}

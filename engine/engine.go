@@ -1,0 +1,60 @@
+// Package engine declares what the Flight SQL server needs from the SQL
+// engine, so that the server builds and tests without linking DuckDB. Package
+// query implements it; cmd/flightd wires the two together.
+package engine
+
+import (
+	"context"
+	"errors"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// Errors the server maps to gRPC codes.
+var (
+	ErrInvalid     = errors.New("invalid statement") // bad SQL or bad input: InvalidArgument
+	ErrNotFound    = errors.New("not found")         // unknown database or table: NotFound
+	ErrExists      = errors.New("already exists")    // AlreadyExists
+	ErrUnsupported = errors.New("not supported")     // Unimplemented
+	ErrRejected    = errors.New("rejected")          // the statement is understood but refused: FailedPrecondition
+)
+
+// Result is the outcome of one statement. Queries carry Reader (owned by
+// the caller, who releases it); updates carry Affected.
+type Result struct {
+	Schema   *arrow.Schema
+	Reader   array.RecordReader
+	Update   bool
+	Affected int64 // rows written or changed; -1 when unknown
+}
+
+// Prepared describes a statement without running it.
+type Prepared struct {
+	// DatasetSchema is the result schema of a query (empty for updates).
+	DatasetSchema *arrow.Schema
+	Update        bool
+}
+
+// TableInfo describes one table or view that metadata calls list.
+type TableInfo struct {
+	Database string
+	Name     string
+	Type     string // "TABLE" for t, "VIEW" for t$rt
+	Schema   *arrow.Schema
+}
+
+// Engine runs SQL and writes batches. Implementations are safe for
+// concurrent use.
+type Engine interface {
+	Execute(ctx context.Context, sql string) (Result, error)
+	Prepare(ctx context.Context, sql string) (Prepared, error)
+	// Ingest appends every batch of r to db.table and returns the row count.
+	// With create, a missing table is created from r's schema (append table).
+	Ingest(ctx context.Context, db, table string, create bool, r array.RecordReader) (int64, error)
+	Databases(ctx context.Context) ([]string, error)
+	Tables(ctx context.Context, db string) ([]TableInfo, error)
+}
+
+// TableTypes lists the table types Tables reports.
+var TableTypes = []string{"TABLE", "VIEW"}

@@ -1,0 +1,192 @@
+package flightsql
+
+import (
+	"context"
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql/schema_ref"
+
+	"github.com/flightd/flightd/engine"
+)
+
+// metaInfo answers GetFlightInfo for a metadata command: the command itself
+// is the ticket, and the framework routes its DoGet back here.
+func (s *Server) metaInfo(desc *flight.FlightDescriptor, sc *arrow.Schema) *flight.FlightInfo {
+	return &flight.FlightInfo{
+		Schema:           flight.SerializeSchema(sc, s.Alloc),
+		FlightDescriptor: desc,
+		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: desc.Cmd}}},
+		TotalRecords:     -1,
+		TotalBytes:       -1,
+	}
+}
+
+func (s *Server) single(rec arrow.RecordBatch) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	ch := make(chan flight.StreamChunk, 1)
+	ch <- flight.StreamChunk{Data: rec}
+	close(ch)
+	return rec.Schema(), ch, nil
+}
+
+// GetFlightInfoCatalogs: flightd has no catalogs.
+func (s *Server) GetFlightInfoCatalogs(ctx context.Context, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	return s.metaInfo(desc, schema_ref.Catalogs), nil
+}
+
+// DoGetCatalogs returns an empty list.
+func (s *Server) DoGetCatalogs(ctx context.Context) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	b := array.NewRecordBuilder(s.Alloc, schema_ref.Catalogs)
+	defer b.Release()
+	return s.single(b.NewRecordBatch())
+}
+
+// GetFlightInfoSchemas lists databases.
+func (s *Server) GetFlightInfoSchemas(ctx context.Context, cmd flightsql.GetDBSchemas, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	return s.metaInfo(desc, schema_ref.DBSchemas), nil
+}
+
+// DoGetDBSchemas lists databases matching the pattern.
+func (s *Server) DoGetDBSchemas(ctx context.Context, cmd flightsql.GetDBSchemas) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	dbs, err := s.eng.Databases(ctx)
+	if err != nil {
+		return nil, nil, toStatus(err)
+	}
+	b := array.NewRecordBuilder(s.Alloc, schema_ref.DBSchemas)
+	defer b.Release()
+	if c := cmd.GetCatalog(); c == nil || *c == "" {
+		match := likeMatcher(cmd.GetDBSchemaFilterPattern())
+		for _, db := range dbs {
+			if match(db) {
+				b.Field(0).AppendNull()
+				b.Field(1).(*array.StringBuilder).Append(db)
+			}
+		}
+	}
+	return s.single(b.NewRecordBatch())
+}
+
+// GetFlightInfoTables lists tables.
+func (s *Server) GetFlightInfoTables(ctx context.Context, cmd flightsql.GetTables, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	sc := schema_ref.Tables
+	if cmd.GetIncludeSchema() {
+		sc = schema_ref.TablesWithIncludedSchema
+	}
+	return s.metaInfo(desc, sc), nil
+}
+
+// DoGetTables lists t and t$rt of every matching database.
+func (s *Server) DoGetTables(ctx context.Context, cmd flightsql.GetTables) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	sc := schema_ref.Tables
+	if cmd.GetIncludeSchema() {
+		sc = schema_ref.TablesWithIncludedSchema
+	}
+	b := array.NewRecordBuilder(s.Alloc, sc)
+	defer b.Release()
+	if c := cmd.GetCatalog(); c != nil && *c != "" {
+		return s.single(b.NewRecordBatch())
+	}
+	dbs, err := s.eng.Databases(ctx)
+	if err != nil {
+		return nil, nil, toStatus(err)
+	}
+	matchDB := likeMatcher(cmd.GetDBSchemaFilterPattern())
+	matchTable := likeMatcher(cmd.GetTableNameFilterPattern())
+	types := map[string]bool{}
+	for _, t := range cmd.GetTableTypes() {
+		types[strings.ToUpper(t)] = true
+	}
+	for _, db := range dbs {
+		if !matchDB(db) {
+			continue
+		}
+		tables, err := s.eng.Tables(ctx, db)
+		if err != nil {
+			continue // dropped while listing
+		}
+		for _, t := range tables {
+			if !matchTable(t.Name) || (len(types) > 0 && !types[t.Type]) {
+				continue
+			}
+			appendTable(b, t, cmd.GetIncludeSchema(), s)
+		}
+	}
+	return s.single(b.NewRecordBatch())
+}
+
+func appendTable(b *array.RecordBuilder, t engine.TableInfo, withSchema bool, s *Server) {
+	b.Field(0).AppendNull()
+	b.Field(1).(*array.StringBuilder).Append(t.Database)
+	b.Field(2).(*array.StringBuilder).Append(t.Name)
+	b.Field(3).(*array.StringBuilder).Append(t.Type)
+	if withSchema {
+		b.Field(4).(*array.BinaryBuilder).Append(flight.SerializeSchema(withColumnMetadata(t.Schema), s.Alloc))
+	}
+}
+
+// withColumnMetadata adds the ARROW:FLIGHT:SQL:* field metadata that JDBC
+// reads for getColumns.
+func withColumnMetadata(sc *arrow.Schema) *arrow.Schema {
+	fields := make([]arrow.Field, sc.NumFields())
+	for i, f := range sc.Fields() {
+		mb := flightsql.NewColumnMetadataBuilder()
+		mb.TypeName(f.Type.String())
+		if d, ok := f.Type.(*arrow.Decimal128Type); ok {
+			mb.Precision(d.Precision).Scale(d.Scale)
+		}
+		mb.IsReadOnly(false)
+		f.Metadata = mb.Metadata()
+		fields[i] = f
+	}
+	return arrow.NewSchema(fields, nil)
+}
+
+// GetFlightInfoTableTypes lists table types.
+func (s *Server) GetFlightInfoTableTypes(ctx context.Context, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	return s.metaInfo(desc, schema_ref.TableTypes), nil
+}
+
+// DoGetTableTypes returns TABLE and VIEW.
+func (s *Server) DoGetTableTypes(ctx context.Context) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	b := array.NewRecordBuilder(s.Alloc, schema_ref.TableTypes)
+	defer b.Release()
+	b.Field(0).(*array.StringBuilder).AppendValues(engine.TableTypes, nil)
+	return s.single(b.NewRecordBatch())
+}
+
+// likeMatcher returns a SQL LIKE matcher (% and _, backslash escapes); a nil
+// pattern matches everything.
+func likeMatcher(p *string) func(string) bool {
+	if p == nil || *p == "" || *p == "%" {
+		return func(string) bool { return true }
+	}
+	var re strings.Builder
+	re.WriteString("^")
+	esc := false
+	for _, r := range *p {
+		switch {
+		case esc:
+			re.WriteString(regexp.QuoteMeta(string(r)))
+			esc = false
+		case r == '\\':
+			esc = true
+		case r == '%':
+			re.WriteString(".*")
+		case r == '_':
+			re.WriteString(".")
+		default:
+			re.WriteString(regexp.QuoteMeta(string(r)))
+		}
+	}
+	re.WriteString("$")
+	rx, err := regexp.Compile(re.String())
+	if err != nil {
+		return func(s string) bool { ok, _ := path.Match(*p, s); return ok }
+	}
+	return rx.MatchString
+}

@@ -1,0 +1,238 @@
+package lakestream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/google/uuid"
+
+	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/logstore"
+)
+
+// Table options that lakestream owns.
+const (
+	OptionEnabled = "lakestream.enabled"
+	OptionTableID = "lakestream.table-id"
+	// OptionFreshness is the per-table tiering interval (a Go duration such
+	// as "30s"); the server default applies when it is absent.
+	OptionFreshness = "lakestream.freshness"
+)
+
+// RealtimeSuffix names the real-time view of a table: t$rt.
+const RealtimeSuffix = "$rt"
+
+// DefaultPrimaryKeyBuckets is the bucket count given to a primary-key table
+// created without a 'bucket' option. Paimon's own default (-1, dynamic
+// buckets) needs a hash index that flightd does not maintain yet.
+const DefaultPrimaryKeyBuckets = 4
+
+var (
+	// ErrNotRealtime is returned for t$rt of a table whose log is disabled.
+	ErrNotRealtime = errors.New("lakestream: table is not lake-stream enabled")
+	// ErrInvalidBatch marks a write whose batch does not fit the table.
+	ErrInvalidBatch = errors.New("lakestream: batch does not match table")
+)
+
+// Options configure a Service.
+type Options struct {
+	Logger    *slog.Logger
+	Allocator memory.Allocator
+}
+
+// Service is safe for concurrent use.
+type Service struct {
+	cat  *lake.Catalog
+	log  *logstore.Store
+	mem  memory.Allocator
+	lg   *slog.Logger
+	mu   sync.Mutex
+	meta map[string]*tableMeta // key db + "\x00" + table
+}
+
+// tableMeta caches what every write and read of a table needs.
+type tableMeta struct {
+	table  *lake.Table
+	id     string
+	schema *arrow.Schema
+	pk     []int
+}
+
+// New returns a Service over an open catalog and log.
+func New(cat *lake.Catalog, log *logstore.Store, opts Options) *Service {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Allocator == nil {
+		opts.Allocator = memory.DefaultAllocator
+	}
+	return &Service{cat: cat, log: log, mem: opts.Allocator, lg: opts.Logger, meta: map[string]*tableMeta{}}
+}
+
+// Catalog returns the lake catalog.
+func (s *Service) Catalog() *lake.Catalog { return s.cat }
+
+// Log returns the log store.
+func (s *Service) Log() *logstore.Store { return s.log }
+
+// CreateDatabase creates a database (a Paimon <db>.db directory).
+func (s *Service) CreateDatabase(name string, ifNotExists bool) error {
+	return s.cat.CreateDatabase(name, ifNotExists)
+}
+
+// DropDatabase drops a database; with cascade its tables and their logs too.
+func (s *Service) DropDatabase(ctx context.Context, name string, ifExists, cascade bool) error {
+	if cascade {
+		tables, err := s.cat.ListTables(name)
+		if err == nil {
+			for _, t := range tables {
+				if err := s.DropTable(ctx, name, t, true); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return s.cat.DropDatabase(name, ifExists, cascade)
+}
+
+// Databases lists the databases.
+func (s *Service) Databases() ([]string, error) { return s.cat.ListDatabases() }
+
+// Tables lists the tables of a database (without the $rt names).
+func (s *Service) Tables(db string) ([]string, error) { return s.cat.ListTables(db) }
+
+// CreateTable creates a lake-stream enabled Paimon table.
+func (s *Service) CreateTable(ctx context.Context, db, name string, sc lake.Schema, ifNotExists bool) error {
+	if strings.HasSuffix(name, RealtimeSuffix) {
+		return fmt.Errorf("lakestream: table name %q may not end in %q: that suffix names the real-time view", name, RealtimeSuffix)
+	}
+	opts := make(map[string]string, len(sc.Options)+3)
+	for k, v := range sc.Options {
+		opts[k] = v
+	}
+	if _, ok := opts[OptionEnabled]; !ok {
+		opts[OptionEnabled] = "true"
+	}
+	opts[OptionTableID] = uuid.NewString()
+	if len(sc.PrimaryKeys) > 0 {
+		if _, ok := opts["bucket"]; !ok {
+			opts["bucket"] = strconv.Itoa(DefaultPrimaryKeyBuckets)
+		}
+		if b, err := strconv.Atoi(opts["bucket"]); err != nil || b <= 0 {
+			return fmt.Errorf("lakestream: primary-key table %s.%s needs a fixed bucket count ('bucket' = 'N', N > 0), got %q", db, name, opts["bucket"])
+		}
+	}
+	sc.Options = opts
+	_, err := s.cat.CreateTable(db, name, sc, ifNotExists)
+	s.forget(db, name)
+	return err
+}
+
+// DropTable drops the lake table and its log.
+func (s *Service) DropTable(ctx context.Context, db, name string, ifExists bool) error {
+	m, err := s.table(db, name)
+	if err != nil {
+		if ifExists && errors.Is(err, lake.ErrTableNotFound) {
+			return nil
+		}
+		return err
+	}
+	if err := s.cat.DropTable(db, name, ifExists); err != nil {
+		return err
+	}
+	s.forget(db, name)
+	return s.log.DropTable(ctx, m.id)
+}
+
+// AlterTableOptions sets table options.
+func (s *Service) AlterTableOptions(ctx context.Context, db, name string, set map[string]string) error {
+	for k := range set {
+		if k == OptionTableID || k == OptionEnabled {
+			return fmt.Errorf("lakestream: option %q cannot be changed with ALTER TABLE yet", k)
+		}
+	}
+	_, err := s.cat.AlterTableOptions(ctx, db, name, set)
+	s.forget(db, name)
+	return err
+}
+
+func metaKey(db, name string) string { return db + "\x00" + name }
+
+func (s *Service) forget(db, name string) {
+	s.mu.Lock()
+	delete(s.meta, metaKey(db, name))
+	s.mu.Unlock()
+}
+
+// table returns the cached metadata of db.name.
+func (s *Service) table(db, name string) (*tableMeta, error) {
+	k := metaKey(db, name)
+	s.mu.Lock()
+	m := s.meta[k]
+	s.mu.Unlock()
+	if m != nil {
+		return m, nil
+	}
+	t, err := s.cat.GetTable(db, name)
+	if err != nil {
+		return nil, err
+	}
+	m = newMeta(t)
+	s.mu.Lock()
+	s.meta[k] = m
+	s.mu.Unlock()
+	return m, nil
+}
+
+func newMeta(t *lake.Table) *tableMeta {
+	sc := t.Schema()
+	m := &tableMeta{table: t, schema: sc.ArrowSchema()}
+	m.id = TableID(t)
+	for _, k := range sc.PrimaryKeys {
+		for i, f := range sc.Fields {
+			if f.Name == k {
+				m.pk = append(m.pk, i)
+			}
+		}
+	}
+	return m
+}
+
+// TableID is the name of a table's log: its lakestream.table-id option, or
+// db.table for tables created by other engines.
+func TableID(t *lake.Table) string {
+	if id := t.Schema().Options[OptionTableID]; id != "" {
+		return id
+	}
+	return t.Database() + "." + t.Name()
+}
+
+// Realtime reports whether the table keeps a log (t$rt exists).
+func Realtime(t *lake.Table) bool {
+	return strings.EqualFold(t.Schema().Options[OptionEnabled], "true")
+}
+
+// Table returns the lake table db.name.
+func (s *Service) Table(db, name string) (*lake.Table, error) {
+	m, err := s.table(db, name)
+	if err != nil {
+		return nil, err
+	}
+	return m.table, nil
+}
+
+// ArrowSchema returns the Arrow schema of db.name (the same for t and t$rt).
+func (s *Service) ArrowSchema(db, name string) (*arrow.Schema, error) {
+	m, err := s.table(db, name)
+	if err != nil {
+		return nil, err
+	}
+	return m.schema, nil
+}

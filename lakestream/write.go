@@ -1,0 +1,181 @@
+package lakestream
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/flightd/flightd/internal/logcodec"
+	"github.com/flightd/flightd/logstore"
+)
+
+// Write appends rec to the log of db.name and returns once it is durable.
+// Columns are matched by name (exactly, else case-insensitively); missing
+// nullable columns become nulls; values are cast to the column types.
+func (s *Service) Write(ctx context.Context, db, name string, rec arrow.RecordBatch) (int64, error) {
+	m, err := s.table(db, name)
+	if err != nil {
+		return 0, err
+	}
+	if !Realtime(m.table) {
+		return 0, fmt.Errorf("%w: %s.%s has %s=false; direct lake writes are not built yet", ErrNotRealtime, db, name, OptionEnabled)
+	}
+	if rec.NumRows() == 0 {
+		return 0, nil
+	}
+	conformed, err := conform(ctx, s.mem, m.schema, rec, db+"."+name)
+	if err != nil {
+		return 0, err
+	}
+	defer conformed.Release()
+	buckets, err := m.table.Buckets(conformed)
+	if err != nil {
+		return 0, fmt.Errorf("lakestream: bucket rows of %s.%s: %w", db, name, err)
+	}
+	parts, err := splitByBucket(ctx, s.mem, conformed, buckets)
+	if err != nil {
+		return 0, err
+	}
+	entries := make([]logstore.Entry, 0, len(parts))
+	for _, p := range parts {
+		payload, err := logcodec.Encode(p.rec, nil)
+		p.rec.Release()
+		if err != nil {
+			return 0, err
+		}
+		entries = append(entries, logstore.Entry{
+			Bucket:  logstore.Bucket{Table: m.id, Bucket: p.bucket},
+			Rows:    p.rows,
+			Payload: payload,
+		})
+	}
+	if _, err := s.log.Append(ctx, entries); err != nil {
+		return 0, fmt.Errorf("lakestream: append to the log of %s.%s: %w", db, name, err)
+	}
+	return rec.NumRows(), nil
+}
+
+// conform returns rec rearranged, cast and checked to carry exactly schema.
+func conform(ctx context.Context, mem memory.Allocator, schema *arrow.Schema, rec arrow.RecordBatch, table string) (arrow.RecordBatch, error) {
+	in := rec.Schema()
+	used := make([]bool, in.NumFields())
+	cols := make([]arrow.Array, schema.NumFields())
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	ectx := compute.WithAllocator(ctx, mem)
+	for i, f := range schema.Fields() {
+		j := findField(in, f.Name, used)
+		if j < 0 {
+			if !f.Nullable {
+				return nil, fmt.Errorf("%w: %s: column %q is missing and is NOT NULL", ErrInvalidBatch, table, f.Name)
+			}
+			cols[i] = array.MakeArrayOfNull(mem, f.Type, int(rec.NumRows()))
+			continue
+		}
+		used[j] = true
+		col := rec.Column(j)
+		if arrow.TypeEqual(col.DataType(), f.Type) {
+			col.Retain()
+			cols[i] = col
+		} else {
+			cast, err := compute.CastArray(ectx, col, compute.SafeCastOptions(f.Type))
+			if err != nil {
+				return nil, fmt.Errorf("%w: %s: column %q: cannot convert %s to %s: %v", ErrInvalidBatch, table, f.Name, col.DataType(), f.Type, err)
+			}
+			cols[i] = cast
+		}
+		if !f.Nullable && cols[i].NullN() > 0 {
+			return nil, fmt.Errorf("%w: %s: column %q is NOT NULL (primary-key columns always are) but the batch has %d null value(s)", ErrInvalidBatch, table, f.Name, cols[i].NullN())
+		}
+	}
+	var extra []string
+	for j, u := range used {
+		if !u {
+			extra = append(extra, in.Field(j).Name)
+		}
+	}
+	if len(extra) > 0 {
+		return nil, fmt.Errorf("%w: %s has no column(s) %s", ErrInvalidBatch, table, strings.Join(quoteAll(extra), ", "))
+	}
+	return array.NewRecordBatch(schema, cols, rec.NumRows()), nil
+}
+
+func findField(s *arrow.Schema, name string, used []bool) int {
+	for j, f := range s.Fields() {
+		if !used[j] && f.Name == name {
+			return j
+		}
+	}
+	for j, f := range s.Fields() {
+		if !used[j] && strings.EqualFold(f.Name, name) {
+			return j
+		}
+	}
+	return -1
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = fmt.Sprintf("%q", s)
+	}
+	return out
+}
+
+type bucketPart struct {
+	bucket int32
+	rows   int64
+	rec    arrow.RecordBatch
+}
+
+// splitByBucket returns one batch per bucket, rows in their original order.
+func splitByBucket(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch, buckets []int32) ([]bucketPart, error) {
+	rows := map[int32][]int32{}
+	var order []int32
+	for i, b := range buckets {
+		if _, ok := rows[b]; !ok {
+			order = append(order, b)
+		}
+		rows[b] = append(rows[b], int32(i))
+	}
+	if len(order) == 1 {
+		rec.Retain()
+		return []bucketPart{{bucket: order[0], rows: rec.NumRows(), rec: rec}}, nil
+	}
+	parts := make([]bucketPart, 0, len(order))
+	ectx := compute.WithAllocator(ctx, mem)
+	for _, b := range order {
+		ib := array.NewInt32Builder(mem)
+		ib.AppendValues(rows[b], nil)
+		idx := ib.NewArray()
+		ib.Release()
+		taken, err := takeRecord(ectx, rec, idx)
+		idx.Release()
+		if err != nil {
+			for _, p := range parts {
+				p.rec.Release()
+			}
+			return nil, err
+		}
+		parts = append(parts, bucketPart{bucket: b, rows: taken.NumRows(), rec: taken})
+	}
+	return parts, nil
+}
+
+func takeRecord(ctx context.Context, rec arrow.RecordBatch, idx arrow.Array) (arrow.RecordBatch, error) {
+	out, err := compute.Take(ctx, *compute.DefaultTakeOptions(), compute.NewDatumWithoutOwning(rec), compute.NewDatumWithoutOwning(idx))
+	if err != nil {
+		return nil, fmt.Errorf("lakestream: split batch by bucket: %w", err)
+	}
+	return out.(*compute.RecordDatum).Value, nil
+}

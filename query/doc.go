@@ -1,0 +1,23 @@
+// Package query is flightd's SQL engine and the only package that links
+// DuckDB (cgo, build tag duckdb_arrow).
+//
+// Statements are routed by their leading keywords (package sqlparse):
+//
+//   - DDL (CREATE/DROP DATABASE, CREATE/DROP TABLE, ALTER TABLE SET) goes to
+//     the lake catalog through package lakestream, never to DuckDB's catalog.
+//   - INSERT INTO t [(cols)] <query> runs <query> on DuckDB, casts the result
+//     to t's column types and appends it to t's log; it returns once durable.
+//   - INSERT OVERWRITE, UPDATE and DELETE on lake-stream tables are rejected:
+//     they would read committed lake data while the log may hold newer values.
+//   - Everything else that returns rows runs on DuckDB. Before it runs, every
+//     table reference that names a flightd table (db.t or db."t$rt";
+//     unqualified names resolve in the database "default") is replaced by a
+//     per-query Arrow view over the table's scan. The rewrite works on
+//     DuckDB's own parse tree (json_serialize_sql / json_deserialize_sql), so
+//     any SQL DuckDB can run over those names works: joins, CTEs, subqueries,
+//     aggregates, window functions.
+//
+// DuckDB materialises a query's result before returning it, so a query's
+// Arrow views are dropped as soon as it returns; the result streams to the
+// caller from DuckDB's memory.
+package query

@@ -1,0 +1,431 @@
+package query
+
+import (
+	"context"
+	"database/sql/driver"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/flightd/flightd/engine"
+	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lakestream"
+	"github.com/flightd/flightd/sqlparse"
+)
+
+// DefaultDatabase is where unqualified table names resolve.
+const DefaultDatabase = "default"
+
+// Options configure an Engine.
+type Options struct {
+	Logger    *slog.Logger
+	Allocator memory.Allocator
+	// Threads caps DuckDB's worker threads (0 = DuckDB's default).
+	Threads int
+	// MemoryLimit is DuckDB's memory_limit setting, e.g. "4GB" ("" = default).
+	MemoryLimit string
+}
+
+// Engine implements engine.Engine over DuckDB and lakestream.
+type Engine struct {
+	ls   *lakestream.Service
+	conn *duckdb.Connector
+	mem  memory.Allocator
+	lg   *slog.Logger
+	seq  atomic.Uint64
+}
+
+var _ engine.Engine = (*Engine)(nil)
+
+// New opens an in-memory DuckDB and returns an Engine over ls.
+func New(ls *lakestream.Service, opts Options) (*Engine, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Allocator == nil {
+		opts.Allocator = memory.DefaultAllocator
+	}
+	var settings []string
+	if opts.Threads > 0 {
+		settings = append(settings, fmt.Sprintf("SET threads = %d", opts.Threads))
+	}
+	if opts.MemoryLimit != "" {
+		settings = append(settings, fmt.Sprintf("SET memory_limit = '%s'", strings.ReplaceAll(opts.MemoryLimit, "'", "")))
+	}
+	c, err := duckdb.NewConnector("", func(ex driver.ExecerContext) error {
+		for _, s := range settings {
+			if _, err := ex.ExecContext(context.Background(), s, nil); err != nil {
+				return fmt.Errorf("query: %s: %w", s, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("query: open duckdb: %w", err)
+	}
+	if err := ls.CreateDatabase(DefaultDatabase, true); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return &Engine{ls: ls, conn: c, mem: opts.Allocator, lg: opts.Logger}, nil
+}
+
+// Close closes DuckDB.
+func (e *Engine) Close() error { return e.conn.Close() }
+
+// Execute runs one statement.
+func (e *Engine) Execute(ctx context.Context, sql string) (engine.Result, error) {
+	kind := sqlparse.Classify(sql)
+	switch kind {
+	case sqlparse.KindQuery:
+		r, err := e.query(ctx, sql, false)
+		if err != nil {
+			return engine.Result{}, err
+		}
+		return engine.Result{Schema: r.Schema(), Reader: r, Affected: -1}, nil
+	case sqlparse.KindInsert:
+		n, err := e.insert(ctx, sql)
+		return engine.Result{Update: true, Affected: n}, err
+	case sqlparse.KindInsertOverwrite, sqlparse.KindUpdate, sqlparse.KindDelete:
+		return engine.Result{}, fmt.Errorf("%w: %s is not supported on lake-stream tables: it would rewrite committed lake data while the log may hold newer values for the same rows; write changes as rows instead (upsert by primary key, or ingest a batch with a change-kind column)", engine.ErrRejected, kind)
+	case sqlparse.KindOther, sqlparse.KindUse:
+		return engine.Result{}, fmt.Errorf("%w: %s statements are not supported; flightd runs queries, INSERT INTO, and CREATE/DROP/ALTER of databases and tables (qualify table names as db.table; unqualified names resolve in %q)", engine.ErrUnsupported, firstWord(sql), DefaultDatabase)
+	default:
+		err := e.ddl(ctx, kind, sql)
+		return engine.Result{Update: true, Affected: 0}, err
+	}
+}
+
+// Prepare describes sql. Queries run once under LIMIT 0 to learn their
+// schema.
+func (e *Engine) Prepare(ctx context.Context, sql string) (engine.Prepared, error) {
+	if sqlparse.Classify(sql) != sqlparse.KindQuery {
+		return engine.Prepared{Update: true}, nil
+	}
+	r, err := e.query(ctx, sql, true)
+	if err != nil {
+		return engine.Prepared{}, err
+	}
+	defer r.Release()
+	return engine.Prepared{DatasetSchema: r.Schema()}, nil
+}
+
+func firstWord(sql string) string {
+	f := strings.Fields(sql)
+	if len(f) == 0 {
+		return "empty"
+	}
+	return strings.ToUpper(f[0])
+}
+
+func (e *Engine) ddl(ctx context.Context, kind sqlparse.Kind, sql string) error {
+	switch kind {
+	case sqlparse.KindCreateDatabase:
+		st, err := sqlparse.ParseCreateDatabase(sql)
+		if err != nil {
+			return invalid(err)
+		}
+		return mapErr(e.ls.CreateDatabase(st.Name, st.IfNotExists))
+	case sqlparse.KindDropDatabase:
+		st, err := sqlparse.ParseDropDatabase(sql)
+		if err != nil {
+			return invalid(err)
+		}
+		return mapErr(e.ls.DropDatabase(ctx, st.Name, st.IfExists, st.Cascade))
+	case sqlparse.KindCreateTable:
+		st, err := sqlparse.ParseCreateTable(sql)
+		if err != nil {
+			return invalid(err)
+		}
+		sc, err := schemaOf(st)
+		if err != nil {
+			return invalid(err)
+		}
+		db := dbOr(st.Name.Database)
+		return mapErr(e.ls.CreateTable(ctx, db, st.Name.Table, sc, st.IfNotExists))
+	case sqlparse.KindDropTable:
+		st, err := sqlparse.ParseDropTable(sql)
+		if err != nil {
+			return invalid(err)
+		}
+		return mapErr(e.ls.DropTable(ctx, dbOr(st.Name.Database), st.Name.Table, st.IfExists))
+	case sqlparse.KindAlterTable:
+		st, err := sqlparse.ParseAlterTable(sql)
+		if err != nil {
+			return invalid(err)
+		}
+		if len(st.Reset) > 0 {
+			return fmt.Errorf("%w: ALTER TABLE ... RESET is not supported yet", engine.ErrUnsupported)
+		}
+		return mapErr(e.ls.AlterTableOptions(ctx, dbOr(st.Name.Database), st.Name.Table, st.Set))
+	}
+	return fmt.Errorf("%w: statement kind %s", engine.ErrUnsupported, kind)
+}
+
+func dbOr(db string) string {
+	if db == "" {
+		return DefaultDatabase
+	}
+	return db
+}
+
+func schemaOf(st *sqlparse.CreateTable) (lake.Schema, error) {
+	sc := lake.Schema{PrimaryKeys: st.PrimaryKey, PartitionKeys: st.PartitionBy, Options: st.Options, Comment: st.Comment}
+	for _, c := range st.Columns {
+		typ := c.Type
+		if c.NotNull {
+			typ += " NOT NULL"
+		}
+		t, err := lake.ParseType(typ)
+		if err != nil {
+			return lake.Schema{}, fmt.Errorf("column %q: %w", c.Name, err)
+		}
+		sc.Columns = append(sc.Columns, lake.Column{Name: c.Name, Type: t, Comment: c.Comment})
+	}
+	return sc, nil
+}
+
+func invalid(err error) error { return fmt.Errorf("%w: %w", engine.ErrInvalid, err) }
+
+// mapErr tags lake and lakestream errors with the engine's sentinels.
+func mapErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, lake.ErrTableNotFound), errors.Is(err, lake.ErrDatabaseNotFound):
+		return fmt.Errorf("%w: %w", engine.ErrNotFound, err)
+	case errors.Is(err, lake.ErrTableExists), errors.Is(err, lake.ErrDatabaseExists):
+		return fmt.Errorf("%w: %w", engine.ErrExists, err)
+	case errors.Is(err, lakestream.ErrInvalidBatch):
+		return fmt.Errorf("%w: %w", engine.ErrInvalid, err)
+	case errors.Is(err, lakestream.ErrNotRealtime):
+		return fmt.Errorf("%w: %w", engine.ErrRejected, err)
+	}
+	return err
+}
+
+// conn is one DuckDB connection used by one statement.
+type conn struct {
+	c  driver.Conn
+	ar *duckdb.Arrow
+}
+
+func (e *Engine) connect(ctx context.Context) (*conn, error) {
+	c, err := e.conn.Connect(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("query: connect duckdb: %w", err)
+	}
+	ar, err := duckdb.NewArrowFromConn(c)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return &conn{c: c, ar: ar}, nil
+}
+
+func (c *conn) exec(ctx context.Context, sql string) error {
+	_, err := c.c.(driver.ExecerContext).ExecContext(ctx, sql, nil)
+	return err
+}
+
+// scalar runs a query that returns one string.
+func (c *conn) scalar(ctx context.Context, sql string, arg any) (string, error) {
+	r, err := c.ar.QueryContext(ctx, sql, arg)
+	if err != nil {
+		return "", err
+	}
+	defer r.Release()
+	if !r.Next() {
+		if err := r.Err(); err != nil {
+			return "", err
+		}
+		return "", errors.New("query: no result")
+	}
+	col := r.RecordBatch().Column(0)
+	if col.IsNull(0) {
+		return "", nil
+	}
+	return col.(*array.String).Value(0), nil
+}
+
+// query runs a row-returning statement with flightd tables bound.
+// With schemaOnly the statement runs under LIMIT 0 when DuckDB allows it.
+func (e *Engine) query(ctx context.Context, sql string, schemaOnly bool) (array.RecordReader, error) {
+	c, err := e.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			c.c.Close()
+		}
+	}()
+	js, err := c.scalar(ctx, "SELECT json_serialize_sql(?::VARCHAR)", sql)
+	if err != nil {
+		return nil, fmt.Errorf("query: serialise statement: %w", err)
+	}
+	run := sql
+	var refs []tableRef
+	var names []string
+	if tree, parsed := parseTree(js); parsed {
+		qid := e.seq.Add(1)
+		byRef := map[tableRef]string{}
+		err := rewriteTree(tree, e.resolve, func(r tableRef) string {
+			if n, ok := byRef[r]; ok {
+				return n
+			}
+			n := fmt.Sprintf("__flightd_q%d_%d", qid, len(byRef))
+			byRef[r] = n
+			refs = append(refs, r)
+			names = append(names, n)
+			return n
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(refs) > 0 {
+			b, err := json.Marshal(tree)
+			if err != nil {
+				return nil, fmt.Errorf("query: %w", err)
+			}
+			run, err = c.scalar(ctx, "SELECT json_deserialize_sql(?::JSON)", string(b))
+			if err != nil {
+				return nil, fmt.Errorf("query: rewrite statement: %w", err)
+			}
+		}
+		if schemaOnly {
+			run = "SELECT * FROM (" + run + ") AS __flightd_prepare LIMIT 0"
+		}
+	}
+	var releases []func()
+	defer func() {
+		for i, rel := range releases {
+			_ = c.exec(context.Background(), fmt.Sprintf(`DROP VIEW IF EXISTS "%s"`, names[i]))
+			rel()
+		}
+	}()
+	for i, r := range refs {
+		rd, err := e.ls.Scan(ctx, r.db, r.table, r.realtime)
+		if err != nil {
+			return nil, mapErr(err)
+		}
+		rel, err := c.ar.RegisterView(rd, names[i])
+		rd.Release() // the exported stream holds its own reference
+		if err != nil {
+			return nil, fmt.Errorf("query: bind %s.%s: %w", r.db, r.table, err)
+		}
+		releases = append(releases, rel)
+	}
+	rr, err := c.ar.QueryContext(ctx, run)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s", engine.ErrInvalid, cleanDuckErr(err))
+	}
+	ok = true
+	return &closingReader{RecordReader: rr, close: func() { c.c.Close() }}, nil
+}
+
+func cleanDuckErr(err error) string {
+	return strings.TrimSpace(err.Error())
+}
+
+// resolve maps a DuckDB base-table reference to a flightd table.
+func (e *Engine) resolve(schema, table string) (tableRef, bool, error) {
+	db := schema
+	if db == "" {
+		db = DefaultDatabase
+	}
+	name, realtime := table, false
+	if strings.HasSuffix(strings.ToLower(name), lakestream.RealtimeSuffix) {
+		name, realtime = name[:len(name)-len(lakestream.RealtimeSuffix)], true
+	}
+	dbName, found, err := e.lookupDatabase(db)
+	if err != nil {
+		return tableRef{}, false, err
+	}
+	if !found {
+		if schema == "" {
+			return tableRef{}, false, nil // a DuckDB name, not ours
+		}
+		return tableRef{}, false, fmt.Errorf("%w: database %q does not exist (in %s.%s)", engine.ErrNotFound, schema, schema, table)
+	}
+	tables, err := e.ls.Tables(dbName)
+	if err != nil {
+		return tableRef{}, false, mapErr(err)
+	}
+	for _, t := range tables {
+		if t == name || strings.EqualFold(t, name) {
+			return tableRef{db: dbName, table: t, realtime: realtime}, true, nil
+		}
+	}
+	if schema == "" && !realtime {
+		return tableRef{}, false, nil
+	}
+	if realtime {
+		return tableRef{}, false, fmt.Errorf("%w: table %s.%s does not exist, so neither does its real-time view %s", engine.ErrNotFound, dbName, name, table)
+	}
+	return tableRef{}, false, fmt.Errorf("%w: table %s.%s does not exist", engine.ErrNotFound, dbName, table)
+}
+
+func (e *Engine) lookupDatabase(db string) (string, bool, error) {
+	dbs, err := e.ls.Databases()
+	if err != nil {
+		return "", false, err
+	}
+	for _, d := range dbs {
+		if d == db || strings.EqualFold(d, db) {
+			return d, true, nil
+		}
+	}
+	return "", false, nil
+}
+
+// closingReader closes the statement's DuckDB connection on last release.
+type closingReader struct {
+	array.RecordReader
+	refs  atomic.Int64
+	close func()
+}
+
+func (r *closingReader) Retain() { r.refs.Add(1); r.RecordReader.Retain() }
+
+func (r *closingReader) Release() {
+	r.RecordReader.Release()
+	if r.refs.Add(-1) < 0 {
+		r.close()
+	}
+}
+
+// Databases lists databases.
+func (e *Engine) Databases(ctx context.Context) ([]string, error) { return e.ls.Databases() }
+
+// Tables lists db's tables, each followed by its t$rt view when enabled.
+func (e *Engine) Tables(ctx context.Context, db string) ([]engine.TableInfo, error) {
+	names, err := e.ls.Tables(db)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	var out []engine.TableInfo
+	for _, n := range names {
+		t, err := e.ls.Table(db, n)
+		if err != nil {
+			continue // dropped meanwhile, or unreadable: listed tables must open
+		}
+		sc, err := e.ls.ArrowSchema(db, n)
+		if err != nil {
+			continue
+		}
+		out = append(out, engine.TableInfo{Database: db, Name: n, Type: "TABLE", Schema: sc})
+		if lakestream.Realtime(t) {
+			out = append(out, engine.TableInfo{Database: db, Name: n + lakestream.RealtimeSuffix, Type: "VIEW", Schema: sc})
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,202 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/flightd/flightd/engine"
+	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/sqlparse"
+)
+
+// insertBatchRows is how many rows an INSERT gathers into one log write.
+const insertBatchRows = 64 << 10
+
+// insert runs INSERT INTO t [(cols)] <query>: the query runs on DuckDB with
+// its columns cast to t's types, and the rows go to t's log.
+func (e *Engine) insert(ctx context.Context, sql string) (int64, error) {
+	st, err := sqlparse.ParseInsert(sql)
+	if err != nil {
+		return 0, invalid(err)
+	}
+	db := dbOr(st.Name.Database)
+	schema, err := e.ls.ArrowSchema(db, st.Name.Table)
+	if err != nil {
+		return 0, mapErr(err)
+	}
+	cols := st.Columns
+	if len(cols) == 0 {
+		for _, f := range schema.Fields() {
+			cols = append(cols, f.Name)
+		}
+	}
+	var sel []string
+	var alias []string
+	for i, c := range cols {
+		idx := fieldIndex(schema, c)
+		if idx < 0 {
+			return 0, fmt.Errorf("%w: table %s.%s has no column %q", engine.ErrInvalid, db, st.Name.Table, c)
+		}
+		f := schema.Field(idx)
+		a := fmt.Sprintf("__c%d", i)
+		alias = append(alias, a)
+		if t, ok := duckType(f.Type); ok {
+			sel = append(sel, fmt.Sprintf("CAST(%s AS %s) AS %s", a, t, quoteIdent(f.Name)))
+		} else {
+			sel = append(sel, fmt.Sprintf("%s AS %s", a, quoteIdent(f.Name)))
+		}
+	}
+	q := fmt.Sprintf("SELECT %s FROM (%s) AS __flightd_insert(%s)", strings.Join(sel, ", "), st.Query, strings.Join(alias, ", "))
+	r, err := e.query(ctx, q, false)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Release()
+	if n := r.Schema().NumFields(); n != len(cols) {
+		return 0, fmt.Errorf("%w: INSERT names %d column(s) but the query returns %d", engine.ErrInvalid, len(cols), n)
+	}
+	return e.writeAll(ctx, db, st.Name.Table, r)
+}
+
+// writeAll writes r's batches to db.table, gathering small batches.
+func (e *Engine) writeAll(ctx context.Context, db, table string, r array.RecordReader) (int64, error) {
+	var pending []arrow.RecordBatch
+	var pendingRows, total int64
+	flush := func() error {
+		if len(pending) == 0 {
+			return nil
+		}
+		defer func() {
+			for _, b := range pending {
+				b.Release()
+			}
+			pending, pendingRows = nil, 0
+		}()
+		rec := pending[0]
+		if len(pending) > 1 {
+			var err error
+			rec, err = concat(e, pending)
+			if err != nil {
+				return err
+			}
+			defer rec.Release()
+		}
+		n, err := e.ls.Write(ctx, db, table, rec)
+		total += n
+		return mapErr(err)
+	}
+	for r.Next() {
+		rec := r.RecordBatch()
+		if rec.NumRows() == 0 {
+			continue
+		}
+		rec.Retain()
+		pending = append(pending, rec)
+		pendingRows += rec.NumRows()
+		if pendingRows >= insertBatchRows {
+			if err := flush(); err != nil {
+				return total, err
+			}
+		}
+	}
+	if err := r.Err(); err != nil {
+		for _, b := range pending {
+			b.Release()
+		}
+		return total, fmt.Errorf("%w: %s", engine.ErrInvalid, cleanDuckErr(err))
+	}
+	return total, flush()
+}
+
+func concat(e *Engine, recs []arrow.RecordBatch) (arrow.RecordBatch, error) {
+	schema := recs[0].Schema()
+	cols := make([]arrow.Array, schema.NumFields())
+	var rows int64
+	for _, r := range recs {
+		rows += r.NumRows()
+	}
+	for i := range cols {
+		parts := make([]arrow.Array, len(recs))
+		for j, r := range recs {
+			parts[j] = r.Column(i)
+		}
+		c, err := array.Concatenate(parts, e.mem)
+		if err != nil {
+			for _, done := range cols[:i] {
+				done.Release()
+			}
+			return nil, fmt.Errorf("query: gather batches: %w", err)
+		}
+		cols[i] = c
+	}
+	rec := array.NewRecordBatch(schema, cols, rows)
+	for _, c := range cols {
+		c.Release()
+	}
+	return rec, nil
+}
+
+func fieldIndex(s *arrow.Schema, name string) int {
+	for i, f := range s.Fields() {
+		if f.Name == name {
+			return i
+		}
+	}
+	for i, f := range s.Fields() {
+		if strings.EqualFold(f.Name, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// Ingest appends r to db.table; with create, a missing table is created
+// from r's schema as an append table.
+func (e *Engine) Ingest(ctx context.Context, db, table string, create bool, r array.RecordReader) (int64, error) {
+	db = dbOr(db)
+	if _, err := e.ls.ArrowSchema(db, table); err != nil {
+		if !create {
+			return 0, mapErr(err)
+		}
+		if err := e.createFromArrow(ctx, db, table, r.Schema()); err != nil {
+			return 0, err
+		}
+	}
+	var total int64
+	for r.Next() {
+		n, err := e.ls.Write(ctx, db, table, r.RecordBatch())
+		total += n
+		if err != nil {
+			return total, mapErr(err)
+		}
+	}
+	if err := r.Err(); err != nil {
+		return total, fmt.Errorf("%w: read ingest stream: %w", engine.ErrInvalid, err)
+	}
+	return total, nil
+}
+
+func (e *Engine) createFromArrow(ctx context.Context, db, table string, s *arrow.Schema) error {
+	var sc lake.Schema
+	for _, f := range s.Fields() {
+		ts, err := paimonType(f.Type)
+		if err != nil {
+			return fmt.Errorf("%w: create %s.%s from ingest: column %q: %w", engine.ErrInvalid, db, table, f.Name, err)
+		}
+		if !f.Nullable {
+			ts += " NOT NULL"
+		}
+		t, err := lake.ParseType(ts)
+		if err != nil {
+			return fmt.Errorf("%w: create %s.%s from ingest: column %q: %w", engine.ErrInvalid, db, table, f.Name, err)
+		}
+		sc.Columns = append(sc.Columns, lake.Column{Name: f.Name, Type: t})
+	}
+	return mapErr(e.ls.CreateTable(ctx, db, table, sc, true))
+}

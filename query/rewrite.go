@@ -1,0 +1,92 @@
+package query
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// tableRef is a reference to a flightd table found in a statement.
+type tableRef struct {
+	db, table string
+	realtime  bool
+}
+
+// resolver decides what a BASE_TABLE reference names. It returns ok=false
+// for names that are not flightd tables (they are left to DuckDB) and an
+// error for names that look like flightd tables but do not exist.
+type resolver func(schema, table string) (ref tableRef, ok bool, err error)
+
+// rewriteTree replaces, in DuckDB's JSON parse tree, every base-table
+// reference that resolve accepts by a reference to a view name chosen by
+// name(ref). CTE names shadow tables of the same name when unqualified.
+func rewriteTree(tree any, resolve resolver, name func(tableRef) string) error {
+	return walk(tree, map[string]bool{}, resolve, name)
+}
+
+func walk(n any, ctes map[string]bool, resolve resolver, name func(tableRef) string) error {
+	switch v := n.(type) {
+	case []any:
+		for _, c := range v {
+			if err := walk(c, ctes, resolve, name); err != nil {
+				return err
+			}
+		}
+	case map[string]any:
+		if cm, ok := v["cte_map"].(map[string]any); ok {
+			if entries, ok := cm["map"].([]any); ok && len(entries) > 0 {
+				inner := make(map[string]bool, len(ctes)+len(entries))
+				for k := range ctes {
+					inner[k] = true
+				}
+				for _, e := range entries {
+					if em, ok := e.(map[string]any); ok {
+						if k, ok := em["key"].(string); ok {
+							inner[strings.ToLower(k)] = true
+						}
+					}
+				}
+				ctes = inner
+			}
+		}
+		if v["type"] == "BASE_TABLE" {
+			schema, _ := v["schema_name"].(string)
+			table, _ := v["table_name"].(string)
+			if schema == "" && ctes[strings.ToLower(table)] {
+				return nil
+			}
+			ref, ok, err := resolve(schema, table)
+			if err != nil {
+				return err
+			}
+			if ok {
+				v["catalog_name"] = ""
+				v["schema_name"] = ""
+				v["table_name"] = name(ref)
+				if a, _ := v["alias"].(string); a == "" {
+					v["alias"] = table
+				}
+			}
+			return nil
+		}
+		for _, c := range v {
+			if err := walk(c, ctes, resolve, name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// parseTree decodes json_serialize_sql output. ok is false when DuckDB could
+// not serialise the statement (not a plain SELECT, or a syntax error).
+func parseTree(js string) (tree map[string]any, ok bool) {
+	dec := json.NewDecoder(strings.NewReader(js))
+	dec.UseNumber() // query_location is a uint64 that float64 would round
+	if err := dec.Decode(&tree); err != nil {
+		return nil, false
+	}
+	if e, _ := tree["error"].(bool); e {
+		return nil, false
+	}
+	return tree, true
+}

@@ -1,0 +1,22 @@
+// Package tiering moves log records into Paimon snapshots, exactly once.
+//
+// A round for one table:
+//
+//  1. reads the newest snapshot S and the log offsets O it holds
+//     (lakestream.LakeOffsets: the newest snapshot of ours at or before S);
+//  2. freezes every bucket's high watermark HW;
+//  3. reads [O_b, HW_b) per bucket (at most MaxRowsPerRound rows per bucket,
+//     ending on an entry boundary), writes the rows as level-0 Parquet files
+//     with sequence number = log offset and row kind from the log;
+//  4. commits one snapshot whose lakestream.log-offsets property holds the new
+//     end offsets, fenced on S: if another snapshot appeared since step 1 the
+//     commit fails with nothing visible and the next round re-plans from the
+//     new newest snapshot.
+//
+// Data files and offsets become visible in the same atomic snapshot
+// creation, so a crash at any point either leaves the round invisible (its
+// files are orphans, the range is tiered again) or fully committed (the
+// next round starts after it). There is no gap because each round starts at
+// the offsets of the newest committed snapshot, and no duplicate because a
+// round commits only if that snapshot is still the newest.
+package tiering

@@ -1,0 +1,254 @@
+package tiering
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lakestream"
+	"github.com/flightd/flightd/logstore"
+	"github.com/flightd/flightd/union"
+)
+
+// Options configure the tiering service.
+type Options struct {
+	// Interval is the default freshness: how often each table is tiered
+	// unless its lakestream.freshness option says otherwise.
+	Interval time.Duration
+	// MaxRowsPerRound bounds the rows one round reads per bucket (memory).
+	MaxRowsPerRound int64
+	Logger          *slog.Logger
+}
+
+// DefaultOptions returns the defaults: 30s interval, 4M rows per bucket.
+func DefaultOptions() Options {
+	return Options{Interval: 30 * time.Second, MaxRowsPerRound: 4 << 20}
+}
+
+// Service runs tiering rounds. TierTable serialises rounds per table.
+type Service struct {
+	ls   *lakestream.Service
+	opts Options
+	lg   *slog.Logger
+
+	mu    sync.Mutex
+	locks map[string]*sync.Mutex
+	last  map[string]time.Time
+}
+
+// New returns a tiering service over ls.
+func New(ls *lakestream.Service, opts Options) *Service {
+	d := DefaultOptions()
+	if opts.Interval <= 0 {
+		opts.Interval = d.Interval
+	}
+	if opts.MaxRowsPerRound <= 0 {
+		opts.MaxRowsPerRound = d.MaxRowsPerRound
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Service{ls: ls, opts: opts, lg: opts.Logger, locks: map[string]*sync.Mutex{}, last: map[string]time.Time{}}
+}
+
+// Result describes one round.
+type Result struct {
+	Snapshot int64 // the committed snapshot id, 0 when nothing was committed
+	Rows     int64 // log rows moved into the lake
+}
+
+var errStop = errors.New("stop")
+
+// TierTable runs one round for db.name.
+func (s *Service) TierTable(ctx context.Context, db, name string) (Result, error) {
+	l := s.tableLock(db, name)
+	l.Lock()
+	defer l.Unlock()
+
+	t, err := s.ls.Table(db, name)
+	if err != nil {
+		return Result{}, err
+	}
+	if !lakestream.Realtime(t) {
+		return Result{}, nil
+	}
+	id := lakestream.TableID(t)
+	snap, err := t.LatestSnapshot(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	offs, err := lakestream.LakeOffsets(ctx, t, snap)
+	if err != nil {
+		return Result{}, err
+	}
+	if offs == nil {
+		offs = &lakestream.Offsets{Version: 1}
+	}
+	offs.TableID = id
+	hws := s.ls.Log().HighWatermarks(id)
+	pk := t.Schema().HasPrimaryKey()
+
+	w := t.NewWrite(ctx)
+	committed := false
+	defer func() {
+		if !committed {
+			w.Abort()
+		}
+	}()
+	next := offs
+	var rows int64
+	for b, hw := range hws {
+		from := offs.Of(b)
+		if from >= hw {
+			continue
+		}
+		end := from
+		var n int64
+		err := s.ls.ReadLog(ctx, logstore.Bucket{Table: id, Bucket: b}, from, hw, func(lb union.LogBatch, base int64) error {
+			defer lb.Rec.Release()
+			if n >= s.opts.MaxRowsPerRound {
+				return errStop
+			}
+			k := int(lb.Rec.NumRows())
+			var kinds []lake.RowKind
+			var seqs []int64
+			if pk {
+				kinds = make([]lake.RowKind, k)
+				for i := range kinds {
+					if lb.Kinds != nil {
+						kinds[i] = lake.RowKind(lb.Kinds[i])
+					}
+				}
+				seqs = make([]int64, k)
+				for i := range seqs {
+					seqs[i] = base + int64(i)
+				}
+			}
+			if err := w.Write(ctx, b, lb.Rec, kinds, seqs); err != nil {
+				return err
+			}
+			n += int64(k)
+			end = base + int64(k)
+			return nil
+		})
+		if err != nil && !errors.Is(err, errStop) {
+			return Result{}, fmt.Errorf("tiering: %s.%s bucket %d: %w", db, name, b, err)
+		}
+		if end > from {
+			next = next.With(b, end)
+			rows += n
+		}
+	}
+	if rows == 0 {
+		return Result{}, nil
+	}
+	var expected, ident int64
+	if snap != nil {
+		expected, ident = snap.ID, snap.ID+1
+	} else {
+		ident = 1
+	}
+	ns, err := w.Commit(ctx, lake.CommitOptions{
+		CommitUser:     lakestream.CommitUser,
+		Identifier:     ident,
+		ExpectedLatest: expected,
+		Properties:     map[string]string{lakestream.OffsetsProperty: next.Encode()},
+	})
+	if err != nil {
+		return Result{}, fmt.Errorf("tiering: commit %s.%s: %w", db, name, err)
+	}
+	committed = true
+	s.lg.Info("tiered", "table", db+"."+name, "snapshot", ns.ID, "rows", rows)
+	return Result{Snapshot: ns.ID, Rows: rows}, nil
+}
+
+// Drain runs rounds until everything acknowledged before the call is in the
+// lake.
+func (s *Service) Drain(ctx context.Context, db, name string) error {
+	for {
+		res, err := s.TierTable(ctx, db, name)
+		if err != nil {
+			return err
+		}
+		if res.Rows == 0 {
+			return nil
+		}
+	}
+}
+
+func (s *Service) tableLock(db, name string) *sync.Mutex {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := db + "\x00" + name
+	l := s.locks[k]
+	if l == nil {
+		l = &sync.Mutex{}
+		s.locks[k] = l
+	}
+	return l
+}
+
+// Run tiers every enabled table at its freshness interval until ctx ends.
+func (s *Service) Run(ctx context.Context) {
+	tick := s.opts.Interval
+	if tick > time.Second {
+		tick = time.Second
+	}
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			s.runDue(ctx, now)
+		}
+	}
+}
+
+func (s *Service) runDue(ctx context.Context, now time.Time) {
+	dbs, err := s.ls.Databases()
+	if err != nil {
+		s.lg.Warn("tiering: list databases", "err", err)
+		return
+	}
+	for _, db := range dbs {
+		tables, err := s.ls.Tables(db)
+		if err != nil {
+			continue
+		}
+		for _, name := range tables {
+			if ctx.Err() != nil {
+				return
+			}
+			t, err := s.ls.Table(db, name)
+			if err != nil || !lakestream.Realtime(t) {
+				continue
+			}
+			k := db + "\x00" + name
+			every := s.opts.Interval
+			if v := t.Schema().Options[lakestream.OptionFreshness]; v != "" {
+				if d, err := time.ParseDuration(v); err == nil && d > 0 {
+					every = d
+				}
+			}
+			s.mu.Lock()
+			due := now.Sub(s.last[k]) >= every
+			s.mu.Unlock()
+			if !due {
+				continue
+			}
+			if _, err := s.TierTable(ctx, db, name); err != nil {
+				s.lg.Warn("tiering round failed", "table", db+"."+name, "err", err)
+				continue
+			}
+			s.mu.Lock()
+			s.last[k] = now
+			s.mu.Unlock()
+		}
+	}
+}
