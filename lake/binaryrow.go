@@ -1,0 +1,446 @@
+package lake
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/big"
+	"math/bits"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// Internal values. Values taken out of Arrow arrays for keys, partitions and stats use these Go types:
+// nil, bool, int8, int16, int32 (INT, DATE days, TIME millis), int64, float32, float64, string, []byte,
+// decimalValue, timestampValue.
+
+type decimalValue struct {
+	unscaled *big.Int
+	scale    int
+}
+
+type timestampValue struct {
+	millis      int64
+	nanoOfMilli int32
+}
+
+// valueAt returns the internal value of arr[row] for Paimon type t. Only atomic types are supported;
+// composite types return nil.
+func valueAt(arr arrow.Array, row int, t DataType) any {
+	if arr.IsNull(row) {
+		return nil
+	}
+	switch a := arr.(type) {
+	case *array.Boolean:
+		return a.Value(row)
+	case *array.Int8:
+		return a.Value(row)
+	case *array.Int16:
+		return a.Value(row)
+	case *array.Int32:
+		return a.Value(row)
+	case *array.Int64:
+		return a.Value(row)
+	case *array.Float32:
+		return a.Value(row)
+	case *array.Float64:
+		return a.Value(row)
+	case *array.String:
+		return a.Value(row)
+	case *array.LargeString:
+		return a.Value(row)
+	case *array.Binary:
+		return bytes.Clone(a.Value(row))
+	case *array.Date32:
+		return int32(a.Value(row))
+	case *array.Time32:
+		return int32(a.Value(row))
+	case *array.Decimal128:
+		return decimalValue{unscaled: a.Value(row).BigInt(), scale: t.Scale}
+	case *array.Timestamp:
+		v := int64(a.Value(row))
+		unit := a.DataType().(*arrow.TimestampType).Unit
+		var per int64
+		switch unit {
+		case arrow.Second:
+			return timestampValue{millis: v * 1000}
+		case arrow.Millisecond:
+			return timestampValue{millis: v}
+		case arrow.Microsecond:
+			per = 1000
+		default:
+			per = 1000000
+		}
+		ms := floorDiv(v, per)
+		rem := v - ms*per
+		if per == 1000 {
+			rem *= 1000
+		}
+		return timestampValue{millis: ms, nanoOfMilli: int32(rem)}
+	}
+	return nil
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+// statsSupported reports whether a type gets min/max stats and can be a key/partition field.
+func statsSupported(t DataType) bool { return !t.isComposite() }
+
+// compareValues orders internal values of type t: nulls first, strings/binary as unsigned bytes.
+func compareValues(a, b any) int {
+	if a == nil || b == nil {
+		switch {
+		case a == nil && b == nil:
+			return 0
+		case a == nil:
+			return -1
+		default:
+			return 1
+		}
+	}
+	switch x := a.(type) {
+	case bool:
+		y := b.(bool)
+		switch {
+		case x == y:
+			return 0
+		case !x:
+			return -1
+		}
+		return 1
+	case int8:
+		return cmpOrdered(x, b.(int8))
+	case int16:
+		return cmpOrdered(x, b.(int16))
+	case int32:
+		return cmpOrdered(x, b.(int32))
+	case int64:
+		return cmpOrdered(x, b.(int64))
+	case float32:
+		return cmpFloat(float64(x), float64(b.(float32)))
+	case float64:
+		return cmpFloat(x, b.(float64))
+	case string:
+		return bytes.Compare([]byte(x), []byte(b.(string)))
+	case []byte:
+		return bytes.Compare(x, b.([]byte))
+	case decimalValue:
+		return x.unscaled.Cmp(b.(decimalValue).unscaled)
+	case timestampValue:
+		y := b.(timestampValue)
+		if c := cmpOrdered(x.millis, y.millis); c != 0 {
+			return c
+		}
+		return cmpOrdered(x.nanoOfMilli, y.nanoOfMilli)
+	}
+	panic(fmt.Sprintf("lake: compare of %T", a))
+}
+
+func cmpOrdered[T int8 | int16 | int32 | int64](a, b T) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// cmpFloat orders like Java's Double.compare (NaN greatest, -0 < +0).
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	ab, bb := int64(math.Float64bits(a)), int64(math.Float64bits(b))
+	if math.IsNaN(a) {
+		ab = int64(math.Float64bits(math.NaN()))
+	}
+	if math.IsNaN(b) {
+		bb = int64(math.Float64bits(math.NaN()))
+	}
+	return cmpOrdered(ab, bb)
+}
+
+func compareRows(a, b []any) int {
+	for i := range a {
+		if c := compareValues(a[i], b[i]); c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+// ---- BinaryRow writer ----
+
+func nullBitsWidth(arity int) int { return ((arity + 63 + 8) / 64) * 8 }
+
+// encodeBinaryRow writes the values as a Java BinaryRow (RowKind byte 0) and returns its bytes.
+func encodeBinaryRow(types []DataType, vals []any) []byte {
+	arity := len(types)
+	nb := nullBitsWidth(arity)
+	fixed := nb + 8*arity
+	buf := make([]byte, fixed, fixed+16)
+	setNull := func(i int) {
+		idx := i + 8
+		buf[idx>>3] |= 1 << (idx & 7)
+	}
+	slot := func(i int) []byte { return buf[nb+8*i : nb+8*i+8] }
+	appendVar := func(data []byte, reserve int) int {
+		off := len(buf)
+		n := reserve
+		if len(data) > n {
+			n = len(data)
+		}
+		n = (n + 7) &^ 7
+		buf = append(buf, make([]byte, n)...)
+		copy(buf[off:], data)
+		return off
+	}
+	for i, t := range types {
+		v := vals[i]
+		// Non-compact decimals and timestamps reserve their variable part even when null.
+		if t.Root == TypeDecimal && t.Precision > 18 {
+			if v == nil {
+				off := appendVar(nil, 16)
+				setNull(i)
+				binary.LittleEndian.PutUint64(slot(i), uint64(off)<<32)
+				continue
+			}
+			b := bigIntToJavaBytes(v.(decimalValue).unscaled)
+			off := appendVar(b, 16)
+			binary.LittleEndian.PutUint64(slot(i), uint64(off)<<32|uint64(len(b)))
+			continue
+		}
+		if (t.Root == TypeTimestamp || t.Root == TypeTimestampLTZ) && t.Precision > 3 {
+			if v == nil {
+				off := appendVar(nil, 8)
+				setNull(i)
+				binary.LittleEndian.PutUint64(slot(i), uint64(off)<<32)
+				continue
+			}
+			ts := v.(timestampValue)
+			var m [8]byte
+			binary.LittleEndian.PutUint64(m[:], uint64(ts.millis))
+			off := appendVar(m[:], 8)
+			binary.LittleEndian.PutUint64(slot(i), uint64(off)<<32|uint64(uint32(ts.nanoOfMilli)))
+			continue
+		}
+		if v == nil {
+			setNull(i)
+			continue
+		}
+		s := slot(i)
+		switch x := v.(type) {
+		case bool:
+			if x {
+				s[0] = 1
+			}
+		case int8:
+			s[0] = byte(x)
+		case int16:
+			binary.LittleEndian.PutUint16(s, uint16(x))
+		case int32:
+			binary.LittleEndian.PutUint32(s, uint32(x))
+		case int64:
+			binary.LittleEndian.PutUint64(s, uint64(x))
+		case float32:
+			binary.LittleEndian.PutUint32(s, math.Float32bits(x))
+		case float64:
+			binary.LittleEndian.PutUint64(s, math.Float64bits(x))
+		case decimalValue:
+			binary.LittleEndian.PutUint64(s, uint64(x.unscaled.Int64()))
+		case timestampValue:
+			binary.LittleEndian.PutUint64(s, uint64(x.millis))
+		case string, []byte:
+			var b []byte
+			if str, ok := x.(string); ok {
+				b = []byte(str)
+			} else {
+				b = x.([]byte)
+			}
+			if len(b) <= 7 {
+				copy(s, b)
+				s[7] = 0x80 | byte(len(b))
+			} else {
+				off := appendVar(b, 0)
+				binary.LittleEndian.PutUint64(slot(i), uint64(off)<<32|uint64(len(b)))
+			}
+		default:
+			panic(fmt.Sprintf("lake: binary row value %T", v))
+		}
+	}
+	return buf
+}
+
+// bigIntToJavaBytes is BigInteger.toByteArray: minimal big-endian two's complement.
+func bigIntToJavaBytes(v *big.Int) []byte {
+	if v.Sign() >= 0 {
+		b := v.Bytes()
+		if len(b) == 0 || b[0]&0x80 != 0 {
+			b = append([]byte{0}, b...)
+		}
+		return b
+	}
+	// two's complement of a negative number: 2^(8n) + v for the minimal n
+	n := (v.BitLen() + 8) / 8
+	m := new(big.Int).Lsh(big.NewInt(1), uint(8*n))
+	m.Add(m, v)
+	b := m.Bytes()
+	for len(b) < n {
+		b = append([]byte{0xff}, b...)
+	}
+	// minimal: drop redundant leading 0xff
+	for len(b) > 1 && b[0] == 0xff && b[1]&0x80 != 0 {
+		b = b[1:]
+	}
+	return b
+}
+
+func javaBytesToBigInt(b []byte) *big.Int {
+	v := new(big.Int).SetBytes(b)
+	if len(b) > 0 && b[0]&0x80 != 0 {
+		v.Sub(v, new(big.Int).Lsh(big.NewInt(1), uint(8*len(b))))
+	}
+	return v
+}
+
+// decodeBinaryRow reads a BinaryRow of atomic types back into internal values.
+func decodeBinaryRow(types []DataType, buf []byte) ([]any, error) {
+	arity := len(types)
+	nb := nullBitsWidth(arity)
+	if len(buf) < nb+8*arity {
+		return nil, fmt.Errorf("%w: binary row of %d bytes too short for arity %d", ErrCorrupt, len(buf), arity)
+	}
+	out := make([]any, arity)
+	for i, t := range types {
+		idx := i + 8
+		if buf[idx>>3]&(1<<(idx&7)) != 0 {
+			continue
+		}
+		s := buf[nb+8*i : nb+8*i+8]
+		u := binary.LittleEndian.Uint64(s)
+		varPart := func() ([]byte, error) {
+			off, n := int(u>>32), int(uint32(u))
+			if off+n > len(buf) || off < 0 {
+				return nil, fmt.Errorf("%w: binary row var part out of range", ErrCorrupt)
+			}
+			return buf[off : off+n], nil
+		}
+		switch t.Root {
+		case TypeBoolean:
+			out[i] = s[0] != 0
+		case TypeTinyInt:
+			out[i] = int8(s[0])
+		case TypeSmallInt:
+			out[i] = int16(binary.LittleEndian.Uint16(s))
+		case TypeInt, TypeDate, TypeTime:
+			out[i] = int32(binary.LittleEndian.Uint32(s))
+		case TypeBigInt:
+			out[i] = int64(u)
+		case TypeFloat:
+			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(s))
+		case TypeDouble:
+			out[i] = math.Float64frombits(u)
+		case TypeDecimal:
+			if t.Precision <= 18 {
+				out[i] = decimalValue{unscaled: big.NewInt(int64(u)), scale: t.Scale}
+			} else {
+				b, err := varPart()
+				if err != nil {
+					return nil, err
+				}
+				out[i] = decimalValue{unscaled: javaBytesToBigInt(b), scale: t.Scale}
+			}
+		case TypeTimestamp, TypeTimestampLTZ:
+			if t.Precision <= 3 {
+				out[i] = timestampValue{millis: int64(u)}
+			} else {
+				off := int(u >> 32)
+				if off+8 > len(buf) {
+					return nil, fmt.Errorf("%w: binary row timestamp out of range", ErrCorrupt)
+				}
+				out[i] = timestampValue{millis: int64(binary.LittleEndian.Uint64(buf[off:])), nanoOfMilli: int32(uint32(u))}
+			}
+		case TypeChar, TypeVarChar, TypeBinary, TypeVarBinary:
+			var b []byte
+			if s[7]&0x80 != 0 {
+				b = s[:s[7]&0x7f]
+			} else {
+				var err error
+				if b, err = varPart(); err != nil {
+					return nil, err
+				}
+			}
+			if t.Root == TypeChar || t.Root == TypeVarChar {
+				out[i] = string(b)
+			} else {
+				out[i] = bytes.Clone(b)
+			}
+		default:
+			out[i] = nil
+		}
+	}
+	return out, nil
+}
+
+// serializeBinaryRow is SerializationUtils.serializeBinaryRow: int32 BE arity then the row bytes.
+func serializeBinaryRow(arity int, row []byte) []byte {
+	out := make([]byte, 4+len(row))
+	binary.BigEndian.PutUint32(out, uint32(arity))
+	copy(out[4:], row)
+	return out
+}
+
+func deserializeBinaryRow(b []byte) (int, []byte, error) {
+	if len(b) < 4 {
+		return 0, nil, fmt.Errorf("%w: serialized binary row of %d bytes", ErrCorrupt, len(b))
+	}
+	return int(binary.BigEndian.Uint32(b)), b[4:], nil
+}
+
+// emptyRowBytes is the serialized empty row.
+var emptyRowBytes = serializeBinaryRow(0, encodeBinaryRow(nil, nil))
+
+// ---- hashing ----
+
+// hashBinaryRow is BinaryRow.hashCode: Murmur3_32 over the row's words, seed 42.
+func hashBinaryRow(row []byte) int32 {
+	const c1, c2 = 0xcc9e2d51, 0x1b873593
+	h := uint32(42)
+	for i := 0; i+4 <= len(row); i += 4 {
+		k := binary.LittleEndian.Uint32(row[i:])
+		k *= c1
+		k = bits.RotateLeft32(k, 15)
+		k *= c2
+		h ^= k
+		h = bits.RotateLeft32(h, 13)
+		h = h*5 + 0xe6546b64
+	}
+	h ^= uint32(len(row))
+	h ^= h >> 16
+	h *= 0x85ebca6b
+	h ^= h >> 13
+	h *= 0xc2b2ae35
+	h ^= h >> 16
+	return int32(h)
+}
+
+// bucketOf is DefaultBucketFunction: abs(hash % n) with Java's remainder semantics.
+func bucketOf(hash int32, n int) int32 {
+	r := hash % int32(n)
+	if r < 0 {
+		r = -r
+	}
+	return r
+}

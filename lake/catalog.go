@@ -1,0 +1,346 @@
+package lake
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Sentinel errors. Match with errors.Is.
+var (
+	ErrDatabaseNotFound = errors.New("lake: database not found")
+	ErrDatabaseExists   = errors.New("lake: database already exists")
+	ErrDatabaseNotEmpty = errors.New("lake: database is not empty")
+	ErrTableNotFound    = errors.New("lake: table not found")
+	ErrTableExists      = errors.New("lake: table already exists")
+	ErrCommitConflict   = errors.New("lake: commit conflict")
+	ErrCorrupt          = errors.New("lake: corrupt file")
+)
+
+const dbSuffix = ".db"
+
+// Catalog is a Paimon filesystem catalog over a warehouse directory: <warehouse>/<db>.db/<table>/.
+type Catalog struct {
+	warehouse string
+	fio       FileIO
+	now       func() time.Time
+}
+
+// OpenCatalog opens (creating if missing) a warehouse on the local filesystem.
+func OpenCatalog(warehouse string) (*Catalog, error) {
+	return OpenCatalogFileIO(context.Background(), warehouse, LocalFileIO{})
+}
+
+// OpenCatalogFileIO opens a warehouse through the given FileIO.
+func OpenCatalogFileIO(ctx context.Context, warehouse string, fio FileIO) (*Catalog, error) {
+	if warehouse == "" {
+		return nil, fmt.Errorf("lake: empty warehouse path")
+	}
+	if abs, err := filepath.Abs(warehouse); err == nil {
+		if _, ok := fio.(LocalFileIO); ok {
+			warehouse = abs
+		}
+	}
+	if err := fio.MkdirAll(ctx, warehouse); err != nil {
+		return nil, fmt.Errorf("lake: create warehouse %s: %w", warehouse, err)
+	}
+	return &Catalog{warehouse: warehouse, fio: fio, now: time.Now}, nil
+}
+
+// Warehouse returns the warehouse root.
+func (c *Catalog) Warehouse() string { return c.warehouse }
+
+func validName(kind, n string) error {
+	if n == "" || strings.ContainsAny(n, "/\\") || n == "." || n == ".." || strings.HasPrefix(n, ".") {
+		return fmt.Errorf("lake: invalid %s name %q", kind, n)
+	}
+	return nil
+}
+
+func (c *Catalog) dbPath(db string) string { return filepath.Join(c.warehouse, db+dbSuffix) }
+
+func (c *Catalog) tablePath(db, name string) string { return filepath.Join(c.dbPath(db), name) }
+
+// CreateDatabase creates <db>.db.
+func (c *Catalog) CreateDatabase(name string, ignoreIfExists bool) error {
+	ctx := context.Background()
+	if err := validName("database", name); err != nil {
+		return err
+	}
+	ok, err := c.DatabaseExists(name)
+	if err != nil {
+		return err
+	}
+	if ok {
+		if ignoreIfExists {
+			return nil
+		}
+		return fmt.Errorf("create database %s: %w", name, ErrDatabaseExists)
+	}
+	return c.fio.MkdirAll(ctx, c.dbPath(name))
+}
+
+// DatabaseExists reports whether <db>.db exists.
+func (c *Catalog) DatabaseExists(name string) (bool, error) {
+	if validName("database", name) != nil {
+		return false, nil
+	}
+	return c.fio.Exists(context.Background(), c.dbPath(name))
+}
+
+// ListDatabases returns the database names, sorted.
+func (c *Catalog) ListDatabases() ([]string, error) {
+	ents, err := c.fio.List(context.Background(), c.warehouse)
+	if err != nil {
+		return nil, fmt.Errorf("lake: list databases: %w", err)
+	}
+	out := []string{}
+	for _, e := range ents {
+		if e.IsDir && strings.HasSuffix(e.Name, dbSuffix) && len(e.Name) > len(dbSuffix) {
+			out = append(out, strings.TrimSuffix(e.Name, dbSuffix))
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// DropDatabase removes a database; without cascade it must have no tables.
+func (c *Catalog) DropDatabase(name string, ignoreIfNotExists, cascade bool) error {
+	ok, err := c.DatabaseExists(name)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		if ignoreIfNotExists {
+			return nil
+		}
+		return fmt.Errorf("drop database %s: %w", name, ErrDatabaseNotFound)
+	}
+	if !cascade {
+		tables, err := c.ListTables(name)
+		if err != nil {
+			return err
+		}
+		if len(tables) > 0 {
+			return fmt.Errorf("drop database %s: %w", name, ErrDatabaseNotEmpty)
+		}
+	}
+	return c.fio.RemoveAll(context.Background(), c.dbPath(name))
+}
+
+// schemaIDs lists the schema ids present in a table directory, ascending.
+func schemaIDs(ctx context.Context, fio FileIO, tablePath string) ([]int64, error) {
+	ents, err := fio.List(ctx, filepath.Join(tablePath, "schema"))
+	if err != nil {
+		return nil, err
+	}
+	var ids []int64
+	for _, e := range ents {
+		if e.IsDir || !strings.HasPrefix(e.Name, "schema-") {
+			continue
+		}
+		if id, err := strconv.ParseInt(strings.TrimPrefix(e.Name, "schema-"), 10, 64); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids, nil
+}
+
+// ListTables returns the tables of a database, sorted.
+func (c *Catalog) ListTables(db string) ([]string, error) {
+	ctx := context.Background()
+	ok, err := c.DatabaseExists(db)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("list tables %s: %w", db, ErrDatabaseNotFound)
+	}
+	ents, err := c.fio.List(ctx, c.dbPath(db))
+	if err != nil {
+		return nil, fmt.Errorf("lake: list tables %s: %w", db, err)
+	}
+	out := []string{}
+	for _, e := range ents {
+		if !e.IsDir || strings.HasPrefix(e.Name, ".") {
+			continue
+		}
+		ids, err := schemaIDs(ctx, c.fio, c.tablePath(db, e.Name))
+		if err != nil {
+			return nil, err
+		}
+		if len(ids) > 0 {
+			out = append(out, e.Name)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// CreateTable validates s, normalises it and writes schema-0 atomically.
+func (c *Catalog) CreateTable(db, name string, s Schema, ignoreIfExists bool) (*Table, error) {
+	ctx := context.Background()
+	if err := validName("table", name); err != nil {
+		return nil, err
+	}
+	ok, err := c.DatabaseExists(db)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("create table %s.%s: %w", db, name, ErrDatabaseNotFound)
+	}
+	path := c.tablePath(db, name)
+	ids, err := schemaIDs(ctx, c.fio, path)
+	if err != nil {
+		return nil, err
+	}
+	if len(ids) > 0 {
+		if ignoreIfExists {
+			return c.GetTable(db, name)
+		}
+		return nil, fmt.Errorf("create table %s.%s: %w", db, name, ErrTableExists)
+	}
+	ts, err := newTableSchema(s, c.now().UnixMilli())
+	if err != nil {
+		return nil, fmt.Errorf("create table %s.%s: %w", db, name, err)
+	}
+	data, _ := ts.MarshalJSON()
+	if err := c.fio.CreateExclusive(ctx, schemaPath(path, 0), data); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			if ignoreIfExists {
+				return c.GetTable(db, name)
+			}
+			return nil, fmt.Errorf("create table %s.%s: %w", db, name, ErrTableExists)
+		}
+		return nil, fmt.Errorf("lake: create table %s.%s: %w", db, name, err)
+	}
+	return c.newTable(db, name, ts), nil
+}
+
+func schemaPath(tablePath string, id int64) string {
+	return filepath.Join(tablePath, "schema", "schema-"+strconv.FormatInt(id, 10))
+}
+
+func (c *Catalog) newTable(db, name string, ts *TableSchema) *Table {
+	return &Table{cat: c, fio: c.fio, db: db, name: name, path: c.tablePath(db, name), schema: ts, now: c.now}
+}
+
+// GetTable reads the latest schema of a table.
+func (c *Catalog) GetTable(db, name string) (*Table, error) {
+	ctx := context.Background()
+	if validName("table", name) != nil || validName("database", db) != nil {
+		return nil, fmt.Errorf("get table %s.%s: %w", db, name, ErrTableNotFound)
+	}
+	path := c.tablePath(db, name)
+	ids, err := schemaIDs(ctx, c.fio, path)
+	if err != nil {
+		return nil, fmt.Errorf("lake: get table %s.%s: %w", db, name, err)
+	}
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("get table %s.%s: %w", db, name, ErrTableNotFound)
+	}
+	ts, err := readSchema(ctx, c.fio, path, ids[len(ids)-1])
+	if err != nil {
+		return nil, fmt.Errorf("lake: get table %s.%s: %w", db, name, err)
+	}
+	return c.newTable(db, name, ts), nil
+}
+
+func readSchema(ctx context.Context, fio FileIO, tablePath string, id int64) (*TableSchema, error) {
+	p := schemaPath(tablePath, id)
+	data, err := fio.Read(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("read schema %s: %w", p, err)
+	}
+	var ts TableSchema
+	if err := json.Unmarshal(data, &ts); err != nil {
+		return nil, fmt.Errorf("parse schema %s: %w: %w", p, ErrCorrupt, err)
+	}
+	return &ts, nil
+}
+
+// DropTable removes a table directory.
+func (c *Catalog) DropTable(db, name string, ignoreIfNotExists bool) error {
+	if _, err := c.GetTable(db, name); err != nil {
+		if errors.Is(err, ErrTableNotFound) && ignoreIfNotExists {
+			return nil
+		}
+		return err
+	}
+	return c.fio.RemoveAll(context.Background(), c.tablePath(db, name))
+}
+
+// AlterTableOptions sets options and writes schema-(N+1). An empty value removes the option.
+func (c *Catalog) AlterTableOptions(ctx context.Context, db, name string, set map[string]string) (*Table, error) {
+	for attempt := 0; attempt < 10; attempt++ {
+		t, err := c.GetTable(db, name)
+		if err != nil {
+			return nil, err
+		}
+		ns := *t.schema
+		ns.Options = make(map[string]string, len(t.schema.Options)+len(set))
+		for k, v := range t.schema.Options {
+			ns.Options[k] = v
+		}
+		for k, v := range set {
+			switch k {
+			case "bucket", "primary-key", "partition", "merge-engine", "sequence.field", "bucket-key":
+				if ns.Options[k] != v {
+					return nil, fmt.Errorf("lake: alter table %s.%s: option %q cannot be changed", db, name, k)
+				}
+			}
+			if v == "" {
+				delete(ns.Options, k)
+			} else {
+				ns.Options[k] = v
+			}
+		}
+		ns.ID = t.schema.ID + 1
+		ns.TimeMillis = c.now().UnixMilli()
+		data, _ := ns.MarshalJSON()
+		err = c.fio.CreateExclusive(ctx, schemaPath(t.path, ns.ID), data)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("lake: alter table %s.%s: %w", db, name, err)
+		}
+		return c.newTable(db, name, &ns), nil
+	}
+	return nil, fmt.Errorf("alter table %s.%s: %w", db, name, ErrCommitConflict)
+}
+
+// Table is an immutable view of one schema version of one table.
+type Table struct {
+	cat    *Catalog
+	fio    FileIO
+	db     string
+	name   string
+	path   string
+	schema *TableSchema
+	now    func() time.Time
+}
+
+// Database returns the database name.
+func (t *Table) Database() string { return t.db }
+
+// Name returns the table name.
+func (t *Table) Name() string { return t.name }
+
+// Schema returns the table schema; callers must not modify it.
+func (t *Table) Schema() *TableSchema { return t.schema }
+
+// Path returns the table directory.
+func (t *Table) Path() string { return t.path }
+
+// FullName is db.table.
+func (t *Table) FullName() string { return t.db + "." + t.name }

@@ -1,0 +1,462 @@
+package lake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/google/uuid"
+)
+
+// CommitOptions controls a commit.
+type CommitOptions struct {
+	CommitUser     string            // stable per committer
+	Identifier     int64             // increasing per CommitUser
+	ExpectedLatest int64             // snapshot id planned against (0 = none); a different latest gives ErrCommitConflict
+	Properties     map[string]string // written into the snapshot "properties"
+}
+
+// pathFactory names the files of one commit attempt: <prefix>-<uuid>-<n>.
+type pathFactory struct {
+	uuid string
+	n    int
+}
+
+func (p *pathFactory) next(prefix, suffix string) string {
+	name := prefix + p.uuid + "-" + strconv.Itoa(p.n) + suffix
+	p.n++
+	return name
+}
+
+// Commit writes the buffered rows as level-0 data files, a manifest, the manifest lists and then
+// creates snapshot-N exclusively. On any failure nothing becomes visible and the files of this
+// attempt are removed; the Write can be committed again (e.g. after re-planning on ErrCommitConflict).
+func (w *Write) Commit(ctx context.Context, opts CommitOptions) (snap *Snapshot, err error) {
+	if w.closed {
+		return nil, fmt.Errorf("lake: write already committed or aborted")
+	}
+	t := w.t
+	if opts.CommitUser == "" {
+		return nil, fmt.Errorf("lake: %s: commit needs a CommitUser", t.FullName())
+	}
+	latestID, err := t.latestSnapshotID(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("lake: %s: find latest snapshot: %w", t.FullName(), err)
+	}
+	if latestID != opts.ExpectedLatest {
+		return nil, fmt.Errorf("lake: %s: latest snapshot is %d, expected %d: %w", t.FullName(), latestID, opts.ExpectedLatest, ErrCommitConflict)
+	}
+	var prev *Snapshot
+	if latestID > 0 {
+		if prev, err = t.Snapshot(ctx, latestID); err != nil {
+			return nil, err
+		}
+	}
+	live, prevMetas, err := t.dataFiles(ctx, prev)
+	if err != nil {
+		return nil, err
+	}
+	maxSeq := map[string]int64{} // partition+bucket -> max sequence number of live files
+	for _, e := range live {
+		k := string(e.Partition) + "/" + strconv.Itoa(int(e.Bucket))
+		if s, ok := maxSeq[k]; !ok || e.File.MaxSequenceNumber > s {
+			maxSeq[k] = e.File.MaxSequenceNumber
+		}
+	}
+
+	pf := &pathFactory{uuid: uuid.NewString()}
+	var written []string
+	defer func() {
+		if err != nil {
+			for _, p := range written {
+				_ = t.fio.Remove(context.WithoutCancel(ctx), p)
+			}
+		}
+	}()
+
+	codec, err := compressionFor(t.schema.Options["file.compression"])
+	if err != nil {
+		return nil, err
+	}
+	if f, ok := t.schema.Options["file.format"]; ok && f != defaultFileFormat {
+		return nil, fmt.Errorf("lake: %s: file.format %q is not supported (only parquet)", t.FullName(), f)
+	}
+	dataPF := &pathFactory{uuid: uuid.NewString()}
+	var entries []ManifestEntry
+	var delta int64
+	for _, g := range w.sortedGroups() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		k := string(g.partition) + "/" + strconv.Itoa(int(g.bucket))
+		base, ok := maxSeq[k]
+		if !ok {
+			base = -1
+		}
+		meta, path, err := w.flushGroup(ctx, g, base, codec, dataPF)
+		if path != "" {
+			written = append(written, path)
+		}
+		if err != nil {
+			return nil, err
+		}
+		entries = append(entries, ManifestEntry{Kind: FileKindAdd, Partition: g.partition, Bucket: g.bucket,
+			TotalBuckets: int32(t.schema.NumBuckets()), File: *meta})
+		delta += meta.RowCount
+	}
+
+	manifestDir := filepath.Join(t.path, "manifest")
+	writeFile := func(name string, data []byte) (int64, error) {
+		p := filepath.Join(manifestDir, name)
+		if err := t.fio.CreateExclusive(ctx, p, data); err != nil {
+			return 0, fmt.Errorf("lake: %s: write %s: %w", t.FullName(), p, err)
+		}
+		written = append(written, p)
+		return int64(len(data)), nil
+	}
+	var deltaMetas []ManifestFileMeta
+	if len(entries) > 0 {
+		data, err := encodeManifest(entries)
+		if err != nil {
+			return nil, fmt.Errorf("lake: %s: encode manifest: %w", t.FullName(), err)
+		}
+		name := pf.next("manifest-", "")
+		size, err := writeFile(name, data)
+		if err != nil {
+			return nil, err
+		}
+		deltaMetas = append(deltaMetas, w.manifestMeta(name, size, entries))
+	}
+	baseData, err := encodeManifestList(prevMetas)
+	if err != nil {
+		return nil, err
+	}
+	baseName := pf.next("manifest-list-", "")
+	baseSize, err := writeFile(baseName, baseData)
+	if err != nil {
+		return nil, err
+	}
+	deltaData, err := encodeManifestList(deltaMetas)
+	if err != nil {
+		return nil, err
+	}
+	deltaName := pf.next("manifest-list-", "")
+	deltaSize, err := writeFile(deltaName, deltaData)
+	if err != nil {
+		return nil, err
+	}
+
+	var total int64
+	if prev != nil {
+		total = prev.TotalRecordCount
+	}
+	zero := int64(0)
+	props := opts.Properties
+	if props == nil {
+		props = map[string]string{}
+	}
+	snap = &Snapshot{Version: 3, ID: latestID + 1, SchemaID: t.schema.ID,
+		BaseManifestList: baseName, BaseManifestListSize: &baseSize,
+		DeltaManifestList: deltaName, DeltaManifestListSize: &deltaSize,
+		CommitUser: opts.CommitUser, CommitIdentifier: opts.Identifier, CommitKind: CommitKindAppend,
+		TimeMillis: t.now().UnixMilli(), TotalRecordCount: total + delta, DeltaRecordCount: delta,
+		ChangelogRecordCount: &zero, Properties: props, NextRowID: &zero}
+	data, _ := snap.MarshalJSON()
+	sp := t.snapshotPath(snap.ID)
+	if err := t.fio.CreateExclusive(ctx, sp, data); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("lake: %s: snapshot %d created concurrently: %w", t.FullName(), snap.ID, ErrCommitConflict)
+		}
+		return nil, fmt.Errorf("lake: %s: write snapshot %s: %w", t.FullName(), sp, err)
+	}
+	// The snapshot is visible; from here on nothing is rolled back.
+	written = nil
+	_ = t.fio.WriteAtomic(ctx, filepath.Join(t.snapshotDir(), "LATEST"), []byte(strconv.FormatInt(snap.ID, 10)))
+	w.closed = true
+	w.release()
+	return snap, nil
+}
+
+// manifestMeta builds the manifest-list record of a manifest.
+func (w *Write) manifestMeta(name string, size int64, entries []ManifestEntry) ManifestFileMeta {
+	ts := w.t.schema
+	partIdx, _ := ts.indexesOf(ts.PartitionKeys)
+	types := make([]DataType, len(partIdx))
+	for i, p := range partIdx {
+		types[i] = ts.Fields[p].Type
+	}
+	st := newStatsCollector(types)
+	m := ManifestFileMeta{FileName: name, FileSize: size, SchemaID: ts.ID}
+	var minB, maxB, minL, maxL int32
+	for i, e := range entries {
+		if e.Kind == FileKindAdd {
+			m.NumAddedFiles++
+		} else {
+			m.NumDeletedFiles++
+		}
+		_, row, _ := deserializeBinaryRow(e.Partition)
+		vals, _ := decodeBinaryRow(types, row)
+		st.add(vals)
+		if i == 0 || e.Bucket < minB {
+			minB = e.Bucket
+		}
+		if i == 0 || e.Bucket > maxB {
+			maxB = e.Bucket
+		}
+		if i == 0 || e.File.Level < minL {
+			minL = e.File.Level
+		}
+		if i == 0 || e.File.Level > maxL {
+			maxL = e.File.Level
+		}
+		if e.File.SchemaID > m.SchemaID {
+			m.SchemaID = e.File.SchemaID
+		}
+	}
+	m.PartitionStats = st.stats()
+	m.MinBucket, m.MaxBucket, m.MinLevel, m.MaxLevel = &minB, &maxB, &minL, &maxL
+	return m
+}
+
+// statsCollector gathers min/max/null counts of atomic columns.
+type statsCollector struct {
+	types    []DataType
+	min, max []any
+	nulls    []int64
+}
+
+func newStatsCollector(types []DataType) *statsCollector {
+	return &statsCollector{types: types, min: make([]any, len(types)), max: make([]any, len(types)), nulls: make([]int64, len(types))}
+}
+
+func (s *statsCollector) add(vals []any) {
+	for i, v := range vals {
+		if v == nil {
+			s.nulls[i]++
+			continue
+		}
+		if s.min[i] == nil || compareValues(v, s.min[i]) < 0 {
+			s.min[i] = v
+		}
+		if s.max[i] == nil || compareValues(v, s.max[i]) > 0 {
+			s.max[i] = v
+		}
+	}
+}
+
+func (s *statsCollector) stats() SimpleStats {
+	nc := make([]*int64, len(s.nulls))
+	for i := range s.nulls {
+		v := s.nulls[i]
+		nc[i] = &v
+	}
+	return SimpleStats{
+		MinValues:  serializeBinaryRow(len(s.types), encodeBinaryRow(s.types, s.min)),
+		MaxValues:  serializeBinaryRow(len(s.types), encodeBinaryRow(s.types, s.max)),
+		NullCounts: nc,
+	}
+}
+
+func emptyStats() SimpleStats {
+	return SimpleStats{MinValues: emptyRowBytes, MaxValues: emptyRowBytes, NullCounts: []*int64{}}
+}
+
+// flushGroup writes one (partition, bucket) group as one level-0 file. bucketMaxSeq is the highest
+// sequence number already in the bucket (-1 if none).
+func (w *Write) flushGroup(ctx context.Context, g *writeGroup, bucketMaxSeq int64, codec compress.Compression, pf *pathFactory) (*DataFileMeta, string, error) {
+	t := w.t
+	ts := t.schema
+	rec, err := concatRecords(g.recs, w.mem)
+	if err != nil {
+		return nil, "", err
+	}
+	defer rec.Release()
+	n := int(rec.NumRows())
+
+	// value stats over all atomic columns
+	var statCols []int
+	var statTypes []DataType
+	var statNames []string
+	for i, f := range ts.Fields {
+		if statsSupported(f.Type) {
+			statCols = append(statCols, i)
+			statTypes = append(statTypes, f.Type)
+			statNames = append(statNames, f.Name)
+		}
+	}
+
+	meta := &DataFileMeta{SchemaID: ts.ID, Level: 0, ExtraFiles: []string{}}
+	var fileSource int32
+	meta.FileSource = &fileSource
+	now := time.Now()
+	ct := time.Date(now.Year(), now.Month(), now.Day(), now.Hour(), now.Minute(), now.Second(), now.Nanosecond()/1e6*1e6, time.UTC)
+	meta.CreationTime = &ct
+
+	var out arrow.RecordBatch
+	if ts.HasPrimaryKey() {
+		keyNames := ts.TrimmedPrimaryKeys()
+		keyIdx, keyTypes, err := t.columnsOf(rec, keyNames)
+		if err != nil {
+			return nil, "", err
+		}
+		keys := make([][]any, n)
+		for r := 0; r < n; r++ {
+			k := make([]any, len(keyIdx))
+			for i, c := range keyIdx {
+				k[i] = valueAt(rec.Column(c), r, keyTypes[i])
+			}
+			keys[r] = k
+		}
+		order := make([]int, n)
+		for i := range order {
+			order[i] = i
+		}
+		sort.SliceStable(order, func(a, b int) bool {
+			ra, rb := order[a], order[b]
+			if c := compareRows(keys[ra], keys[rb]); c != 0 {
+				return c < 0
+			}
+			return g.seqs[ra] < g.seqs[rb]
+		})
+		// keep the last (highest sequence, then latest written) row per key
+		var kept []int64
+		for i := 0; i < n; i++ {
+			if i+1 < n && compareRows(keys[order[i]], keys[order[i+1]]) == 0 {
+				continue
+			}
+			kept = append(kept, int64(order[i]))
+		}
+		minSeq := g.seqs[0]
+		for _, s := range g.seqs {
+			if s < minSeq {
+				minSeq = s
+			}
+		}
+		var shift int64
+		if minSeq <= bucketMaxSeq {
+			shift = bucketMaxSeq + 1 - minSeq
+		}
+		taken, err := takeRecord(ctx, rec, kept, w.mem)
+		if err != nil {
+			return nil, "", err
+		}
+		defer taken.Release()
+		seqB := array.NewInt64Builder(w.mem)
+		kindB := array.NewInt8Builder(w.mem)
+		keyStats := newStatsCollector(keyTypes)
+		var deletes int64
+		meta.MinSequenceNumber, meta.MaxSequenceNumber = -1, -1
+		for i, r := range kept {
+			s := g.seqs[r] + shift
+			seqB.Append(s)
+			kindB.Append(int8(g.kinds[r]))
+			if g.kinds[r].isRetract() {
+				deletes++
+			}
+			if i == 0 || s < meta.MinSequenceNumber {
+				meta.MinSequenceNumber = s
+			}
+			if i == 0 || s > meta.MaxSequenceNumber {
+				meta.MaxSequenceNumber = s
+			}
+			keyStats.add(keys[r])
+		}
+		seqArr, kindArr := seqB.NewArray(), kindB.NewArray()
+		seqB.Release()
+		kindB.Release()
+		defer seqArr.Release()
+		defer kindArr.Release()
+		var fields []arrow.Field
+		var cols []arrow.Array
+		for i, name := range keyNames {
+			f := ts.Fields[ts.FieldIndex(name)]
+			fields = append(fields, arrowField(keyFieldPrefix+name, f.Type, keyFieldIDStart+f.ID))
+			cols = append(cols, taken.Column(keyIdx[i]))
+		}
+		fields = append(fields, arrow.Field{Name: seqNumberField, Type: arrow.PrimitiveTypes.Int64, Metadata: fieldIDMeta(seqNumberFieldID)},
+			arrow.Field{Name: valueKindField, Type: arrow.PrimitiveTypes.Int8, Metadata: fieldIDMeta(valueKindFieldID)})
+		cols = append(cols, seqArr, kindArr)
+		for i, f := range ts.ArrowSchema().Fields() {
+			fields = append(fields, f)
+			cols = append(cols, taken.Column(i))
+		}
+		out = array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(len(kept)))
+		meta.MinKey = serializeBinaryRow(len(keyTypes), encodeBinaryRow(keyTypes, keys[kept[0]]))
+		meta.MaxKey = serializeBinaryRow(len(keyTypes), encodeBinaryRow(keyTypes, keys[kept[len(kept)-1]]))
+		meta.KeyStats = keyStats.stats()
+		meta.DeleteRowCount = &deletes
+	} else {
+		rec.Retain()
+		out = array.NewRecordBatch(ts.ArrowSchema(), rec.Columns(), rec.NumRows())
+		rec.Release()
+		meta.MinSequenceNumber = bucketMaxSeq + 1
+		meta.MaxSequenceNumber = bucketMaxSeq + int64(n)
+		meta.MinKey, meta.MaxKey = emptyRowBytes, emptyRowBytes
+		meta.KeyStats = emptyStats()
+		var zero int64
+		meta.DeleteRowCount = &zero
+	}
+	defer out.Release()
+
+	// value stats are over the table columns as written (the last ts.Fields columns of out)
+	vs := newStatsCollector(statTypes)
+	off := int(out.NumCols()) - len(ts.Fields)
+	vals := make([]any, len(statCols))
+	for r := 0; r < int(out.NumRows()); r++ {
+		for i, c := range statCols {
+			vals[i] = valueAt(out.Column(off+c), r, statTypes[i])
+		}
+		vs.add(vals)
+	}
+	meta.ValueStats = vs.stats()
+	if len(statCols) != len(ts.Fields) {
+		meta.ValueStatsCols = append([]string{}, statNames...)
+	}
+	meta.RowCount = out.NumRows()
+
+	name := pf.next(dataFilePrefix(ts), ".parquet")
+	meta.FileName = name
+	partTypes := make([]DataType, len(ts.PartitionKeys))
+	for i, k := range ts.PartitionKeys {
+		partTypes[i] = ts.Fields[ts.FieldIndex(k)].Type
+	}
+	path := t.dataFilePath(partTypes, g.partVals, g.bucket, name)
+	size, err := writeParquet(ctx, t.fio, path, out, codec, w.mem)
+	if err != nil {
+		return nil, path, fmt.Errorf("lake: %s: write data file %s: %w", t.FullName(), path, err)
+	}
+	meta.FileSize = size
+	return meta, path, nil
+}
+
+func dataFilePrefix(ts *TableSchema) string {
+	if p, ok := ts.Options["data-file.prefix"]; ok {
+		return p
+	}
+	return "data-"
+}
+
+func (t *Table) partitionDefaultName() string {
+	if v, ok := t.schema.Options["partition.default-name"]; ok {
+		return v
+	}
+	return defaultPartitionName
+}
+
+// bucketDir is <table>/<partition path>bucket-N.
+func (t *Table) bucketDir(partTypes []DataType, partVals []any, bucket int32) string {
+	rel := partitionPath(t.schema.PartitionKeys, partTypes, partVals, t.partitionDefaultName())
+	return filepath.Join(t.path, filepath.FromSlash(rel), "bucket-"+strconv.Itoa(int(bucket)))
+}
+
+func (t *Table) dataFilePath(partTypes []DataType, partVals []any, bucket int32, name string) string {
+	return filepath.Join(t.bucketDir(partTypes, partVals, bucket), name)
+}

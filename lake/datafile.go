@@ -1,0 +1,212 @@
+package lake
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// System columns of primary-key data files.
+const (
+	keyFieldPrefix    = "_KEY_"
+	seqNumberField    = "_SEQUENCE_NUMBER"
+	valueKindField    = "_VALUE_KIND"
+	keyFieldIDStart   = 1073741823 // Integer.MAX_VALUE / 2
+	seqNumberFieldID  = 2147483646
+	valueKindFieldID  = 2147483645
+	defaultFileFormat = "parquet"
+)
+
+func compressionFor(opt string) (compress.Compression, error) {
+	switch strings.ToLower(strings.TrimSpace(opt)) {
+	case "", "zstd":
+		return compress.Codecs.Zstd, nil
+	case "none", "uncompressed":
+		return compress.Codecs.Uncompressed, nil
+	case "snappy":
+		return compress.Codecs.Snappy, nil
+	case "gzip":
+		return compress.Codecs.Gzip, nil
+	case "lz4":
+		return compress.Codecs.Lz4Raw, nil
+	}
+	return compress.Codecs.Uncompressed, fmt.Errorf("lake: unsupported file.compression %q", opt)
+}
+
+// countingWriter counts bytes written.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// writeParquet writes rec as one Parquet file (message paimon_schema, field ids from the Arrow field
+// metadata, decimals p<=18 as INT32/INT64) and returns its size.
+func writeParquet(ctx context.Context, fio FileIO, path string, rec arrow.RecordBatch, codec compress.Compression, mem memory.Allocator) (int64, error) {
+	for _, f := range rec.Schema().Fields() {
+		if ts, ok := f.Type.(*arrow.TimestampType); ok && ts.Unit == arrow.Nanosecond {
+			return 0, fmt.Errorf("lake: column %s: TIMESTAMP precision > 6 (INT96) is not supported for writing", f.Name)
+		}
+	}
+	w, err := fio.Create(ctx, path)
+	if err != nil {
+		return 0, err
+	}
+	cw := &countingWriter{w: w}
+	props := parquet.NewWriterProperties(
+		parquet.WithRootName("paimon_schema"),
+		parquet.WithCompression(codec),
+		parquet.WithDictionaryDefault(true),
+		parquet.WithStoreDecimalAsInteger(true),
+		parquet.WithAllocator(mem),
+		parquet.WithCreatedBy("flightd lake"),
+	)
+	fw, err := pqarrow.NewFileWriter(rec.Schema(), cw, props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))
+	if err != nil {
+		w.Close()
+		return 0, err
+	}
+	if err := fw.Write(rec); err != nil {
+		fw.Close()
+		w.Close()
+		return 0, err
+	}
+	if err := fw.Close(); err != nil { // closes cw's sink? FileWriter.Close does not close the writer
+		w.Close()
+		return 0, err
+	}
+	if err := w.Close(); err != nil {
+		return 0, err
+	}
+	return cw.n, nil
+}
+
+// parquetFile is an open data file.
+type parquetFile struct {
+	f    ReadAtSeekCloser
+	pr   *file.Reader
+	fr   *pqarrow.FileReader
+	path string
+}
+
+func openParquet(ctx context.Context, fio FileIO, path string, mem memory.Allocator) (*parquetFile, error) {
+	f, err := fio.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	pr, err := file.NewParquetReader(f, file.WithReadProps(parquet.NewReaderProperties(mem)))
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{Parallel: false, BatchSize: 64 * 1024}, mem)
+	if err != nil {
+		pr.Close()
+		return nil, err
+	}
+	return &parquetFile{f: f, pr: pr, fr: fr, path: path}, nil
+}
+
+func (p *parquetFile) Close() error { return p.pr.Close() }
+
+// leafIndices returns the Parquet leaf column indices of the named top-level fields (-1 entry: missing).
+func (p *parquetFile) fieldLeaves(name string) []int {
+	for _, f := range p.fr.Manifest.Fields {
+		if f.Field.Name == name {
+			var out []int
+			var walk func(sf pqarrow.SchemaField)
+			walk = func(sf pqarrow.SchemaField) {
+				if len(sf.Children) == 0 {
+					out = append(out, sf.ColIndex)
+					return
+				}
+				for _, c := range sf.Children {
+					walk(c)
+				}
+			}
+			walk(f)
+			return out
+		}
+	}
+	return nil
+}
+
+// readRowGroup reads the given fields of one row group and returns a record with exactly the
+// requested fields: columns are matched by name, cast to the wanted type when the file type differs,
+// and filled with nulls when the file lacks them (schema evolution).
+func (p *parquetFile) readRowGroup(ctx context.Context, rg int, want []arrow.Field, mem memory.Allocator) (arrow.RecordBatch, error) {
+	var leaves []int
+	present := make([]bool, len(want))
+	for i, f := range want {
+		l := p.fieldLeaves(f.Name)
+		if len(l) > 0 {
+			present[i] = true
+			leaves = append(leaves, l...)
+		}
+	}
+	nrows := p.pr.MetaData().RowGroups[rg].NumRows
+	var tbl arrow.Table
+	if len(leaves) > 0 {
+		var err error
+		tbl, err = p.fr.ReadRowGroups(ctx, leaves, []int{rg})
+		if err != nil {
+			return nil, err
+		}
+		defer tbl.Release()
+	}
+	cols := make([]arrow.Array, len(want))
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	for i, f := range want {
+		if !present[i] {
+			cols[i] = array.MakeArrayOfNull(mem, f.Type, int(nrows))
+			continue
+		}
+		idx := tbl.Schema().FieldIndices(f.Name)
+		if len(idx) == 0 {
+			return nil, fmt.Errorf("column %s missing after read", f.Name)
+		}
+		chunked := tbl.Column(idx[0]).Data()
+		var arr arrow.Array
+		if len(chunked.Chunks()) == 1 {
+			arr = chunked.Chunk(0)
+			arr.Retain()
+		} else {
+			var err error
+			arr, err = array.Concatenate(chunked.Chunks(), mem)
+			if err != nil {
+				return nil, err
+			}
+		}
+		if !arrow.TypeEqual(arr.DataType(), f.Type) {
+			casted, err := compute.CastArray(ctx, arr, compute.SafeCastOptions(f.Type))
+			arr.Release()
+			if err != nil {
+				return nil, fmt.Errorf("column %s: cannot read %s as %s: %w", f.Name, chunked.DataType(), f.Type, err)
+			}
+			arr = casted
+		}
+		cols[i] = arr
+	}
+	return array.NewRecordBatch(arrow.NewSchema(want, nil), cols, nrows), nil
+}

@@ -1,0 +1,149 @@
+package lake
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+)
+
+const defaultPartitionName = "__DEFAULT_PARTITION__"
+
+// partitionPath renders "k1=v1/k2=v2/" as Java's PartitionPathUtils with partition.legacy-name=true.
+func partitionPath(keys []string, types []DataType, vals []any, defaultName string) string {
+	if len(keys) == 0 {
+		return ""
+	}
+	var sb strings.Builder
+	for i, k := range keys {
+		v := legacyPartitionString(types[i], vals[i])
+		if v == nil || strings.TrimSpace(*v) == "" {
+			v = &defaultName
+		}
+		sb.WriteString(escapePathName(k))
+		sb.WriteByte('=')
+		sb.WriteString(escapePathName(*v))
+		sb.WriteByte('/')
+	}
+	return sb.String()
+}
+
+func escapePathName(s string) string {
+	var sb strings.Builder
+	for _, r := range s {
+		if r < 0x80 && needsEscape(byte(r)) {
+			fmt.Fprintf(&sb, "%%%02X", r)
+		} else {
+			sb.WriteRune(r)
+		}
+	}
+	return sb.String()
+}
+
+func needsEscape(c byte) bool {
+	if c >= 0x01 && c <= 0x1F || c == 0x7F {
+		return true
+	}
+	return strings.IndexByte("%\"#'*/:=?\\{}[]^", c) >= 0
+}
+
+// legacyPartitionString is Java toString() of the internal value.
+func legacyPartitionString(t DataType, v any) *string {
+	if v == nil {
+		return nil
+	}
+	var s string
+	switch x := v.(type) {
+	case bool:
+		s = strconv.FormatBool(x)
+	case int8:
+		s = strconv.FormatInt(int64(x), 10)
+	case int16:
+		s = strconv.FormatInt(int64(x), 10)
+	case int32:
+		s = strconv.FormatInt(int64(x), 10)
+	case int64:
+		s = strconv.FormatInt(x, 10)
+	case float32:
+		s = javaFloatString(float64(x), 32)
+	case float64:
+		s = javaFloatString(x, 64)
+	case string:
+		s = x
+	case []byte:
+		s = string(x)
+	case decimalValue:
+		s = plainDecimal(x.unscaled, x.scale)
+	case timestampValue:
+		s = localDateTimeString(x)
+	default:
+		s = fmt.Sprint(x)
+	}
+	return &s
+}
+
+func plainDecimal(u *big.Int, scale int) string {
+	neg := u.Sign() < 0
+	digits := new(big.Int).Abs(u).String()
+	if scale > 0 {
+		for len(digits) <= scale {
+			digits = "0" + digits
+		}
+		digits = digits[:len(digits)-scale] + "." + digits[len(digits)-scale:]
+	}
+	if neg {
+		return "-" + digits
+	}
+	return digits
+}
+
+// localDateTimeString is java.time.LocalDateTime.toString.
+func localDateTimeString(ts timestampValue) string {
+	t := time.UnixMilli(ts.millis).UTC()
+	nanos := int(t.Nanosecond()) + int(ts.nanoOfMilli)
+	s := fmt.Sprintf("%04d-%02d-%02dT%02d:%02d", t.Year(), int(t.Month()), t.Day(), t.Hour(), t.Minute())
+	if t.Second() == 0 && nanos == 0 {
+		return s
+	}
+	s += fmt.Sprintf(":%02d", t.Second())
+	switch {
+	case nanos == 0:
+	case nanos%1000000 == 0:
+		s += fmt.Sprintf(".%03d", nanos/1000000)
+	case nanos%1000 == 0:
+		s += fmt.Sprintf(".%06d", nanos/1000)
+	default:
+		s += fmt.Sprintf(".%09d", nanos)
+	}
+	return s
+}
+
+// javaFloatString approximates Float/Double.toString (shortest repr, ".0" for integers, E notation
+// outside [1e-3, 1e7)).
+func javaFloatString(f float64, bitSize int) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	}
+	a := math.Abs(f)
+	if a == 0 || (a >= 1e-3 && a < 1e7) {
+		s := strconv.FormatFloat(f, 'f', -1, bitSize)
+		if !strings.Contains(s, ".") {
+			s += ".0"
+		}
+		return s
+	}
+	s := strconv.FormatFloat(f, 'E', -1, bitSize)
+	mant, exp, _ := strings.Cut(s, "E")
+	if !strings.Contains(mant, ".") {
+		mant += ".0"
+	}
+	e, _ := strconv.Atoi(exp)
+	return mant + "E" + strconv.Itoa(e)
+}

@@ -1,0 +1,319 @@
+package lake
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+const scanBatchRows = 64 * 1024
+
+// Scan returns the rows of snap (nil: empty result) projected to columns (nil: all, in table order).
+// Primary-key tables are merged per (partition, bucket): the highest sequence number per key wins
+// and -U/-D rows are dropped; rows come out in key order per bucket. Append tables are concatenated.
+// Memory is bounded by one bucket (PK) or one row group (append). The reader owns each batch until the
+// next call to Next; Release the reader when done.
+func (t *Table) Scan(ctx context.Context, snap *Snapshot, columns []string) (array.RecordReader, error) {
+	full := t.schema.ArrowSchema()
+	var outFields []arrow.Field
+	if columns == nil {
+		outFields = full.Fields()
+	} else {
+		for _, c := range columns {
+			i := t.schema.FieldIndex(c)
+			if i < 0 {
+				return nil, fmt.Errorf("lake: %s: scan: unknown column %q", t.FullName(), c)
+			}
+			outFields = append(outFields, full.Field(i))
+		}
+	}
+	r := &scanReader{t: t, ctx: ctx, mem: memory.DefaultAllocator, schema: arrow.NewSchema(outFields, nil)}
+	r.refs.Store(1)
+	if snap == nil {
+		return r, nil
+	}
+	entries, _, err := t.dataFiles(ctx, snap)
+	if err != nil {
+		return nil, err
+	}
+	groups := map[string]*scanGroup{}
+	for _, e := range entries {
+		k := string(e.Partition) + "/" + fmt.Sprint(e.Bucket)
+		g := groups[k]
+		if g == nil {
+			g = &scanGroup{partition: e.Partition, bucket: e.Bucket}
+			groups[k] = g
+			r.groups = append(r.groups, g)
+		}
+		g.files = append(g.files, e.File)
+	}
+	sort.SliceStable(r.groups, func(i, j int) bool {
+		a, b := r.groups[i], r.groups[j]
+		if string(a.partition) != string(b.partition) {
+			return string(a.partition) < string(b.partition)
+		}
+		return a.bucket < b.bucket
+	})
+	return r, nil
+}
+
+type scanGroup struct {
+	partition []byte
+	bucket    int32
+	files     []DataFileMeta
+}
+
+type scanReader struct {
+	t      *Table
+	ctx    context.Context
+	mem    memory.Allocator
+	schema *arrow.Schema
+	refs   atomic.Int64
+
+	groups  []*scanGroup
+	pending []arrow.RecordBatch // ready batches
+	cur     arrow.RecordBatch
+	err     error
+}
+
+var _ array.RecordReader = (*scanReader)(nil)
+
+func (r *scanReader) Retain() { r.refs.Add(1) }
+
+func (r *scanReader) Release() {
+	if n := r.refs.Add(-1); n == 0 {
+		r.clear()
+	} else if n < 0 {
+		panic("lake: scan reader released too often")
+	}
+}
+
+func (r *scanReader) clear() {
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	for _, p := range r.pending {
+		p.Release()
+	}
+	r.pending = nil
+	r.groups = nil
+}
+
+func (r *scanReader) Schema() *arrow.Schema { return r.schema }
+
+// RecordBatch returns the current batch, valid until the next Next.
+func (r *scanReader) RecordBatch() arrow.RecordBatch { return r.cur }
+
+// Record is RecordBatch (deprecated alias).
+func (r *scanReader) Record() arrow.RecordBatch { return r.cur }
+
+func (r *scanReader) Err() error { return r.err }
+
+func (r *scanReader) Next() bool {
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	if r.err != nil {
+		return false
+	}
+	for len(r.pending) == 0 {
+		if len(r.groups) == 0 {
+			return false
+		}
+		if err := r.ctx.Err(); err != nil {
+			r.err = err
+			r.clear()
+			return false
+		}
+		g := r.groups[0]
+		r.groups = r.groups[1:]
+		var err error
+		if r.t.schema.HasPrimaryKey() {
+			err = r.loadPK(g)
+		} else {
+			err = r.loadAppend(g)
+		}
+		if err != nil {
+			r.err = err
+			r.clear()
+			return false
+		}
+	}
+	r.cur = r.pending[0]
+	r.pending = r.pending[1:]
+	return true
+}
+
+func (r *scanReader) partTypes() []DataType {
+	ts := r.t.schema
+	out := make([]DataType, len(ts.PartitionKeys))
+	for i, k := range ts.PartitionKeys {
+		out[i] = ts.Fields[ts.FieldIndex(k)].Type
+	}
+	return out
+}
+
+func (r *scanReader) filePath(g *scanGroup, f *DataFileMeta) (string, error) {
+	if f.ExternalPath != nil && *f.ExternalPath != "" {
+		return *f.ExternalPath, nil
+	}
+	types := r.partTypes()
+	_, row, err := deserializeBinaryRow(g.partition)
+	if err != nil {
+		return "", err
+	}
+	vals, err := decodeBinaryRow(types, row)
+	if err != nil {
+		return "", err
+	}
+	return r.t.dataFilePath(types, vals, g.bucket, f.FileName), nil
+}
+
+// readFile reads the wanted fields of a whole data file, one record per row group.
+func (r *scanReader) readFile(g *scanGroup, f *DataFileMeta, want []arrow.Field, emit func(arrow.RecordBatch)) error {
+	path, err := r.filePath(g, f)
+	if err != nil {
+		return fmt.Errorf("lake: %s: data file %s: %w", r.t.FullName(), f.FileName, err)
+	}
+	pf, err := openParquet(r.ctx, r.t.fio, path, r.mem)
+	if err != nil {
+		return fmt.Errorf("lake: %s: open data file %s: %w", r.t.FullName(), path, err)
+	}
+	defer pf.Close()
+	for rg := 0; rg < pf.pr.NumRowGroups(); rg++ {
+		if err := r.ctx.Err(); err != nil {
+			return err
+		}
+		rec, err := pf.readRowGroup(r.ctx, rg, want, r.mem)
+		if err != nil {
+			return fmt.Errorf("lake: %s: read data file %s: %w", r.t.FullName(), path, err)
+		}
+		emit(rec)
+	}
+	return nil
+}
+
+func (r *scanReader) loadAppend(g *scanGroup) error {
+	for i := range g.files {
+		err := r.readFile(g, &g.files[i], r.schema.Fields(), func(rec arrow.RecordBatch) {
+			if rec.NumRows() == 0 {
+				rec.Release()
+				return
+			}
+			r.pending = append(r.pending, rec)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *scanReader) loadPK(g *scanGroup) error {
+	ts := r.t.schema
+	keyNames := ts.TrimmedPrimaryKeys()
+	full := ts.ArrowSchema()
+	var want []arrow.Field
+	seen := map[string]bool{}
+	for _, n := range keyNames {
+		want = append(want, full.Field(ts.FieldIndex(n)))
+		seen[n] = true
+	}
+	for _, f := range r.schema.Fields() {
+		if !seen[f.Name] {
+			want = append(want, f)
+			seen[f.Name] = true
+		}
+	}
+	want = append(want, arrow.Field{Name: seqNumberField, Type: arrow.PrimitiveTypes.Int64},
+		arrow.Field{Name: valueKindField, Type: arrow.PrimitiveTypes.Int8})
+	var recs []arrow.RecordBatch
+	defer func() {
+		for _, rc := range recs {
+			rc.Release()
+		}
+	}()
+	for i := range g.files {
+		if err := r.readFile(g, &g.files[i], want, func(rec arrow.RecordBatch) { recs = append(recs, rec) }); err != nil {
+			return err
+		}
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	all, err := concatRecords(recs, r.mem)
+	if err != nil {
+		return err
+	}
+	defer all.Release()
+	n := int(all.NumRows())
+	keyTypes := make([]DataType, len(keyNames))
+	for i, k := range keyNames {
+		keyTypes[i] = ts.Fields[ts.FieldIndex(k)].Type
+	}
+	keys := make([][]any, n)
+	for row := 0; row < n; row++ {
+		if row%1024 == 0 {
+			if err := r.ctx.Err(); err != nil {
+				return err
+			}
+		}
+		k := make([]any, len(keyNames))
+		for i := range keyNames {
+			k[i] = valueAt(all.Column(i), row, keyTypes[i])
+		}
+		keys[row] = k
+	}
+	seqs := all.Column(len(want) - 2).(*array.Int64)
+	kinds := all.Column(len(want) - 1).(*array.Int8)
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		ra, rb := order[a], order[b]
+		if c := compareRows(keys[ra], keys[rb]); c != 0 {
+			return c < 0
+		}
+		return seqs.Value(ra) < seqs.Value(rb)
+	})
+	var kept []int64
+	for i := 0; i < n; i++ {
+		if i+1 < n && compareRows(keys[order[i]], keys[order[i+1]]) == 0 {
+			continue
+		}
+		row := order[i]
+		if RowKind(kinds.Value(row)).isRetract() {
+			continue
+		}
+		kept = append(kept, int64(row))
+	}
+	// project to the output columns
+	cols := make([]arrow.Array, r.schema.NumFields())
+	for i, f := range r.schema.Fields() {
+		for j, wf := range want {
+			if wf.Name == f.Name {
+				cols[i] = all.Column(j)
+				break
+			}
+		}
+	}
+	proj := array.NewRecordBatch(r.schema, cols, int64(n))
+	defer proj.Release()
+	for start := 0; start < len(kept); start += scanBatchRows {
+		end := min(start+scanBatchRows, len(kept))
+		b, err := takeRecord(r.ctx, proj, kept[start:end], r.mem)
+		if err != nil {
+			return err
+		}
+		r.pending = append(r.pending, b)
+	}
+	return nil
+}

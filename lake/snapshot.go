@@ -1,0 +1,202 @@
+package lake
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Snapshot is the content of snapshot/snapshot-N (version 3, the 1.1–1.3 field set).
+type Snapshot struct {
+	Version                   int
+	ID                        int64
+	SchemaID                  int64
+	BaseManifestList          string
+	BaseManifestListSize      *int64
+	DeltaManifestList         string
+	DeltaManifestListSize     *int64
+	ChangelogManifestList     *string
+	ChangelogManifestListSize *int64
+	IndexManifest             *string
+	CommitUser                string
+	CommitIdentifier          int64
+	CommitKind                string
+	TimeMillis                int64
+	TotalRecordCount          int64
+	DeltaRecordCount          int64
+	ChangelogRecordCount      *int64
+	Watermark                 *int64
+	Statistics                *string
+	Properties                map[string]string
+	NextRowID                 *int64
+}
+
+// Commit kinds.
+const (
+	CommitKindAppend    = "APPEND"
+	CommitKindCompact   = "COMPACT"
+	CommitKindOverwrite = "OVERWRITE"
+)
+
+// MarshalJSON writes the snapshot in Java's field order, pretty printed, omitting null fields.
+func (s *Snapshot) MarshalJSON() ([]byte, error) {
+	o := jsonObj{{"version", 3}, {"id", s.ID}, {"schemaId", s.SchemaID}, {"baseManifestList", s.BaseManifestList}}
+	if s.BaseManifestListSize != nil {
+		o.add("baseManifestListSize", *s.BaseManifestListSize)
+	}
+	o.add("deltaManifestList", s.DeltaManifestList)
+	if s.DeltaManifestListSize != nil {
+		o.add("deltaManifestListSize", *s.DeltaManifestListSize)
+	}
+	if s.ChangelogManifestList != nil {
+		o.add("changelogManifestList", *s.ChangelogManifestList)
+	}
+	if s.ChangelogManifestListSize != nil {
+		o.add("changelogManifestListSize", *s.ChangelogManifestListSize)
+	}
+	if s.IndexManifest != nil {
+		o.add("indexManifest", *s.IndexManifest)
+	}
+	o.add("commitUser", s.CommitUser)
+	o.add("commitIdentifier", s.CommitIdentifier)
+	o.add("commitKind", s.CommitKind)
+	o.add("timeMillis", s.TimeMillis)
+	o.add("totalRecordCount", s.TotalRecordCount)
+	o.add("deltaRecordCount", s.DeltaRecordCount)
+	if s.ChangelogRecordCount != nil {
+		o.add("changelogRecordCount", *s.ChangelogRecordCount)
+	}
+	if s.Watermark != nil {
+		o.add("watermark", *s.Watermark)
+	}
+	if s.Statistics != nil {
+		o.add("statistics", *s.Statistics)
+	}
+	if s.Properties != nil {
+		o.add("properties", mapToObj(s.Properties))
+	}
+	if s.NextRowID != nil {
+		o.add("nextRowId", *s.NextRowID)
+	}
+	return jacksonPretty(o), nil
+}
+
+// UnmarshalJSON reads any snapshot version (unknown fields ignored, 0.8 nullable counts).
+func (s *Snapshot) UnmarshalJSON(b []byte) error {
+	var o struct {
+		Version                   *int              `json:"version"`
+		ID                        int64             `json:"id"`
+		SchemaID                  int64             `json:"schemaId"`
+		BaseManifestList          string            `json:"baseManifestList"`
+		BaseManifestListSize      *int64            `json:"baseManifestListSize"`
+		DeltaManifestList         string            `json:"deltaManifestList"`
+		DeltaManifestListSize     *int64            `json:"deltaManifestListSize"`
+		ChangelogManifestList     *string           `json:"changelogManifestList"`
+		ChangelogManifestListSize *int64            `json:"changelogManifestListSize"`
+		IndexManifest             *string           `json:"indexManifest"`
+		CommitUser                string            `json:"commitUser"`
+		CommitIdentifier          int64             `json:"commitIdentifier"`
+		CommitKind                string            `json:"commitKind"`
+		TimeMillis                int64             `json:"timeMillis"`
+		TotalRecordCount          *int64            `json:"totalRecordCount"`
+		DeltaRecordCount          *int64            `json:"deltaRecordCount"`
+		ChangelogRecordCount      *int64            `json:"changelogRecordCount"`
+		Watermark                 *int64            `json:"watermark"`
+		Statistics                *string           `json:"statistics"`
+		Properties                map[string]string `json:"properties"`
+		NextRowID                 *int64            `json:"nextRowId"`
+	}
+	if err := json.Unmarshal(b, &o); err != nil {
+		return err
+	}
+	*s = Snapshot{Version: 3, ID: o.ID, SchemaID: o.SchemaID, BaseManifestList: o.BaseManifestList,
+		BaseManifestListSize: o.BaseManifestListSize, DeltaManifestList: o.DeltaManifestList,
+		DeltaManifestListSize: o.DeltaManifestListSize, ChangelogManifestList: o.ChangelogManifestList,
+		ChangelogManifestListSize: o.ChangelogManifestListSize, IndexManifest: o.IndexManifest,
+		CommitUser: o.CommitUser, CommitIdentifier: o.CommitIdentifier, CommitKind: o.CommitKind,
+		TimeMillis: o.TimeMillis, ChangelogRecordCount: o.ChangelogRecordCount, Watermark: o.Watermark,
+		Statistics: o.Statistics, Properties: o.Properties, NextRowID: o.NextRowID}
+	if o.Version != nil {
+		s.Version = *o.Version
+	}
+	if o.TotalRecordCount != nil {
+		s.TotalRecordCount = *o.TotalRecordCount
+	}
+	if o.DeltaRecordCount != nil {
+		s.DeltaRecordCount = *o.DeltaRecordCount
+	}
+	return nil
+}
+
+func (t *Table) snapshotDir() string { return filepath.Join(t.path, "snapshot") }
+
+func (t *Table) snapshotPath(id int64) string {
+	return filepath.Join(t.snapshotDir(), "snapshot-"+strconv.FormatInt(id, 10))
+}
+
+// Snapshot reads snapshot-id. A missing snapshot returns an error matching fs.ErrNotExist.
+func (t *Table) Snapshot(ctx context.Context, id int64) (*Snapshot, error) {
+	p := t.snapshotPath(id)
+	data, err := t.fio.Read(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("lake: %s: read snapshot %s: %w", t.FullName(), p, err)
+	}
+	var s Snapshot
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("lake: %s: parse snapshot %s: %w: %w", t.FullName(), p, ErrCorrupt, err)
+	}
+	return &s, nil
+}
+
+// latestSnapshotID finds the latest snapshot id (0 if none). LATEST is only a hint: it is trusted
+// only if snapshot-(LATEST+1) does not exist, else the directory listing decides.
+func (t *Table) latestSnapshotID(ctx context.Context) (int64, error) {
+	if data, err := t.fio.Read(ctx, filepath.Join(t.snapshotDir(), "LATEST")); err == nil {
+		if id, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64); err == nil && id > 0 {
+			next, err := t.fio.Exists(ctx, t.snapshotPath(id+1))
+			if err != nil {
+				return 0, err
+			}
+			cur, err := t.fio.Exists(ctx, t.snapshotPath(id))
+			if err != nil {
+				return 0, err
+			}
+			if !next && cur {
+				return id, nil
+			}
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return 0, err
+	}
+	ents, err := t.fio.List(ctx, t.snapshotDir())
+	if err != nil {
+		return 0, err
+	}
+	var max int64
+	for _, e := range ents {
+		if e.IsDir || !strings.HasPrefix(e.Name, "snapshot-") {
+			continue
+		}
+		if id, err := strconv.ParseInt(strings.TrimPrefix(e.Name, "snapshot-"), 10, 64); err == nil && id > max {
+			max = id
+		}
+	}
+	return max, nil
+}
+
+// LatestSnapshot returns the latest snapshot, or nil, nil when the table has none.
+func (t *Table) LatestSnapshot(ctx context.Context) (*Snapshot, error) {
+	id, err := t.latestSnapshotID(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("lake: %s: find latest snapshot: %w", t.FullName(), err)
+	}
+	if id == 0 {
+		return nil, nil
+	}
+	return t.Snapshot(ctx, id)
+}

@@ -1,0 +1,286 @@
+package lake
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// RowKind is Paimon's row kind byte.
+type RowKind int8
+
+// Row kinds.
+const (
+	Insert       RowKind = 0
+	UpdateBefore RowKind = 1
+	UpdateAfter  RowKind = 2
+	Delete       RowKind = 3
+)
+
+func (k RowKind) isRetract() bool { return k == UpdateBefore || k == Delete }
+
+// Buckets returns the fixed bucket of every row: Java's DefaultBucketFunction over the BinaryRow of the
+// bucket key. Tables without fixed buckets (bucket <= 0) put every row in bucket 0.
+func (t *Table) Buckets(rec arrow.RecordBatch) ([]int32, error) {
+	n := int(rec.NumRows())
+	out := make([]int32, n)
+	nb := t.schema.NumBuckets()
+	if nb <= 0 {
+		return out, nil
+	}
+	keys := t.schema.BucketKeys()
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("lake: %s: fixed-bucket table needs option bucket-key or a primary key", t.FullName())
+	}
+	idx, types, err := t.columnsOf(rec, keys)
+	if err != nil {
+		return nil, err
+	}
+	vals := make([]any, len(idx))
+	for r := 0; r < n; r++ {
+		for i, c := range idx {
+			vals[i] = valueAt(rec.Column(c), r, types[i])
+		}
+		out[r] = bucketOf(hashBinaryRow(encodeBinaryRow(types, vals)), nb)
+	}
+	return out, nil
+}
+
+// columnsOf finds named columns in rec by name and returns their positions and Paimon types.
+func (t *Table) columnsOf(rec arrow.RecordBatch, names []string) ([]int, []DataType, error) {
+	idx := make([]int, len(names))
+	types := make([]DataType, len(names))
+	for i, n := range names {
+		fi := t.schema.FieldIndex(n)
+		if fi < 0 {
+			return nil, nil, fmt.Errorf("lake: %s: column %q not in table", t.FullName(), n)
+		}
+		types[i] = t.schema.Fields[fi].Type
+		ri := rec.Schema().FieldIndices(n)
+		if len(ri) == 0 {
+			return nil, nil, fmt.Errorf("lake: %s: record lacks column %q", t.FullName(), n)
+		}
+		idx[i] = ri[0]
+	}
+	return idx, types, nil
+}
+
+// Write buffers rows for one commit. It is not safe for concurrent use. Rows are kept in memory until
+// Commit, which writes the data files, the manifests and the snapshot.
+type Write struct {
+	t      *Table
+	mem    memory.Allocator
+	groups map[string]*writeGroup
+	closed bool
+}
+
+type writeGroup struct {
+	partition []byte // serialized BinaryRow
+	partVals  []any
+	bucket    int32
+	recs      []arrow.RecordBatch
+	kinds     []RowKind
+	seqs      []int64
+}
+
+// NewWrite starts a write on the table's current schema.
+func (t *Table) NewWrite(ctx context.Context) *Write {
+	return &Write{t: t, mem: memory.DefaultAllocator, groups: map[string]*writeGroup{}}
+}
+
+// Write adds rows of one bucket. rec must have the table's columns (by name and type). For primary-key
+// tables kinds and seqs are required (one per row); for append tables they may be nil (kinds must be
+// Insert). The Write retains what it keeps; the caller keeps its own reference to rec.
+func (w *Write) Write(ctx context.Context, bucket int32, rec arrow.RecordBatch, kinds []RowKind, seqs []int64) error {
+	if w.closed {
+		return fmt.Errorf("lake: write already committed or aborted")
+	}
+	t := w.t
+	n := int(rec.NumRows())
+	if n == 0 {
+		return nil
+	}
+	if err := checkRecordSchema(t.schema, rec.Schema()); err != nil {
+		return fmt.Errorf("lake: %s: %w", t.FullName(), err)
+	}
+	nb := t.schema.NumBuckets()
+	if (nb > 0 && (bucket < 0 || int(bucket) >= nb)) || (nb <= 0 && bucket != 0) {
+		return fmt.Errorf("lake: %s: bucket %d out of range for bucket=%d", t.FullName(), bucket, nb)
+	}
+	pk := t.schema.HasPrimaryKey()
+	if pk {
+		if len(kinds) != n || len(seqs) != n {
+			return fmt.Errorf("lake: %s: primary-key write needs %d kinds and sequence numbers, got %d and %d", t.FullName(), n, len(kinds), len(seqs))
+		}
+	} else {
+		for _, k := range kinds {
+			if k != Insert {
+				return fmt.Errorf("lake: %s: append table accepts only Insert rows", t.FullName())
+			}
+		}
+	}
+	partIdx, partTypes, err := t.columnsOf(rec, t.schema.PartitionKeys)
+	if err != nil {
+		return err
+	}
+	// Split rows by partition.
+	type part struct {
+		vals []any
+		rows []int64
+	}
+	parts := map[string]*part{}
+	var order []string
+	for r := 0; r < n; r++ {
+		vals := make([]any, len(partIdx))
+		for i, c := range partIdx {
+			vals[i] = valueAt(rec.Column(c), r, partTypes[i])
+		}
+		key := string(encodeBinaryRow(partTypes, vals))
+		p := parts[key]
+		if p == nil {
+			p = &part{vals: vals}
+			parts[key] = p
+			order = append(order, key)
+		}
+		p.rows = append(p.rows, int64(r))
+	}
+	for _, key := range order {
+		p := parts[key]
+		gk := fmt.Sprintf("%x/%d", key, bucket)
+		g := w.groups[gk]
+		if g == nil {
+			g = &writeGroup{partition: serializeBinaryRow(len(partTypes), []byte(key)), partVals: p.vals, bucket: bucket}
+			w.groups[gk] = g
+		}
+		var sub arrow.RecordBatch
+		if len(order) == 1 {
+			rec.Retain()
+			sub = rec
+		} else {
+			sub, err = takeRecord(ctx, rec, p.rows, w.mem)
+			if err != nil {
+				return err
+			}
+		}
+		g.recs = append(g.recs, sub)
+		for _, r := range p.rows {
+			if pk {
+				g.kinds = append(g.kinds, kinds[r])
+				g.seqs = append(g.seqs, seqs[r])
+			}
+		}
+	}
+	return nil
+}
+
+// checkRecordSchema requires rec to carry the table columns in order with the table's Arrow types.
+func checkRecordSchema(ts *TableSchema, got *arrow.Schema) error {
+	want := ts.ArrowSchema()
+	if got.NumFields() != want.NumFields() {
+		return fmt.Errorf("record has %d columns, table has %d", got.NumFields(), want.NumFields())
+	}
+	for i, f := range want.Fields() {
+		g := got.Field(i)
+		if g.Name != f.Name || !arrow.TypeEqual(g.Type, f.Type) {
+			return fmt.Errorf("record column %d is %s %s, table column is %s %s", i, g.Name, g.Type, f.Name, f.Type)
+		}
+	}
+	return nil
+}
+
+// takeRecord selects rows (in the given order).
+func takeRecord(ctx context.Context, rec arrow.RecordBatch, rows []int64, mem memory.Allocator) (arrow.RecordBatch, error) {
+	bld := array.NewInt64Builder(mem)
+	bld.AppendValues(rows, nil)
+	idx := bld.NewArray()
+	bld.Release()
+	defer idx.Release()
+	cols := make([]arrow.Array, rec.NumCols())
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	ctx = compute.WithAllocator(ctx, mem)
+	for i := range cols {
+		c, err := compute.TakeArray(ctx, rec.Column(i), idx)
+		if err != nil {
+			return nil, err
+		}
+		cols[i] = c
+	}
+	return array.NewRecordBatch(rec.Schema(), cols, int64(len(rows))), nil
+}
+
+// concatRecords concatenates records of one schema.
+func concatRecords(recs []arrow.RecordBatch, mem memory.Allocator) (arrow.RecordBatch, error) {
+	if len(recs) == 1 {
+		recs[0].Retain()
+		return recs[0], nil
+	}
+	sc := recs[0].Schema()
+	cols := make([]arrow.Array, sc.NumFields())
+	var n int64
+	for _, r := range recs {
+		n += r.NumRows()
+	}
+	for i := range cols {
+		parts := make([]arrow.Array, len(recs))
+		for j, r := range recs {
+			parts[j] = r.Column(i)
+		}
+		c, err := array.Concatenate(parts, mem)
+		if err != nil {
+			for _, c := range cols[:i] {
+				c.Release()
+			}
+			return nil, err
+		}
+		cols[i] = c
+	}
+	out := array.NewRecordBatch(sc, cols, n)
+	for _, c := range cols {
+		c.Release()
+	}
+	return out, nil
+}
+
+func (w *Write) release() {
+	for _, g := range w.groups {
+		for _, r := range g.recs {
+			r.Release()
+		}
+	}
+	w.groups = map[string]*writeGroup{}
+}
+
+// Abort drops buffered rows and removes any files written by a failed Commit.
+func (w *Write) Abort() {
+	if w.closed {
+		return
+	}
+	w.closed = true
+	w.release()
+}
+
+// sortedGroups returns the groups in (partition bytes, bucket) order.
+func (w *Write) sortedGroups() []*writeGroup {
+	gs := make([]*writeGroup, 0, len(w.groups))
+	for _, g := range w.groups {
+		gs = append(gs, g)
+	}
+	sort.Slice(gs, func(i, j int) bool {
+		if c := string(gs[i].partition); c != string(gs[j].partition) {
+			return c < string(gs[j].partition)
+		}
+		return gs[i].bucket < gs[j].bucket
+	})
+	return gs
+}

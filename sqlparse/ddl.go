@@ -1,0 +1,204 @@
+package sqlparse
+
+// Name is a possibly qualified table name, [database.]table. Database is "" when unqualified.
+// Unquoted identifiers are lower-cased; quoted ones ("x" or `x`) are kept exactly.
+type Name struct {
+	Database string
+	Table    string
+}
+
+// String renders the name as database.table, or table when unqualified, without quoting.
+func (n Name) String() string {
+	if n.Database == "" {
+		return n.Table
+	}
+	return n.Database + "." + n.Table
+}
+
+// CreateDatabase is CREATE DATABASE|SCHEMA [IF NOT EXISTS] name.
+type CreateDatabase struct {
+	Name        string
+	IfNotExists bool
+}
+
+// ParseCreateDatabase parses CREATE DATABASE|SCHEMA [IF NOT EXISTS] name [;].
+func ParseCreateDatabase(sql string) (*CreateDatabase, error) {
+	p, err := newParser("CREATE DATABASE", sql)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.expectKeyword("create", "at start of statement"); err != nil {
+		return nil, err
+	}
+	if !p.acceptKeyword("database") && !p.acceptKeyword("schema") {
+		return nil, p.syntaxErr(p.peek(), "expected DATABASE or SCHEMA after CREATE")
+	}
+	var cd CreateDatabase
+	if cd.IfNotExists, err = p.ifNotExists(); err != nil {
+		return nil, err
+	}
+	if cd.Name, err = p.simpleName("database name"); err != nil {
+		return nil, err
+	}
+	if err := p.end("expected end of statement"); err != nil {
+		return nil, err
+	}
+	return &cd, nil
+}
+
+// DropDatabase is DROP DATABASE|SCHEMA [IF EXISTS] name [CASCADE|RESTRICT].
+type DropDatabase struct {
+	Name     string
+	IfExists bool
+	Cascade  bool // CASCADE given; RESTRICT or nothing leaves it false
+}
+
+// ParseDropDatabase parses DROP DATABASE|SCHEMA [IF EXISTS] name [CASCADE|RESTRICT] [;].
+func ParseDropDatabase(sql string) (*DropDatabase, error) {
+	p, err := newParser("DROP DATABASE", sql)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.expectKeyword("drop", "at start of statement"); err != nil {
+		return nil, err
+	}
+	if !p.acceptKeyword("database") && !p.acceptKeyword("schema") {
+		return nil, p.syntaxErr(p.peek(), "expected DATABASE or SCHEMA after DROP")
+	}
+	var dd DropDatabase
+	if dd.IfExists, err = p.ifExists(); err != nil {
+		return nil, err
+	}
+	if dd.Name, err = p.simpleName("database name"); err != nil {
+		return nil, err
+	}
+	if p.acceptKeyword("cascade") {
+		dd.Cascade = true
+	} else {
+		p.acceptKeyword("restrict")
+	}
+	if err := p.end("expected CASCADE, RESTRICT or end of statement"); err != nil {
+		return nil, err
+	}
+	return &dd, nil
+}
+
+// DropTable is DROP TABLE [IF EXISTS] name.
+type DropTable struct {
+	Name     Name
+	IfExists bool
+}
+
+// ParseDropTable parses DROP TABLE [IF EXISTS] [database.]table [;].
+func ParseDropTable(sql string) (*DropTable, error) {
+	p, err := newParser("DROP TABLE", sql)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.expectKeyword("drop", "at start of statement"); err != nil {
+		return nil, err
+	}
+	if err := p.expectKeyword("table", "after DROP"); err != nil {
+		return nil, err
+	}
+	var dt DropTable
+	if dt.IfExists, err = p.ifExists(); err != nil {
+		return nil, err
+	}
+	if dt.Name, err = p.tableName(); err != nil {
+		return nil, err
+	}
+	if err := p.end("expected end of statement"); err != nil {
+		return nil, err
+	}
+	return &dt, nil
+}
+
+// AlterTable is ALTER TABLE name SET ('k' = 'v', ...) or ALTER TABLE name RESET ('k', ...). Exactly one
+// of Set (non-empty) and Reset (non-empty) is set; the other is nil.
+type AlterTable struct {
+	Name  Name
+	Set   map[string]string
+	Reset []string
+}
+
+// ParseAlterTable parses ALTER TABLE [database.]table SET ('k' = 'v', ...) [;] or
+// ALTER TABLE [database.]table RESET ('k', ...) [;]. Other ALTER TABLE forms are rejected.
+func ParseAlterTable(sql string) (*AlterTable, error) {
+	p, err := newParser("ALTER TABLE", sql)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.expectKeyword("alter", "at start of statement"); err != nil {
+		return nil, err
+	}
+	if err := p.expectKeyword("table", "after ALTER"); err != nil {
+		return nil, err
+	}
+	var at AlterTable
+	if at.Name, err = p.tableName(); err != nil {
+		return nil, err
+	}
+	switch t := p.peek(); {
+	case isKeyword(t, "set"):
+		p.next()
+		if at.Set, err = p.options(); err != nil {
+			return nil, err
+		}
+	case isKeyword(t, "reset"):
+		p.next()
+		if err := p.expectPunct("(", "after RESET"); err != nil {
+			return nil, err
+		}
+		seen := map[string]bool{}
+		for {
+			kt := p.peek()
+			key, err := p.stringLit("option key")
+			if err != nil {
+				return nil, err
+			}
+			if seen[key] {
+				return nil, p.semanticErr(kt.pos, "duplicate option %q", key)
+			}
+			seen[key] = true
+			at.Reset = append(at.Reset, key)
+			if p.acceptPunct(",") {
+				continue
+			}
+			if err := p.expectPunct(")", "or ',' in RESET list"); err != nil {
+				return nil, err
+			}
+			break
+		}
+	default:
+		return nil, p.syntaxErr(t, "unsupported ALTER TABLE operation: expected SET (...) or RESET (...) after the table name")
+	}
+	if err := p.end("expected end of statement"); err != nil {
+		return nil, err
+	}
+	return &at, nil
+}
+
+// Use is USE name.
+type Use struct {
+	Name string
+}
+
+// ParseUse parses USE database [;].
+func ParseUse(sql string) (*Use, error) {
+	p, err := newParser("USE", sql)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.expectKeyword("use", "at start of statement"); err != nil {
+		return nil, err
+	}
+	var u Use
+	if u.Name, err = p.simpleName("database name"); err != nil {
+		return nil, err
+	}
+	if err := p.end("expected end of statement"); err != nil {
+		return nil, err
+	}
+	return &u, nil
+}

@@ -1,0 +1,33 @@
+// Package sqlparse recognises and parses the SQL statements that flightd executes itself rather than
+// handing to DuckDB: DDL (CREATE/DROP DATABASE, CREATE/DROP/ALTER TABLE), USE and INSERT INTO.
+//
+// # What it promises
+//
+//   - Classify sorts any text into a Kind from its leading keywords. It never fails and never panics.
+//     Text that holds more than one statement, or that could make DuckDB run a write disguised as a
+//     query (WITH ... INSERT, EXPLAIN ANALYZE INSERT, a parenthesised non-query), is KindOther.
+//   - Each Parse function accepts exactly one statement of its kind (a trailing ';' is allowed) and
+//     returns either a complete result or an *Error; it never panics, whatever the input. The grammar
+//     accepted by each function is in its documentation; everything else is rejected, never ignored.
+//   - Errors name the statement, what was wrong, the byte offset and the offending token, e.g.
+//     `sqlparse: CREATE TABLE: expected ',' or ')' after column "a" at offset 27, found "WITH"`.
+//   - The package is pure Go with no dependencies beyond the standard library.
+//
+// It does not parse queries: SELECTs, and the source query of an INSERT, are passed through as text.
+//
+// # Lexical rules
+//
+// Keywords are case-insensitive (ASCII only). Comments are -- to end of line and /* */ (which nest,
+// as in DuckDB). Strings are '...' with ” for a quote; option keys and values, and comments, must be
+// such strings. Inside queries, DuckDB's E'...' and $tag$...$tag$ strings are also recognised so that
+// their content is not mistaken for SQL.
+//
+// # Identifier case rule
+//
+// Unquoted identifiers are folded to lower case (strings.ToLower); quoted identifiers, "x" or `x`
+// ("" or “ inside for a literal quote), are kept exactly and may contain any character, including
+// '.', '$' and spaces. So Shop.Orders names shop.orders, while "Shop"."Orders" names Shop.Orders.
+// Within one CREATE TABLE, column names must differ case-insensitively (DuckDB, which runs the
+// queries, matches identifiers case-insensitively), and primary key and partition columns resolve to
+// the declared column spelling. Comparing database and table names is left to the caller.
+package sqlparse

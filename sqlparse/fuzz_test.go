@@ -1,0 +1,112 @@
+package sqlparse
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// FuzzParse checks that no input makes Classify or any Parse function panic, that every error is a
+// well-formed *Error, and that whatever a Parse function accepts, Classify classifies the same way.
+func FuzzParse(f *testing.F) {
+	for _, tc := range classifyTests {
+		f.Add(tc.sql)
+	}
+	for _, tc := range createTableTests {
+		f.Add(tc.sql)
+	}
+	for _, tc := range createDatabaseTests {
+		f.Add(tc.sql)
+	}
+	for _, tc := range dropDatabaseTests {
+		f.Add(tc.sql)
+	}
+	for _, tc := range dropTableTests {
+		f.Add(tc.sql)
+	}
+	for _, tc := range alterTableTests {
+		f.Add(tc.sql)
+	}
+	for _, tc := range useTests {
+		f.Add(tc.sql)
+	}
+	for _, tc := range insertTests {
+		f.Add(tc.sql)
+	}
+	for _, tc := range errorTests {
+		f.Add(tc.sql)
+	}
+	f.Fuzz(func(t *testing.T, sql string) {
+		kind := Classify(sql)
+		if kind < KindQuery || kind > KindOther {
+			t.Fatalf("Classify(%q) = %d, out of range", sql, kind)
+		}
+		check := func(fn string, want Kind, err error) {
+			if err != nil {
+				var pe *Error
+				if !errors.As(err, &pe) {
+					t.Fatalf("%s(%q): error %v is not an *Error", fn, sql, err)
+				}
+				if pe.Offset < -1 || pe.Offset > len(sql) {
+					t.Fatalf("%s(%q): offset %d out of range", fn, sql, pe.Offset)
+				}
+				if !strings.HasPrefix(err.Error(), "sqlparse: ") {
+					t.Fatalf("%s(%q): error %q lacks prefix", fn, sql, err)
+				}
+				return
+			}
+			if kind != want {
+				t.Fatalf("%s(%q) succeeded but Classify says %v", fn, sql, kind)
+			}
+		}
+
+		ct, err := ParseCreateTable(sql)
+		check("ParseCreateTable", KindCreateTable, err)
+		if err == nil {
+			if ct.Options == nil || len(ct.Columns) == 0 || ct.Name.Table == "" {
+				t.Fatalf("ParseCreateTable(%q) = %+v: incomplete", sql, ct)
+			}
+			cols := map[string]ColumnDef{}
+			for _, c := range ct.Columns {
+				if c.Name == "" || c.Type == "" {
+					t.Fatalf("ParseCreateTable(%q): empty column name or type in %+v", sql, c)
+				}
+				cols[c.Name] = c
+			}
+			for _, k := range ct.PrimaryKey {
+				if c, ok := cols[k]; !ok || !c.PrimaryKey {
+					t.Fatalf("ParseCreateTable(%q): primary key column %q not marked", sql, k)
+				}
+			}
+			for _, k := range ct.PartitionBy {
+				if _, ok := cols[k]; !ok {
+					t.Fatalf("ParseCreateTable(%q): unknown partition column %q", sql, k)
+				}
+			}
+		}
+		cd, err := ParseCreateDatabase(sql)
+		check("ParseCreateDatabase", KindCreateDatabase, err)
+		if err == nil && cd.Name == "" {
+			t.Fatalf("ParseCreateDatabase(%q): empty name", sql)
+		}
+		_, err = ParseDropDatabase(sql)
+		check("ParseDropDatabase", KindDropDatabase, err)
+		dt, err := ParseDropTable(sql)
+		check("ParseDropTable", KindDropTable, err)
+		if err == nil && dt.Name.Table == "" {
+			t.Fatalf("ParseDropTable(%q): empty name", sql)
+		}
+		at, err := ParseAlterTable(sql)
+		check("ParseAlterTable", KindAlterTable, err)
+		if err == nil && (len(at.Set) == 0) == (len(at.Reset) == 0) {
+			t.Fatalf("ParseAlterTable(%q) = %+v: want exactly one of Set and Reset", sql, at)
+		}
+		_, err = ParseUse(sql)
+		check("ParseUse", KindUse, err)
+		ins, err := ParseInsert(sql)
+		check("ParseInsert", KindInsert, err)
+		if err == nil && (ins.Query == "" || !strings.Contains(sql, ins.Query)) {
+			t.Fatalf("ParseInsert(%q): bad query %q", sql, ins.Query)
+		}
+	})
+}
