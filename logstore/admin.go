@@ -1,0 +1,229 @@
+package logstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// Truncate deletes the bucket's entries that end at or below below (every offset of
+// the entry < below). It never deletes an entry containing an offset >= below, and
+// below is clamped to the high watermark. Afterwards the bucket's log start is the
+// base of its first remaining entry (or the high watermark if none remains) and Read
+// below it returns ErrTruncated. The new log start is written in the same Badger
+// transaction as the first deletions, so after a crash the log start is never below a
+// deleted entry; leftover entries below the log start are deleted by the next Truncate.
+func (s *Store) Truncate(ctx context.Context, b Bucket, below int64) error {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.leave()
+	s.adminMu.Lock()
+	defer s.adminMu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+
+	s.mu.RLock()
+	var st *bucketState
+	if t := s.tables[b.Table]; t != nil {
+		st = t.buckets[b.Bucket]
+	}
+	var hw, start int64
+	if st != nil {
+		hw, start = st.hw, st.start
+	}
+	s.mu.RUnlock()
+	if st == nil {
+		return nil
+	}
+	below = min(below, hw)
+
+	// Collect the keys below `below`. Entries are contiguous, so an entry ends where the
+	// next begins; the last one ends at the first key at or above below, or at hw.
+	var keys [][]byte
+	var bases []int64
+	nextBase := hw
+	err := s.db.View(func(txn *badger.Txn) error {
+		prefix := appendBucketPrefix(nil, prefixEntry, b)
+		opt := badger.DefaultIteratorOptions
+		opt.PrefetchValues = false
+		opt.Prefix = prefix
+		it := txn.NewIterator(opt)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			k := it.Item().Key()
+			_, _, base, err := parseKey(k)
+			if err != nil {
+				return corruptf(k, "entry key: %v", err)
+			}
+			if base >= below {
+				nextBase = base
+				break
+			}
+			keys = append(keys, it.Item().KeyCopy(nil))
+			bases = append(bases, base)
+			if len(keys)%1024 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("logstore: truncate %v: %w", b, err)
+	}
+	// Keep the last collected entry if it reaches past below.
+	newStart := start
+	n := len(keys)
+	if n > 0 {
+		if nextBase > below {
+			newStart = max(start, bases[n-1])
+			n--
+		} else {
+			newStart = max(start, nextBase)
+		}
+	}
+	if n == 0 && newStart == start {
+		return nil
+	}
+
+	meta := appendMeta(nil, newStart)
+	if err := s.writeBatches(ctx, appendBucketPrefix(nil, prefixMeta, b), meta, keys[:n]); err != nil {
+		return fmt.Errorf("logstore: truncate %v below %d: %w", b, below, err)
+	}
+	s.mu.Lock()
+	st.start = newStart
+	s.mu.Unlock()
+	return nil
+}
+
+// writeBatches sets setKey (if not nil) to setVal and deletes dels, in as few Badger
+// transactions as its limits allow. The set goes into the first transaction.
+func (s *Store) writeBatches(ctx context.Context, setKey, setVal []byte, dels [][]byte) error {
+	for first := true; first || len(dels) > 0; first = false {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		txn := s.db.NewTransaction(true)
+		var size, count int64
+		if first && setKey != nil {
+			if err := txn.Set(setKey, setVal); err != nil {
+				txn.Discard()
+				return err
+			}
+			size, count = int64(len(setKey)+len(setVal))+12, 1
+		}
+		for len(dels) > 0 {
+			k := dels[0]
+			if size+int64(len(k))+12 >= s.maxTxnSize || count+1 >= s.maxTxnCount {
+				break
+			}
+			if err := txn.Delete(k); err != nil {
+				txn.Discard()
+				return err
+			}
+			size += int64(len(k)) + 12
+			count++
+			dels = dels[1:]
+		}
+		if err := txn.Commit(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DropTable deletes every bucket of the table. It acts as a barrier in the append
+// queue: appends queued before it are committed and then deleted with the table;
+// appends queued after it start a new log for the same table id at offset 0. The
+// high watermarks of the table read 0 as soon as DropTable is queued.
+//
+// Deletion takes several Badger transactions. The first records every bucket's log
+// start at its high watermark, so that after a crash in the middle a partly dropped
+// bucket reads as fully truncated (same high watermark, Read returns ErrTruncated)
+// and a second DropTable finishes the job. A Read of the table racing DropTable may
+// fail.
+func (s *Store) DropTable(ctx context.Context, table string) error {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.leave()
+	s.adminMu.Lock()
+	defer s.adminMu.Unlock()
+
+	req := &request{kind: reqDrop, table: table, done: make(chan error, 1)}
+	s.mu.Lock()
+	if err := ctx.Err(); err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	if s.failErr != nil {
+		err := s.failErr
+		s.mu.Unlock()
+		return err
+	}
+	req.oldTable = s.tables[table]
+	delete(s.tables, table)
+	s.queue = append(s.queue, req)
+	s.mu.Unlock()
+	s.signal()
+	if err := <-req.done; err != nil {
+		return fmt.Errorf("logstore: drop table %q: %w", table, err)
+	}
+	return nil
+}
+
+// execDrop runs in the committer, after every append queued before the drop.
+func (s *Store) execDrop(req *request) error {
+	ctx := context.Background() // the drop is queued; it runs to the end like an append
+	var metas [][]byte
+	var metaVals [][]byte
+	if req.oldTable != nil {
+		s.mu.RLock()
+		for id, st := range req.oldTable.buckets {
+			if st.hw > 0 {
+				metas = append(metas, appendBucketPrefix(nil, prefixMeta, Bucket{Table: req.table, Bucket: id}))
+				metaVals = append(metaVals, appendMeta(nil, st.hw))
+			}
+		}
+		s.mu.RUnlock()
+	}
+	// 1. Mark every bucket as truncated up to its high watermark.
+	if len(metas) > 0 {
+		txn := s.db.NewTransaction(true)
+		for i := range metas {
+			if err := txn.Set(metas[i], metaVals[i]); err != nil {
+				txn.Discard()
+				return err
+			}
+		}
+		if err := txn.Commit(); err != nil {
+			return err
+		}
+	}
+	// 2. Delete the entries, then 3. the meta records (also ones left by an earlier crash).
+	for _, kind := range []byte{prefixEntry, prefixMeta} {
+		var keys [][]byte
+		err := s.db.View(func(txn *badger.Txn) error {
+			opt := badger.DefaultIteratorOptions
+			opt.PrefetchValues = false
+			opt.Prefix = appendTablePrefix(nil, kind, req.table)
+			it := txn.NewIterator(opt)
+			defer it.Close()
+			for it.Rewind(); it.Valid(); it.Next() {
+				keys = append(keys, it.Item().KeyCopy(nil))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if err := s.writeBatches(ctx, nil, nil, keys); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,282 @@
+package logstore
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"sync"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+type reqKind uint8
+
+const (
+	reqAppend reqKind = iota
+	reqDrop
+)
+
+// request is one Append (or a DropTable barrier) waiting for the committer.
+type request struct {
+	kind reqKind
+
+	// append
+	entries []Entry
+	vals    []*[]byte      // encoded values, from valPool
+	bases   []int64        // assigned under mu at enqueue
+	states  []*bucketState // per entry, resolved at enqueue
+	bytes   int64          // encoded value bytes
+	size    int64          // Badger's transaction size estimate
+	count   int64          // Badger entries
+
+	// drop
+	table    string
+	oldTable *tableState
+
+	done chan error // cap 1
+}
+
+// maxTableLen bounds table ids so keys stay far below Badger's 64 KB key limit.
+const maxTableLen = 1024
+
+var valPool = sync.Pool{New: func() any { return new([]byte) }}
+
+// Append writes all entries atomically: either all become durable and visible, or
+// none. It returns each entry's base offset. It returns only after the entries are
+// durable (with SyncWrites) and the high watermarks cover them.
+//
+// Offsets are assigned when the call is queued; within a bucket, entries of one call
+// get consecutive offsets in slice order. Concurrent calls share commits: one
+// goroutine puts every queued call into one Badger transaction and one fsync (group
+// commit). High watermarks advance in offset order, after durability.
+//
+// ctx is checked before the call is queued (a cancelled ctx returns ctx.Err() with
+// nothing written); once queued, Append waits for the outcome, which is bounded by the
+// disk. Errors returned before queueing (ctx, ErrClosed, ErrInvalidEntry,
+// ErrAppendTooLarge) mean nothing was written.
+//
+// If a commit fails, the outcome of that group is unknown (as after any failed fsync:
+// its entries may or may not be there after a restart), and the store refuses further
+// appends, returning that failure, until it is reopened: offsets already handed to
+// queued calls cannot be reused safely. Reads keep working up to the high watermark.
+//
+// Append does not keep entries[i].Payload after it returns.
+func (s *Store) Append(ctx context.Context, entries []Entry) ([]int64, error) {
+	if len(entries) == 0 {
+		return nil, ctx.Err()
+	}
+	req := &request{
+		kind:    reqAppend,
+		entries: entries,
+		vals:    make([]*[]byte, len(entries)),
+		bases:   make([]int64, len(entries)),
+		states:  make([]*bucketState, len(entries)),
+		done:    make(chan error, 1),
+	}
+	defer req.release()
+	for i, e := range entries {
+		if e.Rows < 1 || e.Rows > 1<<40 {
+			return nil, fmt.Errorf("%w: entry %d of bucket %v has %d rows", ErrInvalidEntry, i, e.Bucket, e.Rows)
+		}
+		if len(e.Bucket.Table) > maxTableLen {
+			return nil, fmt.Errorf("%w: table id of %d bytes (max %d)", ErrInvalidEntry, len(e.Bucket.Table), maxTableLen)
+		}
+		buf := valPool.Get().(*[]byte)
+		*buf = appendRecord((*buf)[:0], e.Rows, e.Payload)
+		req.vals[i] = buf
+		n := int64(len(*buf))
+		req.bytes += n
+		// Mirror badger's Txn.checkSize: key + 10 version bytes + 2 meta bytes + the value
+		// if it stays in the LSM tree, else a 12-byte value pointer.
+		keyLen := int64(1 + binary.MaxVarintLen64 + len(e.Bucket.Table) + 4 + 8)
+		if n < s.opts.ValueThreshold {
+			req.size += keyLen + n + 12
+		} else {
+			req.size += keyLen + 12 + 12
+		}
+	}
+	req.count = int64(len(entries))
+	if req.size >= s.maxTxnSize || req.count >= s.maxTxnCount {
+		return nil, fmt.Errorf("%w: %d entries, ~%d bytes in the LSM tree (limit %d)",
+			ErrAppendTooLarge, req.count, req.size, s.maxTxnSize)
+	}
+
+	s.mu.Lock()
+	switch {
+	case s.closed:
+		s.mu.Unlock()
+		return nil, ErrClosed
+	case s.failErr != nil:
+		err := s.failErr
+		s.mu.Unlock()
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	for i, e := range entries {
+		st := s.stateLocked(e.Bucket)
+		req.bases[i] = st.next
+		req.states[i] = st
+		st.next += e.Rows
+	}
+	s.queue = append(s.queue, req)
+	s.mu.Unlock()
+	s.signal()
+
+	if err := <-req.done; err != nil {
+		return nil, err
+	}
+	return req.bases, nil
+}
+
+func (r *request) release() {
+	for i, v := range r.vals {
+		if v != nil && cap(*v) <= 8<<20 {
+			valPool.Put(v)
+		}
+		r.vals[i] = nil
+	}
+}
+
+func (s *Store) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// commitLoop is the single committer. It takes queued requests in FIFO order, commits
+// a run of appends as one group (one Badger transaction unless Badger's size limit
+// splits it), advances the high watermarks under mu and answers the callers. A drop
+// request is a barrier: it runs alone, after every append queued before it.
+func (s *Store) commitLoop() {
+	defer close(s.done)
+	for {
+		s.mu.Lock()
+		for len(s.queue) == 0 && !s.closed {
+			s.mu.Unlock()
+			<-s.wake
+			s.mu.Lock()
+		}
+		if len(s.queue) == 0 { // closed and drained
+			s.mu.Unlock()
+			return
+		}
+		group := s.takeGroupLocked()
+		failErr := s.failErr
+		s.mu.Unlock()
+
+		if failErr != nil {
+			for _, r := range group {
+				r.done <- failErr
+			}
+			continue
+		}
+		if group[0].kind == reqDrop {
+			group[0].done <- s.execDrop(group[0])
+			continue
+		}
+
+		err := s.commitGroup(group)
+		s.mu.Lock()
+		if err != nil {
+			err = fmt.Errorf("logstore: commit: %w", err)
+			s.failErr = err
+		} else {
+			for _, r := range group {
+				for i, e := range r.entries {
+					r.states[i].hw = r.bases[i] + e.Rows
+				}
+			}
+			s.stats.commits++
+			s.stats.requests += int64(len(group))
+		}
+		s.mu.Unlock()
+		if err != nil {
+			s.log.Error("logstore: commit failed; appends refused until reopen", "err", err)
+		}
+		for _, r := range group {
+			r.done <- err
+		}
+	}
+}
+
+// takeGroupLocked removes the next group from the queue: one drop request, or a run of
+// append requests within MaxGroupBytes (at least one) and maxGroupRequests.
+func (s *Store) takeGroupLocked() []*request {
+	n := 1
+	if s.queue[0].kind == reqAppend {
+		bytes := s.queue[0].bytes
+		for n < len(s.queue) {
+			r := s.queue[n]
+			if r.kind != reqAppend || bytes+r.bytes > s.opts.MaxGroupBytes ||
+				(s.opts.maxGroupRequests > 0 && n >= s.opts.maxGroupRequests) {
+				break
+			}
+			bytes += r.bytes
+			n++
+		}
+	}
+	group := make([]*request, n)
+	copy(group, s.queue)
+	if n == len(s.queue) {
+		clear(s.queue)
+		s.queue = s.queue[:0]
+	} else {
+		s.queue = append(s.queue[:0], s.queue[n:]...)
+		clear(s.queue[len(s.queue):cap(s.queue)])
+	}
+	return group
+}
+
+// commitGroup writes the group's entries. Normally that is one transaction; when the
+// group exceeds Badger's per-transaction limit it is split between requests (never
+// inside one), and the transactions are sent together so Badger still writes them with
+// one fsync. The group succeeds only if every transaction does.
+func (s *Store) commitGroup(group []*request) error {
+	var txns []*badger.Txn
+	defer func() {
+		for _, t := range txns {
+			t.Discard()
+		}
+	}()
+	txn := s.db.NewTransaction(true)
+	txns = append(txns, txn)
+	var size, count int64
+	for _, r := range group {
+		if size+r.size >= s.maxTxnSize || count+r.count >= s.maxTxnCount {
+			txn = s.db.NewTransaction(true)
+			txns = append(txns, txn)
+			size, count = 0, 0
+		}
+		size += r.size
+		count += r.count
+		for i, e := range r.entries {
+			key := entryKey(make([]byte, 0, 16+len(e.Bucket.Table)), e.Bucket, r.bases[i])
+			if err := txn.SetEntry(badger.NewEntry(key, *r.vals[i])); err != nil {
+				return fmt.Errorf("set %x: %w", key, err)
+			}
+		}
+	}
+	syncErrs := s.bl.syncErrors.Load()
+	var err error
+	if len(txns) == 1 {
+		err = txn.Commit()
+	} else {
+		errs := make(chan error, len(txns))
+		for _, t := range txns {
+			t.CommitWith(func(err error) { errs <- err })
+		}
+		for range txns {
+			if e := <-errs; e != nil && err == nil {
+				err = e
+			}
+		}
+	}
+	if err == nil && s.bl.syncErrors.Load() != syncErrs {
+		err = fmt.Errorf("badger reported a value-log sync failure")
+	}
+	return err
+}
