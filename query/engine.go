@@ -52,7 +52,12 @@ func New(ls *lakestream.Service, opts Options) (*Engine, error) {
 	if opts.Allocator == nil {
 		opts.Allocator = memory.DefaultAllocator
 	}
-	var settings []string
+	// DuckDB pushes filters and column projections into arrow_scan and then
+	// trusts the stream to have applied them; a plain Arrow C stream (our
+	// scans) cannot, so filters were lost and columns misread
+	// (TestFiltersAndProjectionsOverScans). Keep both above the scan until
+	// scans are bound through a table function with real pushdown.
+	settings := []string{"SET disabled_optimizers = 'filter_pushdown,unused_columns'"}
 	if opts.Threads > 0 {
 		settings = append(settings, fmt.Sprintf("SET threads = %d", opts.Threads))
 	}
@@ -237,22 +242,17 @@ func (c *conn) exec(ctx context.Context, sql string) error {
 
 // scalar runs a query that returns one string.
 func (c *conn) scalar(ctx context.Context, sql string, arg any) (string, error) {
-	r, err := c.ar.QueryContext(ctx, sql, arg)
+	rows, err := c.c.(driver.QueryerContext).QueryContext(ctx, sql, []driver.NamedValue{{Ordinal: 1, Value: arg}})
 	if err != nil {
 		return "", err
 	}
-	defer r.Release()
-	if !r.Next() {
-		if err := r.Err(); err != nil {
-			return "", err
-		}
-		return "", errors.New("query: no result")
+	defer rows.Close()
+	v := make([]driver.Value, 1)
+	if err := rows.Next(v); err != nil {
+		return "", fmt.Errorf("query: no result: %w", err)
 	}
-	col := r.RecordBatch().Column(0)
-	if col.IsNull(0) {
-		return "", nil
-	}
-	return col.(*array.String).Value(0), nil
+	s, _ := v[0].(string)
+	return s, nil
 }
 
 // query runs a row-returning statement with flightd tables bound.
@@ -268,7 +268,7 @@ func (e *Engine) query(ctx context.Context, sql string, schemaOnly bool) (array.
 			c.c.Close()
 		}
 	}()
-	js, err := c.scalar(ctx, "SELECT json_serialize_sql(?::VARCHAR)", sql)
+	js, err := c.scalar(ctx, "SELECT json_serialize_sql(?::VARCHAR)::VARCHAR", sql)
 	if err != nil {
 		return nil, fmt.Errorf("query: serialise statement: %w", err)
 	}
@@ -277,13 +277,10 @@ func (e *Engine) query(ctx context.Context, sql string, schemaOnly bool) (array.
 	var names []string
 	if tree, parsed := parseTree(js); parsed {
 		qid := e.seq.Add(1)
-		byRef := map[tableRef]string{}
+		// Every reference gets its own view and scan: an Arrow stream can
+		// be read once, and a self-join reads the table twice.
 		err := rewriteTree(tree, e.resolve, func(r tableRef) string {
-			if n, ok := byRef[r]; ok {
-				return n
-			}
-			n := fmt.Sprintf("__flightd_q%d_%d", qid, len(byRef))
-			byRef[r] = n
+			n := fmt.Sprintf("__flightd_q%d_%d", qid, len(refs))
 			refs = append(refs, r)
 			names = append(names, n)
 			return n
@@ -296,7 +293,7 @@ func (e *Engine) query(ctx context.Context, sql string, schemaOnly bool) (array.
 			if err != nil {
 				return nil, fmt.Errorf("query: %w", err)
 			}
-			run, err = c.scalar(ctx, "SELECT json_deserialize_sql(?::JSON)", string(b))
+			run, err = c.scalar(ctx, "SELECT json_deserialize_sql(?::JSON)::VARCHAR", string(b))
 			if err != nil {
 				return nil, fmt.Errorf("query: rewrite statement: %w", err)
 			}
@@ -324,12 +321,17 @@ func (e *Engine) query(ctx context.Context, sql string, schemaOnly bool) (array.
 		}
 		releases = append(releases, rel)
 	}
-	rr, err := c.ar.QueryContext(ctx, run)
+	rows, err := c.c.(driver.QueryerContext).QueryContext(ctx, run, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s", engine.ErrInvalid, cleanDuckErr(err))
 	}
+	rr, err := newRowReader(e.mem, rows, func() { c.c.Close() })
+	if err != nil {
+		rows.Close()
+		return nil, err
+	}
 	ok = true
-	return &closingReader{RecordReader: rr, close: func() { c.c.Close() }}, nil
+	return rr, nil
 }
 
 func cleanDuckErr(err error) string {
@@ -385,22 +387,6 @@ func (e *Engine) lookupDatabase(db string) (string, bool, error) {
 		}
 	}
 	return "", false, nil
-}
-
-// closingReader closes the statement's DuckDB connection on last release.
-type closingReader struct {
-	array.RecordReader
-	refs  atomic.Int64
-	close func()
-}
-
-func (r *closingReader) Retain() { r.refs.Add(1); r.RecordReader.Retain() }
-
-func (r *closingReader) Release() {
-	r.RecordReader.Release()
-	if r.refs.Add(-1) < 0 {
-		r.close()
-	}
 }
 
 // Databases lists databases.

@@ -1,9 +1,6 @@
 package query
 
-import (
-	"encoding/json"
-	"strings"
-)
+import "strings"
 
 // tableRef is a reference to a flightd table found in a statement.
 type tableRef struct {
@@ -31,16 +28,16 @@ func walk(n any, ctes map[string]bool, resolve resolver, name func(tableRef) str
 				return err
 			}
 		}
-	case map[string]any:
-		if cm, ok := v["cte_map"].(map[string]any); ok {
-			if entries, ok := cm["map"].([]any); ok && len(entries) > 0 {
+	case *object:
+		if cm, ok := v.get("cte_map").(*object); ok {
+			if entries, ok := cm.get("map").([]any); ok && len(entries) > 0 {
 				inner := make(map[string]bool, len(ctes)+len(entries))
 				for k := range ctes {
 					inner[k] = true
 				}
 				for _, e := range entries {
-					if em, ok := e.(map[string]any); ok {
-						if k, ok := em["key"].(string); ok {
+					if em, ok := e.(*object); ok {
+						if k, ok := em.get("key").(string); ok {
 							inner[strings.ToLower(k)] = true
 						}
 					}
@@ -48,9 +45,9 @@ func walk(n any, ctes map[string]bool, resolve resolver, name func(tableRef) str
 				ctes = inner
 			}
 		}
-		if v["type"] == "BASE_TABLE" {
-			schema, _ := v["schema_name"].(string)
-			table, _ := v["table_name"].(string)
+		if v.get("type") == "BASE_TABLE" {
+			schema, _ := v.get("schema_name").(string)
+			table, _ := v.get("table_name").(string)
 			if schema == "" && ctes[strings.ToLower(table)] {
 				return nil
 			}
@@ -59,17 +56,17 @@ func walk(n any, ctes map[string]bool, resolve resolver, name func(tableRef) str
 				return err
 			}
 			if ok {
-				v["catalog_name"] = ""
-				v["schema_name"] = ""
-				v["table_name"] = name(ref)
-				if a, _ := v["alias"].(string); a == "" {
-					v["alias"] = table
+				v.set("catalog_name", "")
+				v.set("schema_name", "")
+				v.set("table_name", name(ref))
+				if a, _ := v.get("alias").(string); a == "" {
+					v.set("alias", table)
 				}
 			}
 			return nil
 		}
-		for _, c := range v {
-			if err := walk(c, ctes, resolve, name); err != nil {
+		for _, k := range v.keys {
+			if err := walk(v.vals[k], ctes, resolve, name); err != nil {
 				return err
 			}
 		}
@@ -79,13 +76,16 @@ func walk(n any, ctes map[string]bool, resolve resolver, name func(tableRef) str
 
 // parseTree decodes json_serialize_sql output. ok is false when DuckDB could
 // not serialise the statement (not a plain SELECT, or a syntax error).
-func parseTree(js string) (tree map[string]any, ok bool) {
-	dec := json.NewDecoder(strings.NewReader(js))
-	dec.UseNumber() // query_location is a uint64 that float64 would round
-	if err := dec.Decode(&tree); err != nil {
+func parseTree(js string) (tree *object, ok bool) {
+	v, err := decodeOrdered(js)
+	if err != nil {
 		return nil, false
 	}
-	if e, _ := tree["error"].(bool); e {
+	tree, _ = v.(*object)
+	if tree == nil {
+		return nil, false
+	}
+	if e, _ := tree.get("error").(bool); e {
 		return nil, false
 	}
 	return tree, true

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/grpc"
@@ -26,6 +27,9 @@ import (
 // maxRecvMsgSize lets clients ingest batches far larger than gRPC's 4 MiB
 // default.
 const maxRecvMsgSize = 256 << 20
+
+// shutdownGrace bounds how long shutdown waits for running calls.
+const shutdownGrace = 10 * time.Second
 
 func serve(args []string) error {
 	cfg, err := parseServe(args)
@@ -99,7 +103,14 @@ func serve(args []string) error {
 		}
 		return nil
 	}
-	fs.GracefulStop()
+	// Finish running calls, but do not let a stuck client hold the log open.
+	done := make(chan struct{})
+	go func() { fs.Shutdown(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(shutdownGrace):
+		lg.Warn("calls still running after grace period; closing anyway", "grace", shutdownGrace)
+	}
 	wg.Wait()
 	lg.Info("stopped")
 	return nil

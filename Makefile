@@ -1,0 +1,62 @@
+# flightd — see README.md. `make run` starts the server, `make test` installs
+# what the tests need and runs them all.
+
+GO          ?= go
+TAGS        := duckdb_arrow
+BIN         := bin/flightd
+VENV        := .venv
+PY          := $(VENV)/bin/python
+GOTESTFLAGS ?=
+# Packages that never link DuckDB: fast to build, run with the race detector.
+NOCGO_PKGS   = $(shell $(GO) list ./... | grep -v -e /query -e /cmd/ -e /integration -e /bench -e /internal/deps)
+
+.PHONY: all build run test test-go test-nocgo test-engine test-integration test-python deps py-deps go-deps bench clean tidy-check
+
+all: build
+
+build: go-deps
+	$(GO) build -tags $(TAGS) -o $(BIN) ./cmd/flightd
+
+run: build
+	./$(BIN) serve
+
+go-deps:
+	$(GO) mod download
+
+py-deps: $(VENV)/.installed
+
+$(VENV)/.installed: requirements-test.txt
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --upgrade pip
+	$(VENV)/bin/pip install --quiet -r requirements-test.txt
+	touch $@
+
+deps: go-deps py-deps
+
+test: deps build
+	$(MAKE) test-nocgo test-engine test-integration test-python
+
+# Unit tests of every package that does not link DuckDB, with the race detector.
+test-nocgo:
+	CGO_ENABLED=1 $(GO) test -race -count=1 $(GOTESTFLAGS) $(NOCGO_PKGS)
+
+# The DuckDB engine package and the command.
+test-engine:
+	$(GO) test -tags $(TAGS) -count=1 $(GOTESTFLAGS) ./query/... ./cmd/...
+
+# Black-box tests against the real binary (Go ADBC driver).
+test-integration: build
+	FLIGHTD_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 20m $(GOTESTFLAGS) ./integration/...
+
+# Python clients: ADBC + pandas + Polars, pypaimon.
+test-python: build py-deps
+	FLIGHTD_BIN=$(CURDIR)/$(BIN) $(PY) -m pytest -q integration/python
+
+bench:
+	$(GO) test -tags $(TAGS) -run='^$$' -bench=. -benchmem -count=6 ./bench/... ./logstore/... ./union/...
+
+tidy-check:
+	$(GO) mod tidy && git diff --exit-code go.mod go.sum
+
+clean:
+	rm -rf bin

@@ -1,0 +1,97 @@
+package query
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/engine"
+	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lakestream"
+	"github.com/flightd/flightd/logstore"
+)
+
+func newTestEngine(t *testing.T) *Engine {
+	t.Helper()
+	dir := t.TempDir()
+	cat, err := lake.OpenCatalog(filepath.Join(dir, "warehouse"))
+	require.NoError(t, err)
+	log, err := logstore.Open(filepath.Join(dir, "log"), logstore.DefaultOptions())
+	require.NoError(t, err)
+	t.Cleanup(func() { log.Close() })
+	e, err := New(lakestream.New(cat, log, lakestream.Options{}), Options{Threads: 2})
+	require.NoError(t, err)
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+func run(t *testing.T, e *Engine, sql string) [][]string {
+	t.Helper()
+	res, err := e.Execute(context.Background(), sql)
+	require.NoError(t, err, sql)
+	if res.Reader == nil {
+		return nil
+	}
+	return drain(t, res.Reader)
+}
+
+func drain(t *testing.T, r array.RecordReader) [][]string {
+	t.Helper()
+	defer r.Release()
+	var out [][]string
+	for r.Next() {
+		rec := r.RecordBatch()
+		for i := 0; i < int(rec.NumRows()); i++ {
+			row := make([]string, rec.NumCols())
+			for j := range row {
+				row[j] = rec.Column(j).ValueStr(i)
+			}
+			out = append(out, row)
+		}
+	}
+	require.NoError(t, r.Err())
+	return out
+}
+
+func TestEngineRoutesStatements(t *testing.T) {
+	e := newTestEngine(t)
+	run(t, e, "CREATE DATABASE shop")
+	run(t, e, "CREATE TABLE shop.t (id BIGINT, s STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '2')")
+	run(t, e, "INSERT INTO shop.t VALUES (1, 'a'), (2, 'b'), (1, 'c')")
+	require.Equal(t, [][]string{{"1", "c"}, {"2", "b"}}, run(t, e, `SELECT * FROM shop."t$rt" ORDER BY id`))
+	require.Equal(t, [][]string{{"c"}}, run(t, e, `SELECT s FROM shop."t$rt" WHERE id = 1`))
+	require.Equal(t, [][]string{{"2"}}, run(t, e, `SELECT count(*) FROM shop."t$rt" x JOIN shop."t$rt" y USING (id)`))
+	require.Empty(t, run(t, e, `SELECT * FROM shop.t`), "nothing tiered yet")
+
+	p, err := e.Prepare(context.Background(), `SELECT id FROM shop."t$rt"`)
+	require.NoError(t, err)
+	require.Equal(t, "id", p.DatasetSchema.Field(0).Name)
+	p, err = e.Prepare(context.Background(), `INSERT INTO shop.t VALUES (3, 'x')`)
+	require.NoError(t, err)
+	require.True(t, p.Update)
+
+	_, err = e.Execute(context.Background(), `UPDATE shop.t SET s = 'x'`)
+	require.ErrorIs(t, err, engine.ErrRejected)
+	_, err = e.Execute(context.Background(), `SELECT * FROM shop.missing`)
+	require.ErrorIs(t, err, engine.ErrNotFound)
+	_, err = e.Execute(context.Background(), `CREATE VIEW v AS SELECT 1`)
+	require.ErrorIs(t, err, engine.ErrUnsupported)
+	// DuckDB's own names still work.
+	require.Equal(t, [][]string{{"3"}}, run(t, e, `SELECT count(*) FROM range(3)`))
+	// A CTE shadows a table of the same name in the default database.
+	run(t, e, "CREATE TABLE t (id BIGINT)")
+	require.Equal(t, [][]string{{"42"}}, run(t, e, `WITH t AS (SELECT 42 AS id) SELECT id FROM t`))
+}
+
+func TestFiltersAndProjectionsOverScans(t *testing.T) {
+	e := newTestEngine(t)
+	run(t, e, "CREATE TABLE t (a BIGINT, b STRING, c DOUBLE)")
+	run(t, e, "INSERT INTO t VALUES (1, 'x', 1.5), (2, 'y', 2.5), (3, 'z', 3.5)")
+	require.Equal(t, [][]string{{"y"}}, run(t, e, `SELECT b FROM "t$rt" WHERE a = 2`))
+	require.Equal(t, [][]string{{"3.5", "3"}}, run(t, e, `SELECT c, a FROM "t$rt" WHERE b > 'y'`))
+	require.Equal(t, [][]string{{"2"}}, run(t, e, `SELECT count(*) FROM "t$rt" WHERE c BETWEEN 1 AND 3`))
+	require.Equal(t, [][]string{{"1", "x"}}, run(t, e, `SELECT a, b FROM "t$rt" x WHERE x.a IN (SELECT min(a) FROM "t$rt")`))
+}
