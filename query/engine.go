@@ -101,6 +101,9 @@ func (e *Engine) Execute(ctx context.Context, sql string) (engine.Result, error)
 	case sqlparse.KindInsertOverwrite, sqlparse.KindUpdate, sqlparse.KindDelete:
 		return engine.Result{}, fmt.Errorf("%w: %s is not supported on lake-stream tables: it would rewrite committed lake data while the log may hold newer values for the same rows; write changes as rows instead (upsert by primary key, or ingest a batch with a change-kind column)", engine.ErrRejected, kind)
 	case sqlparse.KindOther, sqlparse.KindUse:
+		if msg := e.syntaxError(ctx, sql); msg != "" {
+			return engine.Result{}, fmt.Errorf("%w: %s", engine.ErrInvalid, msg)
+		}
 		return engine.Result{}, fmt.Errorf("%w: %s statements are not supported; flightd runs queries, INSERT INTO, and CREATE/DROP/ALTER of databases and tables (qualify table names as db.table; unqualified names resolve in %q)", engine.ErrUnsupported, firstWord(sql), DefaultDatabase)
 	default:
 		err := e.ddl(ctx, kind, sql)
@@ -120,6 +123,28 @@ func (e *Engine) Prepare(ctx context.Context, sql string) (engine.Prepared, erro
 	}
 	defer r.Release()
 	return engine.Prepared{DatasetSchema: r.Schema()}, nil
+}
+
+// syntaxError returns DuckDB's parser error for sql, or "" when it parses.
+func (e *Engine) syntaxError(ctx context.Context, sql string) string {
+	c, err := e.connect(ctx)
+	if err != nil {
+		return ""
+	}
+	defer c.c.Close()
+	js, err := c.scalar(ctx, "SELECT json_serialize_sql(?::VARCHAR)::VARCHAR", sql)
+	if err != nil {
+		return ""
+	}
+	var out struct {
+		Error   bool   `json:"error"`
+		Type    string `json:"error_type"`
+		Message string `json:"error_message"`
+	}
+	if json.Unmarshal([]byte(js), &out) != nil || !out.Error || out.Type != "parser" {
+		return ""
+	}
+	return out.Message
 }
 
 func firstWord(sql string) string {

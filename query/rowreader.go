@@ -90,6 +90,11 @@ func arrowTypeOf(name string, precision, scale int64) arrow.DataType {
 	case name == "HUGEINT", name == "UHUGEINT":
 		return &arrow.Decimal128Type{Precision: 38, Scale: 0}
 	case strings.HasPrefix(name, "DECIMAL"):
+		// The type name carries the width and scale: DECIMAL(38,2).
+		var p, s int32
+		if _, err := fmt.Sscanf(name, "DECIMAL(%d,%d)", &p, &s); err == nil {
+			return &arrow.Decimal128Type{Precision: p, Scale: s}
+		}
 		return &arrow.Decimal128Type{Precision: int32(precision), Scale: int32(scale)}
 	case name == "DATE":
 		return arrow.FixedWidthTypes.Date32
