@@ -6,11 +6,12 @@ TAGS        := duckdb_arrow
 BIN         := bin/flightd
 VENV        := .venv
 PY          := $(VENV)/bin/python
+PVENV       := .venv-paimon
 GOTESTFLAGS ?=
 # Packages that never link DuckDB: fast to build, run with the race detector.
 NOCGO_PKGS   = $(shell $(GO) list ./... | grep -v -e /query -e /cmd/ -e /integration -e /bench -e /internal/deps)
 
-.PHONY: all build run test test-go test-nocgo test-engine test-integration test-python deps py-deps go-deps bench clean tidy-check
+.PHONY: all build run test test-paimon test-go test-nocgo test-engine test-integration test-python deps py-deps go-deps bench clean tidy-check
 
 all: build
 
@@ -23,7 +24,7 @@ run: build
 go-deps:
 	$(GO) mod download
 
-py-deps: $(VENV)/.installed
+py-deps: $(VENV)/.installed $(PVENV)/.installed
 
 $(VENV)/.installed: requirements-test.txt
 	python3 -m venv $(VENV)
@@ -31,10 +32,16 @@ $(VENV)/.installed: requirements-test.txt
 	$(VENV)/bin/pip install --quiet -r requirements-test.txt
 	touch $@
 
+$(PVENV)/.installed: requirements-paimon.txt
+	python3 -m venv $(PVENV)
+	$(PVENV)/bin/pip install --quiet --upgrade pip
+	$(PVENV)/bin/pip install --quiet -r requirements-paimon.txt
+	touch $@
+
 deps: go-deps py-deps
 
 test: deps build
-	$(MAKE) test-nocgo test-engine test-integration test-python
+	$(MAKE) test-nocgo test-engine test-integration test-python test-paimon
 
 # Unit tests of every package that does not link DuckDB, with the race detector.
 test-nocgo:
@@ -48,9 +55,13 @@ test-engine:
 test-integration: build
 	FLIGHTD_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 20m $(GOTESTFLAGS) ./integration/...
 
-# Python clients: ADBC + pandas + Polars, pypaimon.
+# Python clients: ADBC + pandas + Polars, and `flightd sql`.
 test-python: build py-deps
-	FLIGHTD_BIN=$(CURDIR)/$(BIN) $(PY) -m pytest -q integration/python
+	FLIGHTD_BIN=$(CURDIR)/$(BIN) $(PY) -m pytest -q -p no:cacheprovider integration/python
+
+# pypaimon reads the Paimon tables flightd tiered.
+test-paimon: build py-deps
+	FLIGHTD_BIN=$(CURDIR)/$(BIN) $(PVENV)/bin/python -m pytest -q -p no:cacheprovider integration/paimon
 
 bench:
 	$(GO) test -tags $(TAGS) -run='^$$' -bench=. -benchmem -count=6 ./bench/... ./logstore/... ./union/...

@@ -1,0 +1,85 @@
+"""Fixtures that start the real flightd binary for the Python client tests."""
+
+import os
+import socket
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self, binary, data_dir):
+        self.binary = binary
+        self.data_dir = data_dir
+        self.addr = f"127.0.0.1:{_free_port()}"
+        self.proc = None
+        self.log_path = os.path.join(data_dir, "flightd.log")
+
+    @property
+    def uri(self):
+        return f"grpc://{self.addr}"
+
+    @property
+    def warehouse(self):
+        return os.path.join(self.data_dir, "warehouse")
+
+    def start(self):
+        log = open(self.log_path, "a")
+        self.proc = subprocess.Popen(
+            [self.binary, "serve", "--listen", self.addr, "--data-dir", self.data_dir,
+             "--tiering-interval", "1s"],
+            stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("flightd exited:\n" + open(self.log_path).read())
+            if "flightd listening" in open(self.log_path).read():
+                return
+            time.sleep(0.05)
+        raise RuntimeError("flightd did not start:\n" + open(self.log_path).read())
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=30)
+
+    def sql(self, statement):
+        """Runs one statement through `flightd sql` and returns its output."""
+        out = subprocess.run([self.binary, "sql", "--server", self.addr, statement],
+                             capture_output=True, text=True, timeout=60)
+        if out.returncode != 0:
+            raise RuntimeError(f"flightd sql {statement!r}: {out.stderr}")
+        return out.stdout
+
+
+@pytest.fixture
+def server():
+    binary = os.environ.get("FLIGHTD_BIN")
+    if not binary:
+        pytest.fail("FLIGHTD_BIN must name the flightd binary (make test-python sets it)")
+    with tempfile.TemporaryDirectory() as d:
+        s = Server(binary, d)
+        s.start()
+        try:
+            yield s
+        finally:
+            s.stop()
+
+
+def wait_for(predicate, timeout=30.0, what="condition"):
+    deadline = time.time() + timeout
+    last = None
+    while time.time() < deadline:
+        last = predicate()
+        if last is True:
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"{what} not met within {timeout}s (last: {last!r})")

@@ -1,0 +1,98 @@
+"""ADBC (DB-API) + pandas + Polars against a real flightd."""
+
+import datetime
+import warnings
+
+import adbc_driver_flightsql.dbapi as flight_sql
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+
+from conftest import wait_for
+
+
+def connect(server):
+    # The default DB-API connection asks for manual commit; flightd has no
+    # transactions, which the driver reports with a warning.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return flight_sql.connect(server.uri)
+
+
+def test_adbc_pandas_polars_read_rt(server):
+    conn = connect(server)
+    cur = conn.cursor()
+    cur.execute("CREATE DATABASE shop")
+    cur.execute("CREATE TABLE shop.orders (id BIGINT, customer STRING, amount DOUBLE, "
+                "ts TIMESTAMP(6), PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '4')")
+    n = 5000
+    base = datetime.datetime(2024, 1, 1)
+    table = pa.table({
+        "id": pa.array(range(n), pa.int64()),
+        "customer": pa.array([f"c{i % 17}" for i in range(n)]),
+        "amount": pa.array([i / 8 for i in range(n)], pa.float64()),
+        "ts": pa.array([base + datetime.timedelta(seconds=i) for i in range(n)], pa.timestamp("us")),
+    })
+    written = cur.adbc_ingest("orders", table, mode="append", db_schema_name="shop")
+    assert written == n
+    # An upsert through SQL: id 7 changes, the row count does not.
+    cur.execute("INSERT INTO shop.orders VALUES (7, 'seven', 0.5, NULL)")
+
+    cur.execute('SELECT * FROM shop."orders$rt" ORDER BY id')
+    arrow_rt = cur.fetch_arrow_table()
+    assert arrow_rt.num_rows == n
+    assert arrow_rt.column_names == ["id", "customer", "amount", "ts"]
+
+    cur.execute('SELECT * FROM shop."orders$rt" ORDER BY id')
+    df = cur.fetch_df()
+    assert isinstance(df, pd.DataFrame)
+    assert len(df) == n
+    assert df.loc[df["id"] == 7, "customer"].item() == "seven"
+    assert pd.isna(df.loc[df["id"] == 7, "ts"].item())
+    assert df.loc[df["id"] == 8, "ts"].item() == pd.Timestamp("2024-01-01 00:00:08")
+
+    pl_df = pl.read_database('SELECT * FROM shop."orders$rt" ORDER BY id', connection=conn)
+    assert pl_df.height == n
+    assert pl_df.filter(pl.col("id") == 7)["customer"].to_list() == ["seven"]
+
+    # The three clients agree with each other.
+    expected = table.to_pandas()
+    expected.loc[expected["id"] == 7, ["customer", "amount", "ts"]] = ["seven", 0.5, pd.NaT]
+    pd.testing.assert_frame_equal(df.reset_index(drop=True), expected, check_dtype=False)
+    assert pl_df.to_pandas().equals(df)
+    assert pl.from_arrow(arrow_rt).equals(pl_df)
+
+    # Aggregates over t$rt, then t catches up after tiering.
+    cur.execute('SELECT customer, count(*) AS n FROM shop."orders$rt" GROUP BY customer ORDER BY customer')
+    agg = cur.fetch_df()
+    assert agg["n"].sum() == n
+
+    def lake_caught_up():
+        cur.execute("SELECT count(*), count(*) FILTER (WHERE customer = 'seven') FROM shop.orders")
+        row = cur.fetchone()
+        return row == (n, 1) or row
+    wait_for(lake_caught_up, what="tiering into the lake")
+    cur.execute("SELECT * FROM shop.orders ORDER BY id")
+    assert cur.fetch_arrow_table().equals(arrow_rt)
+    cur.close()
+    conn.close()
+
+
+def test_errors_keep_the_server_serving(server):
+    conn = connect(server)
+    cur = conn.cursor()
+    for bad, words in [
+        ("SELECT * FROM nope.t", "does not exist"),
+        ('SELECT * FROM "missing$rt"', "does not exist"),
+        ("SELEKT 1", "syntax error"),
+    ]:
+        try:
+            cur.execute(bad)
+            cur.fetchall()
+        except Exception as e:  # the driver raises its own DB-API error types
+            assert words in str(e), str(e)
+        else:
+            raise AssertionError(f"{bad!r} did not fail")
+    cur.execute("SELECT 42")
+    assert cur.fetchone() == (42,)
+    conn.close()
