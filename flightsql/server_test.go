@@ -1,0 +1,227 @@
+package flightsql
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"github.com/flightd/flightd/engine"
+)
+
+// fakeEngine answers "SELECT n" with n rows of one int64 column and
+// remembers updates and ingests.
+type fakeEngine struct {
+	mu       sync.Mutex
+	updates  []string
+	ingested int64
+}
+
+var numSchema = arrow.NewSchema([]arrow.Field{{Name: "n", Type: arrow.PrimitiveTypes.Int64}}, nil)
+
+func (f *fakeEngine) Execute(ctx context.Context, sql string) (engine.Result, error) {
+	switch {
+	case strings.HasPrefix(sql, "SELECT"):
+		b := array.NewRecordBuilder(memory.DefaultAllocator, numSchema)
+		defer b.Release()
+		for i := 0; i < len(sql); i++ {
+			b.Field(0).(*array.Int64Builder).Append(int64(i))
+		}
+		rec := b.NewRecordBatch()
+		defer rec.Release()
+		r, _ := array.NewRecordReader(numSchema, []arrow.RecordBatch{rec})
+		return engine.Result{Schema: numSchema, Reader: r}, nil
+	case strings.HasPrefix(sql, "BAD"):
+		return engine.Result{}, errors.Join(engine.ErrInvalid, errors.New("bad statement"))
+	case strings.HasPrefix(sql, "MISSING"):
+		return engine.Result{}, errors.Join(engine.ErrNotFound, errors.New("table x does not exist"))
+	}
+	f.mu.Lock()
+	f.updates = append(f.updates, sql)
+	f.mu.Unlock()
+	return engine.Result{Update: true, Affected: 3}, nil
+}
+
+func (f *fakeEngine) Prepare(ctx context.Context, sql string) (engine.Prepared, error) {
+	if strings.HasPrefix(sql, "SELECT") {
+		return engine.Prepared{DatasetSchema: numSchema}, nil
+	}
+	return engine.Prepared{Update: true}, nil
+}
+
+func (f *fakeEngine) Ingest(ctx context.Context, db, table string, create bool, r array.RecordReader) (int64, error) {
+	var n int64
+	for r.Next() {
+		n += r.RecordBatch().NumRows()
+	}
+	f.mu.Lock()
+	f.ingested += n
+	f.mu.Unlock()
+	return n, r.Err()
+}
+
+func (f *fakeEngine) Databases(ctx context.Context) ([]string, error) {
+	return []string{"default", "shop"}, nil
+}
+
+func (f *fakeEngine) Tables(ctx context.Context, db string) ([]engine.TableInfo, error) {
+	if db != "shop" {
+		return nil, nil
+	}
+	return []engine.TableInfo{
+		{Database: "shop", Name: "orders", Type: "TABLE", Schema: numSchema},
+		{Database: "shop", Name: "orders$rt", Type: "VIEW", Schema: numSchema},
+	}, nil
+}
+
+func startTest(t *testing.T) (*flightsql.Client, *fakeEngine) {
+	t.Helper()
+	eng := &fakeEngine{}
+	srv, err := New(eng, Options{Version: "test"})
+	require.NoError(t, err)
+	fs := flight.NewServerWithMiddleware(nil)
+	fs.RegisterFlightService(srv.FlightServer())
+	require.NoError(t, fs.Init("127.0.0.1:0"))
+	go func() { _ = fs.Serve() }()
+	t.Cleanup(func() { fs.Shutdown(); srv.Close() })
+	cl, err := flightsql.NewClient(fs.Addr().String(), nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	t.Cleanup(func() { cl.Close() })
+	return cl, eng
+}
+
+func readAll(t *testing.T, cl *flightsql.Client, info *flight.FlightInfo) (int64, *arrow.Schema) {
+	t.Helper()
+	var n int64
+	var sc *arrow.Schema
+	for _, ep := range info.Endpoint {
+		r, err := cl.DoGet(context.Background(), ep.Ticket)
+		require.NoError(t, err)
+		sc = r.Schema()
+		for r.Next() {
+			n += r.RecordBatch().NumRows()
+		}
+		require.NoError(t, r.Err())
+		r.Release()
+	}
+	return n, sc
+}
+
+func TestStatementQueryCarriesSchemaAndRows(t *testing.T) {
+	cl, _ := startTest(t)
+	ctx := context.Background()
+	info, err := cl.Execute(ctx, "SELECT 1234")
+	require.NoError(t, err)
+	sc, err := flight.DeserializeSchema(info.Schema, memory.DefaultAllocator)
+	require.NoError(t, err)
+	require.True(t, sc.Equal(numSchema))
+	n, _ := readAll(t, cl, info)
+	require.EqualValues(t, len("SELECT 1234"), n)
+	// The ticket runs again when its parked result was already taken.
+	n, _ = readAll(t, cl, info)
+	require.EqualValues(t, len("SELECT 1234"), n)
+}
+
+func TestUpdatesAndErrors(t *testing.T) {
+	cl, eng := startTest(t)
+	ctx := context.Background()
+	n, err := cl.ExecuteUpdate(ctx, "CREATE TABLE x (a INT)")
+	require.NoError(t, err)
+	require.EqualValues(t, 3, n)
+	require.Equal(t, []string{"CREATE TABLE x (a INT)"}, eng.updates)
+	// DDL through a statement query returns rows_affected.
+	info, err := cl.Execute(ctx, "INSERT INTO x VALUES (1)")
+	require.NoError(t, err)
+	rows, sc := readAll(t, cl, info)
+	require.EqualValues(t, 1, rows)
+	require.Equal(t, "rows_affected", sc.Field(0).Name)
+
+	_, err = cl.Execute(ctx, "BAD")
+	require.Equal(t, codes.InvalidArgument, status.Code(err))
+	_, err = cl.Execute(ctx, "MISSING")
+	require.Equal(t, codes.NotFound, status.Code(err))
+	require.ErrorContains(t, err, "does not exist")
+}
+
+func TestPreparedStatements(t *testing.T) {
+	cl, _ := startTest(t)
+	ctx := context.Background()
+	ps, err := cl.Prepare(ctx, "SELECT 12")
+	require.NoError(t, err)
+	require.True(t, ps.DatasetSchema().Equal(numSchema), "JDBC needs a dataset schema for queries")
+	info, err := ps.Execute(ctx)
+	require.NoError(t, err)
+	n, _ := readAll(t, cl, info)
+	require.EqualValues(t, len("SELECT 12"), n)
+	require.NoError(t, ps.Close(ctx))
+
+	up, err := cl.Prepare(ctx, "CREATE DATABASE d")
+	require.NoError(t, err)
+	cnt, err := up.ExecuteUpdate(ctx)
+	require.NoError(t, err)
+	require.EqualValues(t, 3, cnt)
+	require.NoError(t, up.Close(ctx))
+}
+
+func TestClosingAnUnknownHandleSucceeds(t *testing.T) {
+	srv, err := New(&fakeEngine{}, Options{})
+	require.NoError(t, err)
+	// ADBC returns a Close error to its caller, so an expired handle must close cleanly.
+	require.NoError(t, srv.ClosePreparedStatement(context.Background(), closeReq("no-such-handle")))
+}
+
+type closeReq string
+
+func (c closeReq) GetPreparedStatementHandle() []byte { return []byte(c) }
+
+func TestIngestAndMetadata(t *testing.T) {
+	cl, eng := startTest(t)
+	ctx := context.Background()
+	b := array.NewRecordBuilder(memory.DefaultAllocator, numSchema)
+	b.Field(0).(*array.Int64Builder).AppendValues([]int64{1, 2, 3, 4}, nil)
+	rec := b.NewRecordBatch()
+	b.Release()
+	rdr, _ := array.NewRecordReader(numSchema, []arrow.RecordBatch{rec})
+	rec.Release()
+	n, err := cl.ExecuteIngest(ctx, rdr, &flightsql.ExecuteIngestOpts{
+		Table:                  "orders",
+		Schema:                 ptr("shop"),
+		TableDefinitionOptions: &flightsql.TableDefinitionOptions{IfNotExist: flightsql.TableDefinitionOptionsTableNotExistOptionFail, IfExists: flightsql.TableDefinitionOptionsTableExistsOptionAppend},
+	})
+	require.NoError(t, err)
+	require.EqualValues(t, 4, n)
+	require.EqualValues(t, 4, eng.ingested)
+
+	info, err := cl.GetTables(ctx, &flightsql.GetTablesOpts{DbSchemaFilterPattern: ptr("sh%"), IncludeSchema: true})
+	require.NoError(t, err)
+	r, err := cl.DoGet(ctx, info.Endpoint[0].Ticket)
+	require.NoError(t, err)
+	defer r.Release()
+	var names []string
+	for r.Next() {
+		col := r.RecordBatch().Column(2).(*array.String)
+		for i := 0; i < col.Len(); i++ {
+			names = append(names, col.Value(i))
+		}
+	}
+	require.Equal(t, []string{"orders", "orders$rt"}, names)
+
+	si, err := cl.GetSqlInfo(ctx, []flightsql.SqlInfo{flightsql.SqlInfoFlightSqlServerName, flightsql.SqlInfoFlightSqlServerReadOnly})
+	require.NoError(t, err)
+	rows, _ := readAll(t, cl, si)
+	require.EqualValues(t, 2, rows)
+}
+
+func ptr[T any](v T) *T { return &v }

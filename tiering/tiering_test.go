@@ -1,0 +1,212 @@
+package tiering
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lakestream"
+	"github.com/flightd/flightd/logstore"
+)
+
+var seedFlag = flag.Uint64("seed", 0, "seed for the randomized tiering test (0 = time based)")
+
+type env struct {
+	dir string
+	cat *lake.Catalog
+	log *logstore.Store
+	ls  *lakestream.Service
+	tr  *Service
+}
+
+func open(t *testing.T, dir string) *env {
+	t.Helper()
+	cat, err := lake.OpenCatalog(filepath.Join(dir, "warehouse"))
+	require.NoError(t, err)
+	log, err := logstore.Open(filepath.Join(dir, "log"), logstore.DefaultOptions())
+	require.NoError(t, err)
+	ls := lakestream.New(cat, log, lakestream.Options{})
+	e := &env{dir: dir, cat: cat, log: log, ls: ls, tr: New(ls, Options{MaxRowsPerRound: 50})}
+	t.Cleanup(func() { log.Close() })
+	return e
+}
+
+func (e *env) reopen(t *testing.T) *env {
+	require.NoError(t, e.log.Close())
+	return open(t, e.dir)
+}
+
+func mustType(t *testing.T, s string) lake.DataType {
+	dt, err := lake.ParseType(s)
+	require.NoError(t, err)
+	return dt
+}
+
+var schema = arrow.NewSchema([]arrow.Field{
+	{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "v", Type: arrow.BinaryTypes.String, Nullable: true},
+}, nil)
+
+func batch(ids []int64, vals []string) arrow.RecordBatch {
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	b.Field(0).(*array.Int64Builder).AppendValues(ids, nil)
+	b.Field(1).(*array.StringBuilder).AppendValues(vals, nil)
+	return b.NewRecordBatch()
+}
+
+func scan(t *testing.T, e *env, table string, realtime bool) []string {
+	t.Helper()
+	r, err := e.ls.Scan(context.Background(), "db", table, realtime)
+	require.NoError(t, err)
+	defer r.Release()
+	var out []string
+	for r.Next() {
+		rec := r.RecordBatch()
+		ids := rec.Column(0).(*array.Int64)
+		vs := rec.Column(1).(*array.String)
+		for i := 0; i < int(rec.NumRows()); i++ {
+			out = append(out, fmt.Sprintf("%d=%s", ids.Value(i), vs.Value(i)))
+		}
+	}
+	require.NoError(t, r.Err())
+	sort.Strings(out)
+	return out
+}
+
+func modelRows(m map[int64]string) []string {
+	var out []string
+	for k, v := range m {
+		out = append(out, fmt.Sprintf("%d=%s", k, v))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestTieringModel writes random upserts, tiers at random points (with a
+// small per-round cap, so rounds commit prefixes), restarts at random points,
+// and checks after every step that t$rt equals the model, that t never holds
+// more than was written, and that after a drain t equals t$rt.
+func TestTieringModel(t *testing.T) {
+	seed := *seedFlag
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (replay with -seed=%d)", seed, seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	e := open(t, t.TempDir())
+	ctx := context.Background()
+	require.NoError(t, e.ls.CreateDatabase("db", false))
+	buckets := 1 + rng.IntN(4)
+	require.NoError(t, e.ls.CreateTable(ctx, "db", "pk", lake.Schema{
+		Columns:     []lake.Column{{Name: "id", Type: mustType(t, "BIGINT")}, {Name: "v", Type: mustType(t, "STRING")}},
+		PrimaryKeys: []string{"id"},
+		Options:     map[string]string{"bucket": fmt.Sprint(buckets)},
+	}, false))
+	model := map[int64]string{}
+	for step := 0; step < 60; step++ {
+		switch op := rng.IntN(10); {
+		case op < 6:
+			n := 1 + rng.IntN(40)
+			ids := make([]int64, n)
+			vals := make([]string, n)
+			for i := range ids {
+				ids[i] = rng.Int64N(100)
+				vals[i] = fmt.Sprintf("s%d-%d", step, i)
+				model[ids[i]] = vals[i]
+			}
+			rec := batch(ids, vals)
+			_, err := e.ls.Write(ctx, "db", "pk", rec)
+			rec.Release()
+			require.NoError(t, err)
+		case op < 9:
+			_, err := e.tr.TierTable(ctx, "db", "pk")
+			require.NoError(t, err)
+		default:
+			e = e.reopen(t)
+		}
+		require.Equal(t, modelRows(model), scan(t, e, "pk", true), "step %d seed %d", step, seed)
+	}
+	require.NoError(t, e.tr.Drain(ctx, "db", "pk"))
+	require.Equal(t, modelRows(model), scan(t, e, "pk", false), "seed %d", seed)
+	require.Equal(t, modelRows(model), scan(t, e, "pk", true), "seed %d", seed)
+	res, err := e.tr.TierTable(ctx, "db", "pk")
+	require.NoError(t, err)
+	require.Zero(t, res.Snapshot, "a round with nothing new commits nothing")
+}
+
+func TestAppendTableKeepsEveryRow(t *testing.T) {
+	e := open(t, t.TempDir())
+	ctx := context.Background()
+	require.NoError(t, e.ls.CreateDatabase("db", false))
+	require.NoError(t, e.ls.CreateTable(ctx, "db", "ap", lake.Schema{
+		Columns: []lake.Column{{Name: "id", Type: mustType(t, "BIGINT")}, {Name: "v", Type: mustType(t, "STRING")}},
+	}, false))
+	for i := 0; i < 3; i++ {
+		rec := batch([]int64{1, 1}, []string{"a", "a"})
+		_, err := e.ls.Write(ctx, "db", "ap", rec)
+		rec.Release()
+		require.NoError(t, err)
+		if i == 1 {
+			require.NoError(t, e.tr.Drain(ctx, "db", "ap"))
+		}
+	}
+	require.Len(t, scan(t, e, "ap", true), 6)
+	require.Len(t, scan(t, e, "ap", false), 4)
+	require.NoError(t, e.tr.Drain(ctx, "db", "ap"))
+	require.Len(t, scan(t, e, "ap", false), 6)
+	require.Len(t, scan(t, e, "ap", true), 6)
+}
+
+func TestWriteRejectsBadBatches(t *testing.T) {
+	e := open(t, t.TempDir())
+	ctx := context.Background()
+	require.NoError(t, e.ls.CreateDatabase("db", false))
+	require.NoError(t, e.ls.CreateTable(ctx, "db", "pk", lake.Schema{
+		Columns:     []lake.Column{{Name: "id", Type: mustType(t, "BIGINT")}, {Name: "v", Type: mustType(t, "STRING")}},
+		PrimaryKeys: []string{"id"},
+	}, false))
+	extra := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int32}, {Name: "zzz", Type: arrow.BinaryTypes.String}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, extra)
+	b.Field(0).(*array.Int32Builder).Append(1)
+	b.Field(1).(*array.StringBuilder).Append("x")
+	rec := b.NewRecordBatch()
+	b.Release()
+	_, err := e.ls.Write(ctx, "db", "pk", rec)
+	rec.Release()
+	require.ErrorIs(t, err, lakestream.ErrInvalidBatch)
+	require.ErrorContains(t, err, `"zzz"`)
+
+	nb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	nb.Field(0).AppendNull()
+	nb.Field(1).(*array.StringBuilder).Append("x")
+	nrec := nb.NewRecordBatch()
+	nb.Release()
+	_, err = e.ls.Write(ctx, "db", "pk", nrec)
+	nrec.Release()
+	require.ErrorIs(t, err, lakestream.ErrInvalidBatch)
+	require.ErrorContains(t, err, `"id"`)
+
+	// An int32 id is cast to the column's BIGINT.
+	ib := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema([]arrow.Field{{Name: "ID", Type: arrow.PrimitiveTypes.Int32}}, nil))
+	ib.Field(0).(*array.Int32Builder).Append(5)
+	irec := ib.NewRecordBatch()
+	ib.Release()
+	_, err = e.ls.Write(ctx, "db", "pk", irec)
+	irec.Release()
+	require.NoError(t, err)
+	require.Equal(t, []string{"5="}, scan(t, e, "pk", true))
+	_, err = e.ls.Scan(ctx, "db", "nope", true)
+	require.ErrorIs(t, err, lake.ErrTableNotFound)
+}
