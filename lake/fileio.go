@@ -59,7 +59,9 @@ var _ FileIO = LocalFileIO{}
 func (LocalFileIO) Read(_ context.Context, path string) ([]byte, error) { return os.ReadFile(path) }
 
 // Open implements FileIO.
-func (LocalFileIO) Open(_ context.Context, path string) (ReadAtSeekCloser, error) { return os.Open(path) }
+func (LocalFileIO) Open(_ context.Context, path string) (ReadAtSeekCloser, error) {
+	return os.Open(path)
+}
 
 // Create implements FileIO.
 func (LocalFileIO) Create(_ context.Context, path string) (io.WriteCloser, error) {

@@ -43,9 +43,9 @@ const MaxLength = 2147483647
 type DataType struct {
 	Root      TypeRoot
 	NotNull   bool
-	Length    int // CHAR, VARCHAR, BINARY, VARBINARY
-	Precision int // DECIMAL, TIME, TIMESTAMP, TIMESTAMP_LTZ
-	Scale     int // DECIMAL
+	Length    int         // CHAR, VARCHAR, BINARY, VARBINARY
+	Precision int         // DECIMAL, TIME, TIMESTAMP, TIMESTAMP_LTZ
+	Scale     int         // DECIMAL
 	Elem      *DataType   // ARRAY, MULTISET
 	Key       *DataType   // MAP
 	Value     *DataType   // MAP
@@ -312,8 +312,8 @@ const (
 	tokIdent tokKind = iota
 	tokNum
 	tokSym
-	tokQuoted   // `ident`
-	tokString   // 'comment'
+	tokQuoted // `ident`
+	tokString // 'comment'
 )
 
 type token struct {

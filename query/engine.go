@@ -1,3 +1,5 @@
+//go:build duckdb_arrow
+
 package query
 
 import (
@@ -19,19 +21,6 @@ import (
 	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/sqlparse"
 )
-
-// DefaultDatabase is where unqualified table names resolve.
-const DefaultDatabase = "default"
-
-// Options configure an Engine.
-type Options struct {
-	Logger    *slog.Logger
-	Allocator memory.Allocator
-	// Threads caps DuckDB's worker threads (0 = DuckDB's default).
-	Threads int
-	// MemoryLimit is DuckDB's memory_limit setting, e.g. "4GB" ("" = default).
-	MemoryLimit string
-}
 
 // Engine implements engine.Engine over DuckDB and lakestream.
 type Engine struct {
