@@ -160,10 +160,18 @@ func (s *Server) run(ctx context.Context, sql string) (array.RecordReader, error
 }
 
 func (s *Server) flightInfo(ctx context.Context, sql string, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	r, err := s.run(ctx, sql)
+	// The result outlives this call (it waits for DoGet), so it runs under a
+	// context of its own: cancelled if this call is cancelled while the
+	// statement runs, and when the result is released.
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, cancel)
+	r, err := s.run(rctx, sql)
+	stop()
 	if err != nil {
+		cancel()
 		return nil, err
 	}
+	r = &cancelOnRelease{RecordReader: r, cancel: cancel}
 	h := newHandle()
 	tkt, err := encodeTicket(h, sql)
 	if err != nil {
@@ -217,10 +225,7 @@ func (s *Server) take(h string) array.RecordReader {
 
 func (s *Server) stream(ctx context.Context, r array.RecordReader) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	ch := make(chan flight.StreamChunk, 2)
-	go func() {
-		defer r.Release()
-		flight.StreamChunksFromReader(ctx, r, ch)
-	}()
+	go flight.StreamChunksFromReader(ctx, r, ch) // releases r when done
 	return r.Schema(), ch, nil
 }
 
@@ -279,4 +284,17 @@ func (s *Server) update(ctx context.Context, sql string) (int64, error) {
 		return n, toStatus(err)
 	}
 	return res.Affected, nil
+}
+
+// cancelOnRelease cancels the context a parked result runs under once the
+// result is released.
+type cancelOnRelease struct {
+	array.RecordReader
+	cancel context.CancelFunc
+	once   sync.Once
+}
+
+func (c *cancelOnRelease) Release() {
+	c.RecordReader.Release()
+	c.once.Do(c.cancel)
 }

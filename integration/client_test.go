@@ -13,6 +13,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/internal/testserver"
 )
 
 // client is an ADBC connection to one server.
@@ -22,10 +24,10 @@ type client struct {
 	conn adbc.Connection
 }
 
-func connect(t *testing.T, s *server) *client {
+func connect(t *testing.T, s *testserver.Server) *client {
 	t.Helper()
 	drv := flightsql.NewDriver(memory.DefaultAllocator)
-	db, err := drv.NewDatabase(map[string]string{adbc.OptionKeyURI: s.uri()})
+	db, err := drv.NewDatabase(map[string]string{adbc.OptionKeyURI: s.URI()})
 	require.NoError(t, err)
 	conn, err := db.Open(context.Background())
 	require.NoError(t, err)

@@ -14,6 +14,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/internal/testserver"
 )
 
 var ordersSchema = arrow.NewSchema([]arrow.Field{
@@ -62,7 +64,7 @@ func (c *client) idCustomer(table string) []string {
 // TestSpine drives the whole story of the spine issue through ADBC.
 func TestSpine(t *testing.T) {
 	dir := t.TempDir()
-	srv := startServer(t, dir)
+	srv := testserver.Start(t, dir)
 	c := connect(t, srv)
 
 	c.mustExec("CREATE DATABASE shop")
@@ -104,7 +106,7 @@ func TestSpine(t *testing.T) {
 	require.Equal(t, [][]string{{"1", "updated", "99.5", "NULL"}}, c.mustQuery(`SELECT id, customer, amount, ts FROM shop."orders$rt" WHERE id = 1`))
 
 	// Tiering commits a snapshot within the interval; t then has the same rows.
-	eventually(t, 30*time.Second, func() error {
+	testserver.Eventually(t, 30*time.Second, func() error {
 		got := c.idCustomer("shop.orders")
 		if strings.Join(got, ",") != strings.Join(m.lines(), ",") {
 			return fmt.Errorf("lake has %d rows, want %d", len(got), len(m))
@@ -124,7 +126,7 @@ func TestSpine(t *testing.T) {
 	require.Equal(t, before, c.idCustomer("shop.orders"), "t must not change while tiering waits")
 	require.NotContains(t, c.idCustomer("shop.orders"), "6000|late")
 	c.mustExec(`ALTER TABLE shop.orders SET ('lakestream.freshness' = '1s')`)
-	eventually(t, 30*time.Second, func() error {
+	testserver.Eventually(t, 30*time.Second, func() error {
 		if strings.Join(c.idCustomer("shop.orders"), ",") != strings.Join(m.lines(), ",") {
 			return fmt.Errorf("lake not caught up")
 		}
@@ -185,7 +187,7 @@ func TestSpine(t *testing.T) {
 	c.mustExec(`INSERT INTO shop.orders VALUES (7000, 'before-restart', 1, NULL)`)
 	m[7000] = "before-restart"
 	c.close()
-	srv.restart(syscall.SIGTERM)
+	srv.Restart(syscall.SIGTERM)
 	c = connect(t, srv)
 	require.Equal(t, m.lines(), c.idCustomer(`shop."orders$rt"`))
 	require.Equal(t, "3", c.scalar(`SELECT count(*) FROM shop."events$rt"`))
@@ -193,10 +195,10 @@ func TestSpine(t *testing.T) {
 	c.mustExec(`INSERT INTO shop.orders VALUES (8000, 'before-kill', 1, NULL)`)
 	m[8000] = "before-kill"
 	c.close()
-	srv.restart(syscall.SIGKILL)
+	srv.Restart(syscall.SIGKILL)
 	c = connect(t, srv)
 	require.Equal(t, m.lines(), c.idCustomer(`shop."orders$rt"`))
-	eventually(t, 30*time.Second, func() error {
+	testserver.Eventually(t, 30*time.Second, func() error {
 		got := c.idCustomer("shop.orders")
 		if strings.Join(got, ",") != strings.Join(m.lines(), ",") {
 			return fmt.Errorf("lake has %d rows, want %d", len(got), len(m))

@@ -290,6 +290,11 @@ func (e *Engine) query(ctx context.Context, sql string, schemaOnly bool) (array.
 	var refs []tableRef
 	var names []string
 	if tree, parsed := parseTree(js); parsed {
+		if ps, ok := asPlainScan(tree, e.resolve); ok {
+			if r, ok, err := e.plainScan(ctx, ps, schemaOnly); ok || err != nil {
+				return r, err
+			}
+		}
 		qid := e.seq.Add(1)
 		// Every reference gets its own view and scan: an Arrow stream can
 		// be read once, and a self-join reads the table twice.
@@ -346,6 +351,36 @@ func (e *Engine) query(ctx context.Context, sql string, schemaOnly bool) (array.
 	}
 	ok = true
 	return rr, nil
+}
+
+// plainScan streams a scan of one table without DuckDB. ok is false when
+// the statement should go to DuckDB after all (a column name that does not
+// exist, so that DuckDB reports it in its words).
+func (e *Engine) plainScan(ctx context.Context, ps plainScan, schemaOnly bool) (array.RecordReader, bool, error) {
+	sc, err := e.ls.ArrowSchema(ps.ref.db, ps.ref.table)
+	if err != nil {
+		return nil, false, mapErr(err)
+	}
+	var idx []int
+	if ps.columns != nil {
+		var ok bool
+		if idx, ok = project(sc, ps.columns); !ok {
+			return nil, false, nil
+		}
+	}
+	var r array.RecordReader
+	if schemaOnly {
+		r, err = array.NewRecordReader(sc, nil)
+	} else {
+		r, err = e.ls.Scan(ctx, ps.ref.db, ps.ref.table, ps.ref.realtime)
+	}
+	if err != nil {
+		return nil, false, mapErr(err)
+	}
+	if idx != nil {
+		return newProjectReader(r, idx), true, nil
+	}
+	return r, true, nil
 }
 
 func cleanDuckErr(err error) string {

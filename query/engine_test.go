@@ -5,6 +5,8 @@ package query
 import (
 	"context"
 	"path/filepath"
+	"sort"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -96,4 +98,44 @@ func TestFiltersAndProjectionsOverScans(t *testing.T) {
 	require.Equal(t, [][]string{{"3.5", "3"}}, run(t, e, `SELECT c, a FROM "t$rt" WHERE b > 'y'`))
 	require.Equal(t, [][]string{{"2"}}, run(t, e, `SELECT count(*) FROM "t$rt" WHERE c BETWEEN 1 AND 3`))
 	require.Equal(t, [][]string{{"1", "x"}}, run(t, e, `SELECT a, b FROM "t$rt" x WHERE x.a IN (SELECT min(a) FROM "t$rt")`))
+}
+
+func TestPlainScansSkipDuckDB(t *testing.T) {
+	e := newTestEngine(t)
+	run(t, e, "CREATE TABLE t (a BIGINT, b STRING, PRIMARY KEY (a) NOT ENFORCED)")
+	run(t, e, "INSERT INTO t VALUES (1, 'x'), (2, 'y'), (1, 'z')")
+	for _, tc := range []struct {
+		name, sql string
+		want      [][]string
+	}{
+		{"star", `SELECT * FROM "t$rt"`, [][]string{{"1", "z"}, {"2", "y"}}},
+		{"columns", `SELECT b, A FROM "t$rt"`, [][]string{{"y", "2"}, {"z", "1"}}},
+		{"lake", `SELECT * FROM t`, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tree, ok := func() (*object, bool) {
+				c, err := e.connect(context.Background())
+				require.NoError(t, err)
+				defer c.c.Close()
+				js, err := c.scalar(context.Background(), "SELECT json_serialize_sql(?::VARCHAR)::VARCHAR", tc.sql)
+				require.NoError(t, err)
+				return parseTree(js)
+			}()
+			require.True(t, ok)
+			_, plain := asPlainScan(tree, e.resolve)
+			require.True(t, plain, "must take the fast path")
+			got := run(t, e, tc.sql)
+			sortRows(got)
+			require.Equal(t, tc.want, got)
+		})
+	}
+	// Anything more goes through DuckDB and still works.
+	require.Equal(t, [][]string{{"z"}}, run(t, e, `SELECT b FROM "t$rt" WHERE a = 1`))
+	require.Equal(t, [][]string{{"1"}}, run(t, e, `SELECT a AS x FROM "t$rt" ORDER BY a LIMIT 1`))
+	_, err := e.Execute(context.Background(), `SELECT nope FROM "t$rt"`)
+	require.ErrorContains(t, err, "nope")
+}
+
+func sortRows(rows [][]string) {
+	sort.Slice(rows, func(i, j int) bool { return strings.Join(rows[i], "|") < strings.Join(rows[j], "|") })
 }

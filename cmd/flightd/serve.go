@@ -90,7 +90,8 @@ func serve(args []string) error {
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- fs.Serve() }()
-	lg.Info("flightd listening", "addr", lis.Addr().String(), "grpc", "grpc://"+lis.Addr().String(), "data_dir", cfg.DataDir, "warehouse", cfg.Warehouse)
+	// This line is printed whatever the log level: scripts and tests wait for it.
+	slog.New(slog.NewTextHandler(os.Stderr, nil)).Info("flightd listening", "addr", lis.Addr().String(), "grpc", "grpc://"+lis.Addr().String(), "data_dir", cfg.DataDir, "warehouse", cfg.Warehouse)
 
 	select {
 	case <-ctx.Done():

@@ -1,4 +1,7 @@
-package integration
+// Package testserver starts the real flightd binary for black-box tests and
+// benchmarks: on a free loopback port, over a data directory the caller
+// owns, and stopped when the test ends.
+package testserver
 
 import (
 	"bufio"
@@ -13,8 +16,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/stretchr/testify/require"
 )
 
 var (
@@ -23,8 +24,9 @@ var (
 	buildErr  error
 )
 
-// binary returns the flightd binary to test.
-func binary(t *testing.T) string {
+// Binary returns the flightd binary to test: $FLIGHTD_BIN, or one built
+// once per process into a temporary directory.
+func Binary(t testing.TB) string {
 	t.Helper()
 	if b := os.Getenv("FLIGHTD_BIN"); b != "" {
 		return b
@@ -42,24 +44,28 @@ func binary(t *testing.T) string {
 			buildErr = fmt.Errorf("build flightd: %v\n%s", err, out)
 		}
 	})
-	require.NoError(t, buildErr)
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
 	return builtBin
 }
 
-func freePort(t *testing.T) string {
+func freePort(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	addr := l.Addr().String()
-	require.NoError(t, l.Close())
+	_ = l.Close()
 	return addr
 }
 
-// server is one running flightd process.
-type server struct {
-	t       *testing.T
-	addr    string
-	dataDir string
+// Server is one running flightd process.
+type Server struct {
+	t       testing.TB
+	Addr    string
+	DataDir string
 	args    []string
 	cmd     *exec.Cmd
 	logs    *strings.Builder
@@ -67,24 +73,29 @@ type server struct {
 	exited  chan struct{}
 }
 
-// startServer starts flightd on a free port over dataDir.
-func startServer(t *testing.T, dataDir string, extra ...string) *server {
+// Start starts flightd on a free port over dataDir with a 1s tiering
+// interval; extra flags are appended (later flags win).
+func Start(t testing.TB, dataDir string, extra ...string) *Server {
 	t.Helper()
-	s := &server{t: t, addr: freePort(t), dataDir: dataDir, args: extra}
+	s := &Server{t: t, Addr: freePort(t), DataDir: dataDir, args: extra}
 	s.start()
-	t.Cleanup(func() { s.stop(syscall.SIGKILL) })
+	t.Cleanup(func() { s.Stop(syscall.SIGKILL) })
 	return s
 }
 
-func (s *server) start() {
+func (s *Server) start() {
 	t := s.t
 	t.Helper()
-	args := append([]string{"serve", "--listen", s.addr, "--data-dir", s.dataDir, "--tiering-interval", "1s", "--log-level", "debug"}, s.args...)
-	cmd := exec.Command(binary(t), args...)
+	args := append([]string{"serve", "--listen", s.Addr, "--data-dir", s.DataDir, "--tiering-interval", "1s", "--log-level", "debug"}, s.args...)
+	cmd := exec.Command(Binary(t), args...)
 	stderr, err := cmd.StderrPipe()
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cmd.Stdout = os.Stdout
-	require.NoError(t, cmd.Start())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
 	s.cmd = cmd
 	s.logs = &strings.Builder{}
 	s.exited = make(chan struct{})
@@ -110,20 +121,21 @@ func (s *server) start() {
 	select {
 	case <-ready:
 	case <-s.exited:
-		t.Fatalf("flightd exited before listening:\n%s", s.log())
+		t.Fatalf("flightd exited before listening:\n%s", s.Log())
 	case <-time.After(60 * time.Second):
-		t.Fatalf("flightd did not start within 60s:\n%s", s.log())
+		t.Fatalf("flightd did not start within 60s:\n%s", s.Log())
 	}
 }
 
-func (s *server) log() string {
+// Log returns what the server wrote to stderr so far.
+func (s *Server) Log() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.logs.String()
 }
 
-// stop signals the process and waits for it to exit.
-func (s *server) stop(sig syscall.Signal) {
+// Stop signals the process and waits for it to exit.
+func (s *Server) Stop(sig syscall.Signal) {
 	if s.cmd == nil || s.cmd.Process == nil {
 		return
 	}
@@ -138,21 +150,22 @@ func (s *server) stop(sig syscall.Signal) {
 	case <-time.After(30 * time.Second):
 		_ = s.cmd.Process.Kill()
 		<-s.exited
-		s.t.Errorf("flightd did not exit within 30s of %s:\n%s", sig, s.log())
+		s.t.Errorf("flightd did not exit within 30s of %s:\n%s", sig, s.Log())
 	}
 }
 
-// restart stops the server with sig and starts it again on the same port
+// Restart stops the server with sig and starts it again on the same port
 // and data directory.
-func (s *server) restart(sig syscall.Signal) {
-	s.stop(sig)
+func (s *Server) Restart(sig syscall.Signal) {
+	s.Stop(sig)
 	s.start()
 }
 
-func (s *server) uri() string { return "grpc://" + s.addr }
+// URI is the ADBC / Flight URI of the server.
+func (s *Server) URI() string { return "grpc://" + s.Addr }
 
-// eventually polls f until it returns nil or the deadline passes.
-func eventually(t *testing.T, timeout time.Duration, f func() error) {
+// Eventually polls f until it returns nil or the deadline passes.
+func Eventually(t testing.TB, timeout time.Duration, f func() error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()

@@ -1,0 +1,189 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-adbc/go/adbc"
+	"github.com/apache/arrow-adbc/go/adbc/driver/flightsql"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/flightd/flightd/internal/testserver"
+)
+
+const batchRows = 10_000
+
+// eightCols is the benchmark table: 8 mixed columns.
+var eightCols = arrow.NewSchema([]arrow.Field{
+	{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "k", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+	{Name: "x", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+	{Name: "y", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+	{Name: "s1", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "s2", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Microsecond}, Nullable: true},
+	{Name: "flag", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
+}, nil)
+
+const eightColsDDL = `(id BIGINT, k INT, x DOUBLE, y DOUBLE, s1 STRING, s2 STRING, ts TIMESTAMP(6), flag BOOLEAN%s)%s`
+
+// makeBatch builds rows [start, start+n) from a seed.
+func makeBatch(start int64, n int, seed uint64) arrow.RecordBatch {
+	rng := rand.New(rand.NewPCG(seed, uint64(start)))
+	b := array.NewRecordBuilder(memory.DefaultAllocator, eightCols)
+	defer b.Release()
+	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
+	for i := 0; i < n; i++ {
+		id := start + int64(i)
+		b.Field(0).(*array.Int64Builder).Append(id)
+		b.Field(1).(*array.Int32Builder).Append(rng.Int32N(1000))
+		b.Field(2).(*array.Float64Builder).Append(rng.Float64())
+		b.Field(3).(*array.Float64Builder).Append(rng.NormFloat64())
+		b.Field(4).(*array.StringBuilder).Append(fmt.Sprintf("customer-%d", rng.IntN(50_000)))
+		b.Field(5).(*array.StringBuilder).Append(fmt.Sprintf("%x", rng.Uint64()))
+		b.Field(6).(*array.TimestampBuilder).Append(arrow.Timestamp(base + id*1000))
+		b.Field(7).(*array.BooleanBuilder).Append(rng.IntN(2) == 0)
+	}
+	return b.NewRecordBatch()
+}
+
+type conn struct {
+	db   adbc.Database
+	conn adbc.Connection
+}
+
+func open(b *testing.B, uri string) *conn {
+	drv := flightsql.NewDriver(memory.DefaultAllocator)
+	db, err := drv.NewDatabase(map[string]string{adbc.OptionKeyURI: uri})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cn, err := db.Open(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := &conn{db: db, conn: cn}
+	b.Cleanup(func() { cn.Close(); db.Close() })
+	return c
+}
+
+func (c *conn) exec(b *testing.B, sql string) {
+	st, _ := c.conn.NewStatement()
+	defer st.Close()
+	if err := st.SetSqlQuery(sql); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := st.ExecuteUpdate(context.Background()); err != nil {
+		b.Fatal(sql, err)
+	}
+}
+
+func (c *conn) ingest(b *testing.B, table string, rec arrow.RecordBatch) {
+	st, _ := c.conn.NewStatement()
+	defer st.Close()
+	_ = st.SetOption(adbc.OptionKeyIngestTargetTable, table)
+	_ = st.SetOption(adbc.OptionValueIngestTargetDBSchema, "bench")
+	_ = st.SetOption(adbc.OptionKeyIngestMode, adbc.OptionValueIngestModeAppend)
+	if err := st.Bind(context.Background(), rec); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := st.ExecuteUpdate(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// queryRows runs sql and returns the rows it read.
+func (c *conn) queryRows(b *testing.B, sql string) int64 {
+	st, _ := c.conn.NewStatement()
+	defer st.Close()
+	_ = st.SetSqlQuery(sql)
+	r, _, err := st.ExecuteQuery(context.Background())
+	if err != nil {
+		b.Fatal(sql, err)
+	}
+	defer r.Release()
+	var n int64
+	for r.Next() {
+		n += r.RecordBatch().NumRows()
+	}
+	if err := r.Err(); err != nil {
+		b.Fatal(err)
+	}
+	return n
+}
+
+// BenchmarkIngest: ADBC bulk ingest of 10k-row, 8-column batches, one
+// client, durable acknowledgement per batch.
+func BenchmarkIngest(b *testing.B) {
+	for _, tc := range []struct {
+		name, opts string
+	}{
+		{"table=append", ""},
+		{"table=pk4", ", PRIMARY KEY (id) NOT ENFORCED"},
+	} {
+		b.Run(tc.name+"/rows=1e6", func(b *testing.B) {
+			srv := testserver.Start(b, b.TempDir(), "--tiering-interval", "1h", "--log-level", "warn")
+			c := open(b, srv.URI())
+			c.exec(b, "CREATE DATABASE bench")
+			with := ""
+			if tc.opts != "" {
+				with = " WITH ('bucket' = '4')"
+			}
+			c.exec(b, "CREATE TABLE bench.t "+fmt.Sprintf(eightColsDDL, tc.opts, with))
+			const total = 1_000_000
+			batches := make([]arrow.RecordBatch, total/batchRows)
+			for i := range batches {
+				batches[i] = makeBatch(int64(i*batchRows), batchRows, 1)
+			}
+			b.Cleanup(func() {
+				for _, r := range batches {
+					r.Release()
+				}
+			})
+			b.ResetTimer()
+			var rows int64
+			for b.Loop() {
+				for _, rec := range batches {
+					c.ingest(b, "t", rec)
+				}
+				rows += total
+			}
+			b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
+			b.StopTimer()
+			if got := c.queryRows(b, `SELECT * FROM bench."t$rt" WHERE id < 10`); got != 10 {
+				b.Fatalf("t$rt has %d rows with id < 10, want 10", got)
+			}
+		})
+	}
+}
+
+// BenchmarkReadRealtime: the rows of t$rt (1M rows, all still in the log)
+// fetched through ADBC, and an aggregate over them.
+func BenchmarkReadRealtime(b *testing.B) {
+	srv := testserver.Start(b, b.TempDir(), "--tiering-interval", "1h", "--log-level", "warn")
+	c := open(b, srv.URI())
+	c.exec(b, "CREATE DATABASE bench")
+	c.exec(b, "CREATE TABLE bench.t "+fmt.Sprintf(eightColsDDL, ", PRIMARY KEY (id) NOT ENFORCED", " WITH ('bucket' = '4')"))
+	const total = 1_000_000
+	for i := 0; i < total/batchRows; i++ {
+		rec := makeBatch(int64(i*batchRows), batchRows, 1)
+		c.ingest(b, "t", rec)
+		rec.Release()
+	}
+	for _, q := range []struct{ name, sql string }{
+		{"query=select-star", `SELECT * FROM bench."t$rt"`},
+		{"query=group-by", `SELECT k, count(*), avg(x) FROM bench."t$rt" GROUP BY k`},
+	} {
+		b.Run(q.name+"/rows=1e6", func(b *testing.B) {
+			for b.Loop() {
+				c.queryRows(b, q.sql)
+			}
+			b.ReportMetric(float64(total)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
+}
