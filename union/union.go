@@ -47,30 +47,77 @@ func Append(schema *arrow.Schema, lake array.RecordReader, log []LogBatch) array
 // version of every key, deleted keys dropped. pk holds the indexes of the
 // primary-key columns in schema. log must be in offset order per bucket.
 func PrimaryKey(ctx context.Context, mem memory.Allocator, schema *arrow.Schema, pk []int, lake array.RecordReader, log []LogBatch) (array.RecordReader, error) {
-	type pos struct{ batch, row int }
-	newest := make(map[string]pos)
+	if len(pk) == 1 {
+		switch schema.Field(pk[0]).Type.ID() {
+		case arrow.INT64, arrow.TIMESTAMP, arrow.DATE64, arrow.INT32, arrow.DATE32:
+			return mergePK(ctx, mem, schema, lake, log, int64Keys(pk[0]))
+		}
+	}
+	return mergePK(ctx, mem, schema, lake, log, func(rec arrow.RecordBatch) ([]string, error) {
+		return rowKeys(rec, pk)
+	})
+}
+
+// int64Keys reads a single non-null integer-like key column as int64s,
+// without encoding.
+func int64Keys(col int) func(arrow.RecordBatch) ([]int64, error) {
+	return func(rec arrow.RecordBatch) ([]int64, error) {
+		a := rec.Column(col)
+		if a.NullN() > 0 {
+			return nil, fmt.Errorf("union: key column %q has nulls", rec.ColumnName(col))
+		}
+		switch v := a.(type) {
+		case *array.Int64:
+			return v.Int64Values(), nil
+		case *array.Timestamp:
+			return widen(v.TimestampValues()), nil
+		case *array.Date64:
+			return widen(v.Date64Values()), nil
+		case *array.Int32:
+			return widen(v.Int32Values()), nil
+		case *array.Date32:
+			return widen(v.Date32Values()), nil
+		}
+		return nil, fmt.Errorf("union: key column %q has type %s", rec.ColumnName(col), a.DataType())
+	}
+}
+
+func widen[T ~int32 | ~int64](vals []T) []int64 {
+	out := make([]int64, len(vals))
+	for i, x := range vals {
+		out[i] = int64(x)
+	}
+	return out
+}
+
+func mergePK[K comparable](ctx context.Context, mem memory.Allocator, schema *arrow.Schema, lake array.RecordReader, log []LogBatch, keysOf func(arrow.RecordBatch) ([]K, error)) (array.RecordReader, error) {
+	type pos struct{ batch, row int32 }
+	newest := make(map[K]pos)
+	logKeys := make([][]K, len(log))
 	for bi, b := range log {
-		keys, err := rowKeys(b.Rec, pk)
+		keys, err := keysOf(b.Rec)
 		if err != nil {
 			releaseAll(lake, log)
 			return nil, err
 		}
+		logKeys[bi] = keys
 		for ri, k := range keys {
-			newest[k] = pos{bi, ri}
+			newest[k] = pos{int32(bi), int32(ri)}
 		}
 	}
 	// The log's surviving rows, in log order.
 	var out []arrow.RecordBatch
 	ectx := compute.WithAllocator(ctx, mem)
 	for bi, b := range log {
-		keys, _ := rowKeys(b.Rec, pk)
+		keys := logKeys[bi]
 		keep := make([]bool, len(keys))
 		all := true
 		for ri, k := range keys {
 			p := newest[k]
-			keep[ri] = p.batch == bi && p.row == ri && !isRetract(b.Kinds, ri)
+			keep[ri] = int(p.batch) == bi && int(p.row) == ri && !isRetract(b.Kinds, ri)
 			all = all && keep[ri]
 		}
+		logKeys[bi] = nil
 		if all {
 			b.Rec.Retain()
 			out = append(out, b.Rec)
@@ -92,7 +139,7 @@ func PrimaryKey(ctx context.Context, mem memory.Allocator, schema *arrow.Schema,
 	var filter func(arrow.RecordBatch) (arrow.RecordBatch, error)
 	if len(newest) > 0 {
 		filter = func(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
-			keys, err := rowKeys(rec, pk)
+			keys, err := keysOf(rec)
 			if err != nil {
 				return nil, err
 			}

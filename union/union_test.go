@@ -101,6 +101,11 @@ func rowsOf(model map[key]row) []row {
 // splits the same operations between a lake (the model state at a random
 // cut) and log batches of random sizes. The union must equal the model.
 func TestPrimaryKeyModel(t *testing.T) {
+	t.Run("key=id,k2", func(t *testing.T) { testPrimaryKeyModel(t, []int{0, 1}) })
+	t.Run("key=id", func(t *testing.T) { testPrimaryKeyModel(t, []int{0}) })
+}
+
+func testPrimaryKeyModel(t *testing.T, pk []int) {
 	seed := *seedFlag
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
@@ -113,6 +118,9 @@ func TestPrimaryKeyModel(t *testing.T) {
 		ops := make([]op, rng.IntN(120))
 		for i := range ops {
 			r := row{int64(rng.IntN(nkeys)), []string{"a", "b", ""}[rng.IntN(3)], rng.Int64N(1000)}
+			if len(pk) == 1 {
+				r.k2 = "a" // the key is id alone
+			}
 			kind := []byte{KindInsert, KindUpdateAfter, KindDelete, KindUpdateBefore, KindInsert}[rng.IntN(5)]
 			ops[i] = op{r, kind}
 		}
@@ -144,7 +152,7 @@ func TestPrimaryKeyModel(t *testing.T) {
 		}
 		model := map[key]row{}
 		apply(model, ops)
-		r, err := PrimaryKey(context.Background(), mem, testSchema, []int{0, 1}, lake, log)
+		r, err := PrimaryKey(context.Background(), mem, testSchema, pk, lake, log)
 		require.NoError(t, err)
 		got := drain(t, r)
 		want := rowsOf(model)
