@@ -63,8 +63,9 @@ func (c Config) String() string {
 // parseServe reads environment variables, then flags.
 func parseServe(args []string) (Config, error) {
 	c := DefaultConfig()
+	// Empty variables count as unset.
 	env := func(name string, dst *string) {
-		if v, ok := os.LookupEnv(name); ok {
+		if v := os.Getenv(name); v != "" {
 			*dst = v
 		}
 	}
@@ -72,7 +73,7 @@ func parseServe(args []string) (Config, error) {
 	env("FLIGHTD_DATA_DIR", &c.DataDir)
 	env("FLIGHTD_WAREHOUSE", &c.Warehouse)
 	env("FLIGHTD_LOG_LEVEL", &c.LogLevel)
-	if v, ok := os.LookupEnv("FLIGHTD_TIERING_INTERVAL"); ok {
+	if v := os.Getenv("FLIGHTD_TIERING_INTERVAL"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil {
 			return c, fmt.Errorf("FLIGHTD_TIERING_INTERVAL=%q: %w", v, err)

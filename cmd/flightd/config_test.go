@@ -1,0 +1,57 @@
+package main
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseServe(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		want    Config
+		wantErr string
+	}{
+		{
+			name: "defaults",
+			want: Config{Listen: "127.0.0.1:31337", DataDir: "./data", Warehouse: "data/warehouse", TieringInterval: 30 * time.Second, LogLevel: "info"},
+		},
+		{
+			name: "env then flags",
+			env:  map[string]string{"FLIGHTD_LISTEN": "127.0.0.1:1", "FLIGHTD_DATA_DIR": "/d", "FLIGHTD_TIERING_INTERVAL": "2s"},
+			args: []string{"--listen", "127.0.0.1:2"},
+			want: Config{Listen: "127.0.0.1:2", DataDir: "/d", Warehouse: "/d/warehouse", TieringInterval: 2 * time.Second, LogLevel: "info"},
+		},
+		{name: "bad interval env", env: map[string]string{"FLIGHTD_TIERING_INTERVAL": "soon"}, wantErr: "FLIGHTD_TIERING_INTERVAL"},
+		{name: "zero interval", args: []string{"--tiering-interval", "0s"}, wantErr: "must be positive"},
+		{name: "s3 not yet", args: []string{"--warehouse", "s3://b/p"}, wantErr: "only local directories"},
+		{name: "bad level", args: []string{"--log-level", "loud"}, wantErr: "--log-level"},
+		{name: "stray argument", args: []string{"extra"}, wantErr: "unexpected argument"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, k := range []string{"FLIGHTD_LISTEN", "FLIGHTD_DATA_DIR", "FLIGHTD_WAREHOUSE", "FLIGHTD_TIERING_INTERVAL", "FLIGHTD_LOG_LEVEL"} {
+				t.Setenv(k, "")
+			}
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			got, err := parseServe(tc.args)
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestPrintTable(t *testing.T) {
+	var b bytes.Buffer
+	printTable(&b, []string{"id", "name"}, [][]string{{"1", "ann"}, {"22", "NULL"}})
+	require.Equal(t, "id | name\n---+-----\n1  | ann\n22 | NULL\n", b.String())
+}
