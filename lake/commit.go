@@ -14,6 +14,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/google/uuid"
+
+	"github.com/flightd/flightd/internal/arrowutil"
 )
 
 // CommitOptions controls a commit.
@@ -274,7 +276,7 @@ func emptyStats() SimpleStats {
 func (w *Write) flushGroup(ctx context.Context, g *writeGroup, bucketMaxSeq int64, codec compress.Compression, pf *pathFactory) (*DataFileMeta, string, error) {
 	t := w.t
 	ts := t.schema
-	rec, err := concatRecords(g.recs, w.mem)
+	rec, err := arrowutil.ConcatRecords(g.recs, w.mem)
 	if err != nil {
 		return nil, "", err
 	}

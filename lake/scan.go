@@ -9,6 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/flightd/flightd/internal/arrowutil"
 )
 
 const scanBatchRows = 64 * 1024
@@ -248,7 +250,7 @@ func (r *scanReader) loadPK(g *scanGroup) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	all, err := concatRecords(recs, r.mem)
+	all, err := arrowutil.ConcatRecords(recs, r.mem)
 	if err != nil {
 		return err
 	}

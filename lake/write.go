@@ -219,39 +219,6 @@ func takeRecord(ctx context.Context, rec arrow.RecordBatch, rows []int64, mem me
 	return array.NewRecordBatch(rec.Schema(), cols, int64(len(rows))), nil
 }
 
-// concatRecords concatenates records of one schema.
-func concatRecords(recs []arrow.RecordBatch, mem memory.Allocator) (arrow.RecordBatch, error) {
-	if len(recs) == 1 {
-		recs[0].Retain()
-		return recs[0], nil
-	}
-	sc := recs[0].Schema()
-	cols := make([]arrow.Array, sc.NumFields())
-	var n int64
-	for _, r := range recs {
-		n += r.NumRows()
-	}
-	for i := range cols {
-		parts := make([]arrow.Array, len(recs))
-		for j, r := range recs {
-			parts[j] = r.Column(i)
-		}
-		c, err := array.Concatenate(parts, mem)
-		if err != nil {
-			for _, c := range cols[:i] {
-				c.Release()
-			}
-			return nil, err
-		}
-		cols[i] = c
-	}
-	out := array.NewRecordBatch(sc, cols, n)
-	for _, c := range cols {
-		c.Release()
-	}
-	return out, nil
-}
-
 func (w *Write) release() {
 	for _, g := range w.groups {
 		for _, r := range g.recs {

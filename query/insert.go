@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/flightd/flightd/engine"
+	"github.com/flightd/flightd/internal/arrowutil"
 	"github.com/flightd/flightd/lake"
 	"github.com/flightd/flightd/sqlparse"
 )
@@ -81,7 +82,7 @@ func (e *Engine) writeAll(ctx context.Context, db, table string, r array.RecordR
 		rec := pending[0]
 		if len(pending) > 1 {
 			var err error
-			rec, err = concat(e, pending)
+			rec, err = arrowutil.ConcatRecords(pending, e.mem)
 			if err != nil {
 				return err
 			}
@@ -112,34 +113,6 @@ func (e *Engine) writeAll(ctx context.Context, db, table string, r array.RecordR
 		return total, fmt.Errorf("%w: %s", engine.ErrInvalid, cleanDuckErr(err))
 	}
 	return total, flush()
-}
-
-func concat(e *Engine, recs []arrow.RecordBatch) (arrow.RecordBatch, error) {
-	schema := recs[0].Schema()
-	cols := make([]arrow.Array, schema.NumFields())
-	var rows int64
-	for _, r := range recs {
-		rows += r.NumRows()
-	}
-	for i := range cols {
-		parts := make([]arrow.Array, len(recs))
-		for j, r := range recs {
-			parts[j] = r.Column(i)
-		}
-		c, err := array.Concatenate(parts, e.mem)
-		if err != nil {
-			for _, done := range cols[:i] {
-				done.Release()
-			}
-			return nil, fmt.Errorf("query: gather batches: %w", err)
-		}
-		cols[i] = c
-	}
-	rec := array.NewRecordBatch(schema, cols, rows)
-	for _, c := range cols {
-		c.Release()
-	}
-	return rec, nil
 }
 
 func fieldIndex(s *arrow.Schema, name string) int {
