@@ -275,17 +275,7 @@ func (r *scanReader) loadPK(g *scanGroup) error {
 	}
 	seqs := all.Column(len(want) - 2).(*array.Int64)
 	kinds := all.Column(len(want) - 1).(*array.Int8)
-	order := make([]int, n)
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool {
-		ra, rb := order[a], order[b]
-		if c := compareRows(keys[ra], keys[rb]); c != 0 {
-			return c < 0
-		}
-		return seqs.Value(ra) < seqs.Value(rb)
-	})
+	order := orderByKeySeq(keys, seqs.Value)
 	var kept []int64
 	for i := 0; i < n; i++ {
 		if i+1 < n && compareRows(keys[order[i]], keys[order[i+1]]) == 0 {
