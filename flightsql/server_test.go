@@ -225,3 +225,30 @@ func TestIngestAndMetadata(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// panicEngine fails every statement with a panic.
+type panicEngine struct{ fakeEngine }
+
+func (p *panicEngine) Execute(ctx context.Context, sql string) (engine.Result, error) {
+	panic("boom")
+}
+
+func TestPanicsBecomeErrorsAndTheServerKeepsServing(t *testing.T) {
+	srv, err := New(&panicEngine{}, Options{})
+	require.NoError(t, err)
+	fs := flight.NewServerWithMiddleware(nil, GRPCOptions(nil)...)
+	fs.RegisterFlightService(srv.FlightServer())
+	require.NoError(t, fs.Init("127.0.0.1:0"))
+	go func() { _ = fs.Serve() }()
+	t.Cleanup(fs.Shutdown)
+	cl, err := flightsql.NewClient(fs.Addr().String(), nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer cl.Close()
+	for i := 0; i < 2; i++ {
+		_, err = cl.Execute(context.Background(), "SELECT 1")
+		require.Equal(t, codes.Internal, status.Code(err))
+		require.ErrorContains(t, err, "boom")
+	}
+	_, err = cl.GetTableTypes(context.Background())
+	require.NoError(t, err)
+}

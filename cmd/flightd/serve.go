@@ -73,7 +73,8 @@ func serve(args []string) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
-	fs := flight.NewServerWithMiddleware(nil, grpc.MaxRecvMsgSize(maxRecvMsgSize))
+	gopts := append(flightsql.GRPCOptions(lg.With("component", "grpc")), grpc.MaxRecvMsgSize(maxRecvMsgSize))
+	fs := flight.NewServerWithMiddleware(nil, gopts...)
 	fs.RegisterFlightService(srv.FlightServer())
 	fs.InitListener(lis)
 
