@@ -11,7 +11,7 @@ GOTESTFLAGS ?=
 # Packages that never link DuckDB: fast to build, run with the race detector.
 NOCGO_PKGS   = $(shell $(GO) list ./... | grep -v -e /query -e /cmd/ -e /integration -e /bench -e /internal/deps)
 
-.PHONY: all build run test test-paimon test-go test-nocgo test-engine test-integration test-python deps py-deps go-deps bench clean tidy-check
+.PHONY: all build run test test-paimon test-go test-nocgo test-engine test-integration test-python deps py-deps go-deps bench bench-quick clean tidy-check
 
 all: build
 
@@ -63,8 +63,12 @@ test-python: build py-deps
 test-paimon: build py-deps
 	FLIGHTD_BIN=$(CURDIR)/$(BIN) $(PVENV)/bin/python -m pytest -q -p no:cacheprovider integration/paimon
 
-bench:
-	$(GO) test -tags $(TAGS) -run='^$$' -bench=. -benchmem -count=6 ./bench/... ./logstore/... ./union/...
+bench: build
+	FLIGHTD_BIN=$(CURDIR)/$(BIN) $(GO) test -tags $(TAGS) -run='^$$' -bench=. -benchmem -count=6 ./bench/... ./logstore/... ./union/...
+
+# A short run of every benchmark, for the README table.
+bench-quick: build
+	FLIGHTD_BIN=$(CURDIR)/$(BIN) $(GO) test -run='^$$' -bench=. -benchtime=2x ./bench/ ./union/
 
 tidy-check:
 	$(GO) mod tidy && git diff --exit-code go.mod go.sum
