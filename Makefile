@@ -11,7 +11,7 @@ GOTESTFLAGS ?=
 # Packages that never link DuckDB: fast to build, run with the race detector.
 NOCGO_PKGS   = $(shell $(GO) list ./... | grep -v -e /query -e /cmd/ -e /integration -e /bench -e /internal/deps)
 
-.PHONY: all build run test test-paimon test-go test-nocgo test-engine test-integration test-python deps py-deps go-deps bench bench-quick clean tidy-check
+.PHONY: all build run test test-paimon test-go test-nocgo test-engine test-integration test-python deps py-deps go-deps bench bench-quick soak clean tidy-check
 
 all: build
 
@@ -65,6 +65,10 @@ test-paimon: build py-deps
 
 bench: build
 	FLIGHTD_BIN=$(CURDIR)/$(BIN) $(GO) test -tags $(TAGS) -run='^$$' -bench=. -benchmem -count=6 ./bench/... ./logstore/... ./union/...
+
+# The crash test with 200 SIGKILL cycles (make test runs 20).
+soak: build
+	FLIGHTD_BIN=$(CURDIR)/$(BIN) FLIGHTD_CRASH_CYCLES=200 $(GO) test -count=1 -timeout 60m -run TestCrashModel -v ./integration/
 
 # A short run of every benchmark, for the README table.
 bench-quick: build

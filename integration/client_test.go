@@ -26,8 +26,7 @@ type client struct {
 
 func connect(t *testing.T, s *testserver.Server) *client {
 	t.Helper()
-	drv := flightsql.NewDriver(memory.DefaultAllocator)
-	db, err := drv.NewDatabase(map[string]string{adbc.OptionKeyURI: s.URI()})
+	db, err := newDriver().NewDatabase(map[string]string{adbc.OptionKeyURI: s.URI()})
 	require.NoError(t, err)
 	conn, err := db.Open(context.Background())
 	require.NoError(t, err)
@@ -46,6 +45,8 @@ func (c *client) close() {
 		c.db = nil
 	}
 }
+
+func newDriver() adbc.Driver { return flightsql.NewDriver(memory.DefaultAllocator) }
 
 // exec runs a statement that returns no rows.
 func (c *client) exec(sql string) (int64, error) {
@@ -112,14 +113,23 @@ func (c *client) scalar(sql string) string {
 	return rows[0][0]
 }
 
-// ingest appends rec to db.table through ADBC bulk ingest.
+// ingest appends rec to db.table through ADBC bulk ingest. It reports
+// every failure as an error (writers of the crash test run without a t).
 func (c *client) ingest(db, table, mode string, rec arrow.RecordBatch) (int64, error) {
 	st, err := c.conn.NewStatement()
-	require.NoError(c.t, err)
+	if err != nil {
+		return 0, err
+	}
 	defer st.Close()
-	require.NoError(c.t, st.SetOption(adbc.OptionKeyIngestTargetTable, table))
-	require.NoError(c.t, st.SetOption(adbc.OptionValueIngestTargetDBSchema, db))
-	require.NoError(c.t, st.SetOption(adbc.OptionKeyIngestMode, mode))
+	for k, v := range map[string]string{
+		adbc.OptionKeyIngestTargetTable:      table,
+		adbc.OptionValueIngestTargetDBSchema: db,
+		adbc.OptionKeyIngestMode:             mode,
+	} {
+		if err := st.SetOption(k, v); err != nil {
+			return 0, err
+		}
+	}
 	if err := st.Bind(context.Background(), rec); err != nil {
 		return 0, err
 	}

@@ -1,0 +1,262 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-adbc/go/adbc"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/internal/testserver"
+)
+
+// crashCycles is how many kill/restart cycles TestCrashModel runs:
+// $FLIGHTD_CRASH_CYCLES, default 20 (make soak runs 200).
+func crashCycles() int {
+	if n, err := strconv.Atoi(os.Getenv("FLIGHTD_CRASH_CYCLES")); err == nil && n > 0 {
+		return n
+	}
+	return 20
+}
+
+var kvSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "v", Type: arrow.PrimitiveTypes.Int64},
+}, nil)
+
+func kvBatch(ids, vs []int64) arrow.RecordBatch {
+	b := array.NewRecordBuilder(memory.DefaultAllocator, kvSchema)
+	defer b.Release()
+	b.Field(0).(*array.Int64Builder).AppendValues(ids, nil)
+	b.Field(1).(*array.Int64Builder).AppendValues(vs, nil)
+	return b.NewRecordBatch()
+}
+
+// crashWriter owns the keys id ≡ w (mod writers) of the PK table and the
+// append rows whose v it generates, so its own acknowledgement order is the
+// log order of everything it wrote.
+type crashWriter struct {
+	w       int
+	acked   map[int64]int64 // PK model: id -> v of the newest acknowledged write
+	pending map[int64]int64 // the PK batch in flight when the server died
+	apAcked map[int64]bool  // append rows acknowledged (by v)
+	apPend  []int64         // the append batch in flight
+	next    int64           // next v
+}
+
+// TestCrashModel runs concurrent writers against the real binary, kills it
+// with SIGKILL at random moments (during ingest, tiering rounds and Paimon
+// commits alike), restarts it, and checks t$rt against a model after every
+// restart: every acknowledged write is there exactly once (newest version
+// per key), a write in flight at the kill is there entirely or not at all,
+// and after a final drain the lake equals t$rt.
+func TestCrashModel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash cycles are not short")
+	}
+	seed := uint64(time.Now().UnixNano())
+	if s, err := strconv.ParseUint(os.Getenv("FLIGHTD_CRASH_SEED"), 10, 64); err == nil {
+		seed = s
+	}
+	t.Logf("seed %d (replay with FLIGHTD_CRASH_SEED=%d)", seed, seed)
+	rng := rand.New(rand.NewPCG(seed, 7))
+	srv := testserver.Start(t, t.TempDir(), "--tiering-interval", "300ms", "--log-level", "info")
+	c := connect(t, srv)
+	c.mustExec("CREATE DATABASE crash")
+	c.mustExec("CREATE TABLE crash.pk (id BIGINT, v BIGINT, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '4')")
+	c.mustExec("CREATE TABLE crash.ap (id BIGINT, v BIGINT)")
+	c.close()
+
+	const writers = 3
+	ws := make([]*crashWriter, writers)
+	for i := range ws {
+		ws[i] = &crashWriter{w: i, acked: map[int64]int64{}, apAcked: map[int64]bool{}, next: int64(i+1) * 1_000_000_000}
+	}
+	cycles := crashCycles()
+	for cycle := 0; cycle < cycles; cycle++ {
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		for _, w := range ws {
+			wg.Add(1)
+			go func(w *crashWriter, seed uint64) {
+				defer wg.Done()
+				runCrashWriter(ctx, t, srv, w, writers, seed)
+			}(w, rng.Uint64())
+		}
+		time.Sleep(time.Duration(200+rng.IntN(1300)) * time.Millisecond)
+		srv.Stop(syscall.SIGKILL)
+		cancel()
+		wg.Wait()
+		srv.Restart(syscall.SIGKILL) // already dead: just starts it again
+		c = connect(t, srv)
+		checkCrashModel(t, c, ws, fmt.Sprintf("cycle %d seed %d", cycle, seed))
+		c.close()
+	}
+	acked, apAcked := 0, 0
+	for _, w := range ws {
+		acked += len(w.acked)
+		apAcked += len(w.apAcked)
+	}
+	t.Logf("%d cycles: %d keys and %d append rows acknowledged", cycles, acked, apAcked)
+	require.Positive(t, acked, "the writers must have written something")
+	c = connect(t, srv)
+	defer c.close()
+	testserver.Eventually(t, 60*time.Second, func() error {
+		for _, tbl := range []string{"pk", "ap"} {
+			rt := sortedRows(c.mustQuery(`SELECT * FROM crash."` + tbl + `$rt"`))
+			lake := sortedRows(c.mustQuery(`SELECT * FROM crash.` + tbl))
+			if strings.Join(rt, ",") != strings.Join(lake, ",") {
+				return fmt.Errorf("%s: lake has %d rows, t$rt %d", tbl, len(lake), len(rt))
+			}
+		}
+		return nil
+	})
+}
+
+func runCrashWriter(ctx context.Context, t *testing.T, srv *testserver.Server, w *crashWriter, writers int, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, uint64(w.w)))
+	c, err := tryConnect(srv)
+	if err != nil {
+		return // the server died before we connected
+	}
+	defer c.close()
+	for ctx.Err() == nil {
+		n := 1 + rng.IntN(200)
+		ids := make([]int64, n)
+		vs := make([]int64, n)
+		for i := range ids {
+			ids[i] = int64(rng.IntN(300)*writers + w.w)
+			vs[i] = w.next
+			w.next++
+		}
+		if rng.IntN(2) == 0 {
+			w.pending = map[int64]int64{}
+			for i, id := range ids {
+				w.pending[id] = vs[i] // later rows of a batch win
+			}
+			rec := kvBatch(ids, vs)
+			_, err := c.ingest("crash", "pk", adbc.OptionValueIngestModeAppend, rec)
+			rec.Release()
+			if err != nil {
+				return // leave pending: it may or may not have landed
+			}
+			for id, v := range w.pending {
+				w.acked[id] = v
+			}
+			w.pending = nil
+		} else {
+			w.apPend = vs
+			rec := kvBatch(ids, vs)
+			_, err := c.ingest("crash", "ap", adbc.OptionValueIngestModeAppend, rec)
+			rec.Release()
+			if err != nil {
+				return
+			}
+			for _, v := range vs {
+				w.apAcked[v] = true
+			}
+			w.apPend = nil
+		}
+	}
+}
+
+// tryConnect opens an ADBC connection without failing the test.
+func tryConnect(srv *testserver.Server) (*client, error) {
+	c := &client{t: nil}
+	drv := newDriver()
+	db, err := drv.NewDatabase(map[string]string{adbc.OptionKeyURI: srv.URI()})
+	if err != nil {
+		return nil, err
+	}
+	conn, err := db.Open(context.Background())
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	c.db, c.conn = db, conn
+	return c, nil
+}
+
+func checkCrashModel(t *testing.T, c *client, ws []*crashWriter, where string) {
+	t.Helper()
+	got := map[int64]int64{}
+	for _, r := range c.mustQuery(`SELECT id, v FROM crash."pk$rt"`) {
+		id, _ := strconv.ParseInt(r[0], 10, 64)
+		v, _ := strconv.ParseInt(r[1], 10, 64)
+		_, dup := got[id]
+		require.False(t, dup, "%s: id %d twice in pk$rt", where, id)
+		got[id] = v
+	}
+	for _, w := range ws {
+		for id, v := range w.acked {
+			if p, ok := w.pending[id]; ok && got[id] == p {
+				continue
+			}
+			require.Equal(t, v, got[id], "%s: writer %d id %d lost its acknowledged version", where, w.w, id)
+		}
+		// The in-flight batch landed entirely or not at all.
+		if len(w.pending) > 0 {
+			landed := 0
+			for id, v := range w.pending {
+				if got[id] == v {
+					landed++
+				}
+			}
+			require.True(t, landed == 0 || landed == len(w.pending), "%s: writer %d: %d of %d keys of the in-flight batch landed", where, w.w, landed, len(w.pending))
+			if landed > 0 {
+				for id, v := range w.pending {
+					w.acked[id] = v
+				}
+			}
+			w.pending = nil
+		}
+	}
+	for id := range got {
+		w := ws[int(id)%len(ws)]
+		_, ok := w.acked[id]
+		require.True(t, ok, "%s: id %d in pk$rt was never written", where, id)
+	}
+
+	count := map[int64]int{}
+	for _, r := range c.mustQuery(`SELECT v FROM crash."ap$rt"`) {
+		v, _ := strconv.ParseInt(r[0], 10, 64)
+		count[v]++
+	}
+	for v, n := range count {
+		require.Equal(t, 1, n, "%s: append row v=%d appears %d times", where, v, n)
+	}
+	for _, w := range ws {
+		for v := range w.apAcked {
+			require.Equal(t, 1, count[v], "%s: writer %d lost acknowledged append row v=%d", where, w.w, v)
+		}
+		if len(w.apPend) > 0 {
+			landed := 0
+			for _, v := range w.apPend {
+				landed += count[v]
+			}
+			require.True(t, landed == 0 || landed == len(w.apPend), "%s: writer %d: %d of %d in-flight append rows landed", where, w.w, landed, len(w.apPend))
+			if landed > 0 {
+				for _, v := range w.apPend {
+					w.apAcked[v] = true
+				}
+			}
+			w.apPend = nil
+		}
+	}
+	total := 0
+	for _, w := range ws {
+		total += len(w.apAcked)
+	}
+	require.Equal(t, total, len(count), "%s: append table has rows nobody wrote", where)
+}
