@@ -183,6 +183,22 @@ func TestSpine(t *testing.T) {
 	require.ErrorContains(t, err, "not found")
 	require.Equal(t, m.lines(), c.idCustomer(`shop."orders$rt"`), "failed writes must not change the table")
 
+	// Deletes arrive as rows with a change kind.
+	delSchema := arrow.NewSchema(append(ordersSchema.Fields(), arrow.Field{Name: "_rowkind", Type: arrow.BinaryTypes.String}), nil)
+	db := array.NewRecordBuilder(memory.DefaultAllocator, delSchema)
+	db.Field(0).(*array.Int64Builder).Append(5000)
+	db.Field(1).(*array.StringBuilder).Append("zed")
+	db.Field(2).AppendNull()
+	db.Field(3).AppendNull()
+	db.Field(4).(*array.StringBuilder).Append("-D")
+	delRec := db.NewRecordBatch()
+	db.Release()
+	_, err = c.ingest("shop", "orders", adbc.OptionValueIngestModeAppend, delRec)
+	delRec.Release()
+	require.NoError(t, err)
+	delete(m, 5000)
+	require.Equal(t, m.lines(), c.idCustomer(`shop."orders$rt"`))
+
 	// Restart in the middle: acknowledged rows survive, tiered rows are not duplicated.
 	c.mustExec(`INSERT INTO shop.orders VALUES (7000, 'before-restart', 1, NULL)`)
 	m[7000] = "before-restart"

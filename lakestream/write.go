@@ -16,7 +16,8 @@ import (
 
 // Write appends rec to the log of db.name and returns once it is durable.
 // Columns are matched by name (exactly, else case-insensitively); missing
-// nullable columns become nulls; values are cast to the column types.
+// nullable columns become nulls; values are cast to the column types. An
+// optional ChangeKindColumn gives each row's kind (primary-key tables only).
 func (s *Service) Write(ctx context.Context, db, name string, rec arrow.RecordBatch) (int64, error) {
 	m, err := s.table(db, name)
 	if err != nil {
@@ -28,7 +29,15 @@ func (s *Service) Write(ctx context.Context, db, name string, rec arrow.RecordBa
 	if rec.NumRows() == 0 {
 		return 0, nil
 	}
-	conformed, err := conform(ctx, s.mem, m.schema, rec, db+"."+name)
+	data, kinds, err := splitKinds(m.schema, rec, db+"."+name)
+	if err != nil {
+		return 0, err
+	}
+	defer data.Release()
+	if kinds != nil && len(m.pk) == 0 {
+		return 0, fmt.Errorf("%w: %s.%s is an append table: it accepts inserts only, but %s holds updates or deletes", ErrInvalidBatch, db, name, ChangeKindColumn)
+	}
+	conformed, err := conform(ctx, s.mem, m.schema, data, db+"."+name)
 	if err != nil {
 		return 0, err
 	}
@@ -37,13 +46,13 @@ func (s *Service) Write(ctx context.Context, db, name string, rec arrow.RecordBa
 	if err != nil {
 		return 0, fmt.Errorf("lakestream: bucket rows of %s.%s: %w", db, name, err)
 	}
-	parts, err := splitByBucket(ctx, s.mem, conformed, buckets)
+	parts, err := splitByBucket(ctx, s.mem, conformed, buckets, kinds)
 	if err != nil {
 		return 0, err
 	}
 	entries := make([]logstore.Entry, 0, len(parts))
 	for _, p := range parts {
-		payload, err := logcodec.Encode(p.rec, nil)
+		payload, err := logcodec.Encode(p.rec, p.kinds)
 		p.rec.Release()
 		if err != nil {
 			return 0, err
@@ -136,10 +145,12 @@ type bucketPart struct {
 	bucket int32
 	rows   int64
 	rec    arrow.RecordBatch
+	kinds  []byte // nil: all upserts
 }
 
-// splitByBucket returns one batch per bucket, rows in their original order.
-func splitByBucket(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch, buckets []int32) ([]bucketPart, error) {
+// splitByBucket returns one batch per bucket, rows (and their kinds) in
+// their original order.
+func splitByBucket(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch, buckets []int32, kinds []byte) ([]bucketPart, error) {
 	rows := map[int32][]int32{}
 	var order []int32
 	for i, b := range buckets {
@@ -150,7 +161,7 @@ func splitByBucket(ctx context.Context, mem memory.Allocator, rec arrow.RecordBa
 	}
 	if len(order) == 1 {
 		rec.Retain()
-		return []bucketPart{{bucket: order[0], rows: rec.NumRows(), rec: rec}}, nil
+		return []bucketPart{{bucket: order[0], rows: rec.NumRows(), rec: rec, kinds: kinds}}, nil
 	}
 	parts := make([]bucketPart, 0, len(order))
 	ectx := compute.WithAllocator(ctx, mem)
@@ -167,7 +178,14 @@ func splitByBucket(ctx context.Context, mem memory.Allocator, rec arrow.RecordBa
 			}
 			return nil, err
 		}
-		parts = append(parts, bucketPart{bucket: b, rows: taken.NumRows(), rec: taken})
+		var pk []byte
+		if kinds != nil {
+			pk = make([]byte, len(rows[b]))
+			for i, r := range rows[b] {
+				pk[i] = kinds[r]
+			}
+		}
+		parts = append(parts, bucketPart{bucket: b, rows: taken.NumRows(), rec: taken, kinds: pk})
 	}
 	return parts, nil
 }

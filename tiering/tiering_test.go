@@ -58,6 +58,22 @@ var schema = arrow.NewSchema([]arrow.Field{
 	{Name: "v", Type: arrow.BinaryTypes.String, Nullable: true},
 }, nil)
 
+var kindSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "v", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: lakestream.ChangeKindColumn, Type: arrow.BinaryTypes.String},
+}, nil)
+
+// kindBatch carries a change kind per row.
+func kindBatch(ids []int64, vals, kinds []string) arrow.RecordBatch {
+	b := array.NewRecordBuilder(memory.DefaultAllocator, kindSchema)
+	defer b.Release()
+	b.Field(0).(*array.Int64Builder).AppendValues(ids, nil)
+	b.Field(1).(*array.StringBuilder).AppendValues(vals, nil)
+	b.Field(2).(*array.StringBuilder).AppendValues(kinds, nil)
+	return b.NewRecordBatch()
+}
+
 func batch(ids []int64, vals []string) arrow.RecordBatch {
 	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer b.Release()
@@ -94,7 +110,7 @@ func modelRows(m map[int64]string) []string {
 	return out
 }
 
-// TestTieringModel writes random upserts, tiers at random points (with a
+// TestTieringModel writes random upserts and deletes (change kinds), tiers at random points (with a
 // small per-round cap, so rounds commit prefixes), restarts at random points,
 // and checks after every step that t$rt equals the model, that t never holds
 // more than was written, and that after a drain t equals t$rt.
@@ -121,12 +137,18 @@ func TestTieringModel(t *testing.T) {
 			n := 1 + rng.IntN(40)
 			ids := make([]int64, n)
 			vals := make([]string, n)
+			kinds := make([]string, n)
 			for i := range ids {
 				ids[i] = rng.Int64N(100)
 				vals[i] = fmt.Sprintf("s%d-%d", step, i)
-				model[ids[i]] = vals[i]
+				kinds[i] = []string{"+I", "+U", "-D", "-U", "+I"}[rng.IntN(5)]
+				if kinds[i] == "-D" || kinds[i] == "-U" {
+					delete(model, ids[i])
+				} else {
+					model[ids[i]] = vals[i]
+				}
 			}
-			rec := batch(ids, vals)
+			rec := kindBatch(ids, vals, kinds)
 			_, err := e.ls.Write(ctx, "db", "pk", rec)
 			rec.Release()
 			require.NoError(t, err)
@@ -209,4 +231,26 @@ func TestWriteRejectsBadBatches(t *testing.T) {
 	require.Equal(t, []string{"5="}, scan(t, e, "pk", true))
 	_, err = e.ls.Scan(ctx, "db", "nope", true)
 	require.ErrorIs(t, err, lake.ErrTableNotFound)
+}
+
+func TestChangeKinds(t *testing.T) {
+	e := open(t, t.TempDir())
+	ctx := context.Background()
+	require.NoError(t, e.ls.CreateDatabase("db", false))
+	require.NoError(t, e.ls.CreateTable(ctx, "db", "ap", lake.Schema{
+		Columns: []lake.Column{{Name: "id", Type: mustType(t, "BIGINT")}, {Name: "v", Type: mustType(t, "STRING")}},
+	}, false))
+	rec := kindBatch([]int64{1}, []string{"x"}, []string{"-D"})
+	_, err := e.ls.Write(ctx, "db", "ap", rec)
+	rec.Release()
+	require.ErrorContains(t, err, "accepts inserts only")
+	rec = kindBatch([]int64{1}, []string{"x"}, []string{"+I"})
+	_, err = e.ls.Write(ctx, "db", "ap", rec)
+	rec.Release()
+	require.NoError(t, err, "an all-insert kind column is fine for append tables")
+	rec = kindBatch([]int64{1}, []string{"x"}, []string{"delete"})
+	_, err = e.ls.Write(ctx, "db", "ap", rec)
+	rec.Release()
+	require.ErrorContains(t, err, `"delete"`)
+	require.Equal(t, []string{"1=x"}, scan(t, e, "ap", true))
 }
