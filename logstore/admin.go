@@ -2,6 +2,7 @@ package logstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/dgraph-io/badger/v4"
@@ -226,4 +227,37 @@ func (s *Store) execDrop(req *request) error {
 		}
 	}
 	return nil
+}
+
+// CollectGarbage rewrites value-log files of which at least half is garbage
+// (entries removed by Truncate or DropTable), so that disk use follows the
+// data. It returns when no file qualifies.
+func (s *Store) CollectGarbage() error {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.leave()
+	for {
+		err := s.db.RunValueLogGC(0.5)
+		switch {
+		case err == nil:
+			continue
+		case errors.Is(err, badger.ErrNoRewrite), errors.Is(err, badger.ErrRejected):
+			return nil
+		default:
+			return fmt.Errorf("logstore: value log GC: %w", err)
+		}
+	}
+}
+
+// Start returns the bucket's log start: offsets below it were truncated.
+func (s *Store) Start(b Bucket) int64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if t := s.tables[b.Table]; t != nil {
+		if st := t.buckets[b.Bucket]; st != nil {
+			return st.start
+		}
+	}
+	return 0
 }

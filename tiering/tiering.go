@@ -21,12 +21,17 @@ type Options struct {
 	Interval time.Duration
 	// MaxRowsPerRound bounds the rows one round reads per bucket (memory).
 	MaxRowsPerRound int64
-	Logger          *slog.Logger
+	// Retention is how long log records stay after the lake holds them.
+	Retention time.Duration
+	// CollectEvery is how often retention runs.
+	CollectEvery time.Duration
+	Logger       *slog.Logger
 }
 
-// DefaultOptions returns the defaults: 30s interval, 4M rows per bucket.
+// DefaultOptions returns the defaults: 30s interval, 4M rows per bucket,
+// 24h log retention checked every minute.
 func DefaultOptions() Options {
-	return Options{Interval: 30 * time.Second, MaxRowsPerRound: 4 << 20}
+	return Options{Interval: 30 * time.Second, MaxRowsPerRound: 4 << 20, Retention: 24 * time.Hour, CollectEvery: time.Minute}
 }
 
 // Service runs tiering rounds. TierTable serialises rounds per table.
@@ -48,6 +53,12 @@ func New(ls *lakestream.Service, opts Options) *Service {
 	}
 	if opts.MaxRowsPerRound <= 0 {
 		opts.MaxRowsPerRound = d.MaxRowsPerRound
+	}
+	if opts.Retention <= 0 {
+		opts.Retention = d.Retention
+	}
+	if opts.CollectEvery <= 0 {
+		opts.CollectEvery = d.CollectEvery
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -192,7 +203,8 @@ func (s *Service) tableLock(db, name string) *sync.Mutex {
 	return l
 }
 
-// Run tiers every enabled table at its freshness interval until ctx ends.
+// Run tiers every enabled table at its freshness interval, and applies the
+// log retention, until ctx ends.
 func (s *Service) Run(ctx context.Context) {
 	tick := s.opts.Interval
 	if tick > time.Second {
@@ -200,17 +212,23 @@ func (s *Service) Run(ctx context.Context) {
 	}
 	t := time.NewTicker(tick)
 	defer t.Stop()
+	var lastCollect time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
 			s.runDue(ctx, now)
+			if now.Sub(lastCollect) >= s.opts.CollectEvery {
+				s.collectAll(ctx, now)
+				lastCollect = now
+			}
 		}
 	}
 }
 
-func (s *Service) runDue(ctx context.Context, now time.Time) {
+// forEachTable calls fn for every lake-stream enabled table.
+func (s *Service) forEachTable(ctx context.Context, fn func(db, name string, t *lake.Table)) {
 	dbs, err := s.ls.Databases()
 	if err != nil {
 		s.lg.Warn("tiering: list databases", "err", err)
@@ -229,26 +247,32 @@ func (s *Service) runDue(ctx context.Context, now time.Time) {
 			if err != nil || !lakestream.Realtime(t) {
 				continue
 			}
-			k := db + "\x00" + name
-			every := s.opts.Interval
-			if v := t.Schema().Options[lakestream.OptionFreshness]; v != "" {
-				if d, err := time.ParseDuration(v); err == nil && d > 0 {
-					every = d
-				}
-			}
-			s.mu.Lock()
-			due := now.Sub(s.last[k]) >= every
-			s.mu.Unlock()
-			if !due {
-				continue
-			}
-			if _, err := s.TierTable(ctx, db, name); err != nil {
-				s.lg.Warn("tiering round failed", "table", db+"."+name, "err", err)
-				continue
-			}
-			s.mu.Lock()
-			s.last[k] = now
-			s.mu.Unlock()
+			fn(db, name, t)
 		}
 	}
+}
+
+func (s *Service) runDue(ctx context.Context, now time.Time) {
+	s.forEachTable(ctx, func(db, name string, t *lake.Table) {
+		k := db + "\x00" + name
+		every := s.opts.Interval
+		if v := t.Schema().Options[lakestream.OptionFreshness]; v != "" {
+			if d, err := time.ParseDuration(v); err == nil && d > 0 {
+				every = d
+			}
+		}
+		s.mu.Lock()
+		due := now.Sub(s.last[k]) >= every
+		s.mu.Unlock()
+		if !due {
+			return
+		}
+		if _, err := s.TierTable(ctx, db, name); err != nil {
+			s.lg.Warn("tiering round failed", "table", db+"."+name, "err", err)
+			return
+		}
+		s.mu.Lock()
+		s.last[k] = now
+		s.mu.Unlock()
+	})
 }

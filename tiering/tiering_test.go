@@ -110,7 +110,8 @@ func modelRows(m map[int64]string) []string {
 	return out
 }
 
-// TestTieringModel writes random upserts and deletes (change kinds), tiers at random points (with a
+// TestTieringModel writes random upserts and deletes (change kinds),
+// applies log retention at random, tiers at random points (with a
 // small per-round cap, so rounds commit prefixes), restarts at random points,
 // and checks after every step that t$rt equals the model, that t never holds
 // more than was written, and that after a drain t equals t$rt.
@@ -155,6 +156,10 @@ func TestTieringModel(t *testing.T) {
 		case op < 9:
 			_, err := e.tr.TierTable(ctx, "db", "pk")
 			require.NoError(t, err)
+			if rng.IntN(3) == 0 { // retention that makes every snapshot old
+				_, err := e.tr.CollectTable(ctx, "db", "pk", time.Now().Add(48*time.Hour))
+				require.NoError(t, err)
+			}
 		default:
 			e = e.reopen(t)
 		}
@@ -253,4 +258,63 @@ func TestChangeKinds(t *testing.T) {
 	rec.Release()
 	require.ErrorContains(t, err, `"delete"`)
 	require.Equal(t, []string{"1=x"}, scan(t, e, "ap", true))
+}
+
+// TestRetentionTruncatesOnlyWhatTheLakeHolds writes three rounds, applies a
+// retention that makes every snapshot old, and checks that the log now
+// starts at the newest snapshot's offsets, that t$rt is unchanged, and that
+// nothing at or above those offsets was removed, also after a restart.
+func TestRetentionTruncatesOnlyWhatTheLakeHolds(t *testing.T) {
+	e := open(t, t.TempDir())
+	ctx := context.Background()
+	require.NoError(t, e.ls.CreateDatabase("db", false))
+	require.NoError(t, e.ls.CreateTable(ctx, "db", "pk", lake.Schema{
+		Columns:     []lake.Column{{Name: "id", Type: mustType(t, "BIGINT")}, {Name: "v", Type: mustType(t, "STRING")}},
+		PrimaryKeys: []string{"id"},
+		Options:     map[string]string{"bucket": "2"},
+	}, false))
+	write := func(ids ...int64) {
+		vals := make([]string, len(ids))
+		for i, id := range ids {
+			vals[i] = fmt.Sprint("v", id)
+		}
+		rec := batch(ids, vals)
+		_, err := e.ls.Write(ctx, "db", "pk", rec)
+		rec.Release()
+		require.NoError(t, err)
+	}
+	write(1, 2, 3, 4)
+	_, err := e.tr.TierTable(ctx, "db", "pk")
+	require.NoError(t, err)
+	write(5, 6)
+	_, err = e.tr.TierTable(ctx, "db", "pk")
+	require.NoError(t, err)
+	write(7, 8) // not tiered: must survive retention
+	want := []string{"1=v1", "2=v2", "3=v3", "4=v4", "5=v5", "6=v6", "7=v7", "8=v8"}
+
+	// With the default 24h retention nothing is old enough.
+	n, err := e.tr.CollectTable(ctx, "db", "pk", time.Now())
+	require.NoError(t, err)
+	require.Zero(t, n)
+
+	n, err = e.tr.CollectTable(ctx, "db", "pk", time.Now().Add(48*time.Hour))
+	require.NoError(t, err)
+	require.Positive(t, n)
+	tbl, err := e.ls.Table("db", "pk")
+	require.NoError(t, err)
+	snap, err := tbl.LatestSnapshot(ctx)
+	require.NoError(t, err)
+	offs, err := lakestream.LakeOffsets(ctx, tbl, snap)
+	require.NoError(t, err)
+	for b := int32(0); b < 2; b++ {
+		bk := logstore.Bucket{Table: lakestream.TableID(tbl), Bucket: b}
+		require.Equal(t, offs.Of(b), e.log.Start(bk), "bucket %d starts at the lake offset", b)
+		require.Greater(t, e.log.HighWatermark(bk), int64(0))
+	}
+	require.NoError(t, e.log.CollectGarbage())
+	require.Equal(t, want, scan(t, e, "pk", true))
+	e = e.reopen(t)
+	require.Equal(t, want, scan(t, e, "pk", true))
+	require.NoError(t, e.tr.Drain(ctx, "db", "pk"))
+	require.Equal(t, want, scan(t, e, "pk", false))
 }

@@ -16,6 +16,7 @@ type Config struct {
 	DataDir         string        // root of flightd's state; the log lives in <DataDir>/log
 	Warehouse       string        // Paimon warehouse; default <DataDir>/warehouse
 	TieringInterval time.Duration // default freshness of t (lake) behind t$rt
+	LogRetention    time.Duration // how long log records stay after the lake holds them
 	LogLevel        string        // debug, info, warn, error
 }
 
@@ -25,6 +26,7 @@ func DefaultConfig() Config {
 		Listen:          "127.0.0.1:31337",
 		DataDir:         "./data",
 		TieringInterval: 30 * time.Second,
+		LogRetention:    24 * time.Hour,
 		LogLevel:        "info",
 	}
 }
@@ -47,6 +49,9 @@ func (c *Config) validate() error {
 	if c.TieringInterval <= 0 {
 		return fmt.Errorf("--tiering-interval must be positive, got %s", c.TieringInterval)
 	}
+	if c.LogRetention <= 0 {
+		return fmt.Errorf("--log-retention must be positive, got %s", c.LogRetention)
+	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
@@ -56,8 +61,8 @@ func (c *Config) validate() error {
 }
 
 func (c Config) String() string {
-	return fmt.Sprintf("--listen=%s --data-dir=%s --warehouse=%s --tiering-interval=%s --log-level=%s",
-		c.Listen, c.DataDir, c.Warehouse, c.TieringInterval, c.LogLevel)
+	return fmt.Sprintf("--listen=%s --data-dir=%s --warehouse=%s --tiering-interval=%s --log-retention=%s --log-level=%s",
+		c.Listen, c.DataDir, c.Warehouse, c.TieringInterval, c.LogRetention, c.LogLevel)
 }
 
 // parseServe reads environment variables, then flags.
@@ -73,18 +78,24 @@ func parseServe(args []string) (Config, error) {
 	env("FLIGHTD_DATA_DIR", &c.DataDir)
 	env("FLIGHTD_WAREHOUSE", &c.Warehouse)
 	env("FLIGHTD_LOG_LEVEL", &c.LogLevel)
-	if v := os.Getenv("FLIGHTD_TIERING_INTERVAL"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return c, fmt.Errorf("FLIGHTD_TIERING_INTERVAL=%q: %w", v, err)
+	for name, dst := range map[string]*time.Duration{
+		"FLIGHTD_TIERING_INTERVAL": &c.TieringInterval,
+		"FLIGHTD_LOG_RETENTION":    &c.LogRetention,
+	} {
+		if v := os.Getenv(name); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				return c, fmt.Errorf("%s=%q: %w", name, v, err)
+			}
+			*dst = d
 		}
-		c.TieringInterval = d
 	}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.StringVar(&c.Listen, "listen", c.Listen, "address to serve Flight SQL on (env FLIGHTD_LISTEN)")
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory for flightd's state (env FLIGHTD_DATA_DIR)")
 	fs.StringVar(&c.Warehouse, "warehouse", c.Warehouse, "Paimon warehouse directory, default <data-dir>/warehouse (env FLIGHTD_WAREHOUSE)")
 	fs.DurationVar(&c.TieringInterval, "tiering-interval", c.TieringInterval, "how often log records are committed to the lake (env FLIGHTD_TIERING_INTERVAL)")
+	fs.DurationVar(&c.LogRetention, "log-retention", c.LogRetention, "how long log records stay after the lake holds them (env FLIGHTD_LOG_RETENTION)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env FLIGHTD_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		return c, err

@@ -18,13 +18,13 @@ func TestParseServe(t *testing.T) {
 	}{
 		{
 			name: "defaults",
-			want: Config{Listen: "127.0.0.1:31337", DataDir: "./data", Warehouse: "data/warehouse", TieringInterval: 30 * time.Second, LogLevel: "info"},
+			want: Config{Listen: "127.0.0.1:31337", DataDir: "./data", Warehouse: "data/warehouse", TieringInterval: 30 * time.Second, LogRetention: 24 * time.Hour, LogLevel: "info"},
 		},
 		{
 			name: "env then flags",
-			env:  map[string]string{"FLIGHTD_LISTEN": "127.0.0.1:1", "FLIGHTD_DATA_DIR": "/d", "FLIGHTD_TIERING_INTERVAL": "2s"},
+			env:  map[string]string{"FLIGHTD_LISTEN": "127.0.0.1:1", "FLIGHTD_DATA_DIR": "/d", "FLIGHTD_TIERING_INTERVAL": "2s", "FLIGHTD_LOG_RETENTION": "1h"},
 			args: []string{"--listen", "127.0.0.1:2"},
-			want: Config{Listen: "127.0.0.1:2", DataDir: "/d", Warehouse: "/d/warehouse", TieringInterval: 2 * time.Second, LogLevel: "info"},
+			want: Config{Listen: "127.0.0.1:2", DataDir: "/d", Warehouse: "/d/warehouse", TieringInterval: 2 * time.Second, LogRetention: time.Hour, LogLevel: "info"},
 		},
 		{name: "bad interval env", env: map[string]string{"FLIGHTD_TIERING_INTERVAL": "soon"}, wantErr: "FLIGHTD_TIERING_INTERVAL"},
 		{name: "zero interval", args: []string{"--tiering-interval", "0s"}, wantErr: "must be positive"},
@@ -33,7 +33,7 @@ func TestParseServe(t *testing.T) {
 		{name: "stray argument", args: []string{"extra"}, wantErr: "unexpected argument"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, k := range []string{"FLIGHTD_LISTEN", "FLIGHTD_DATA_DIR", "FLIGHTD_WAREHOUSE", "FLIGHTD_TIERING_INTERVAL", "FLIGHTD_LOG_LEVEL"} {
+			for _, k := range []string{"FLIGHTD_LISTEN", "FLIGHTD_DATA_DIR", "FLIGHTD_WAREHOUSE", "FLIGHTD_TIERING_INTERVAL", "FLIGHTD_LOG_RETENTION", "FLIGHTD_LOG_LEVEL"} {
 				t.Setenv(k, "")
 			}
 			for k, v := range tc.env {

@@ -44,10 +44,12 @@ func main() {
 func usage() {
 	fmt.Fprint(os.Stderr, `usage:
   flightd serve [--listen ADDR] [--data-dir DIR] [--warehouse DIR] [--tiering-interval DUR]
+                [--log-retention DUR] [--log-level LEVEL]
   flightd sql [--server ADDR] "SQL"
   flightd version
 
 Every serve flag has an environment variable: FLIGHTD_LISTEN, FLIGHTD_DATA_DIR,
-FLIGHTD_WAREHOUSE, FLIGHTD_TIERING_INTERVAL, FLIGHTD_LOG_LEVEL. Flags win.
+FLIGHTD_WAREHOUSE, FLIGHTD_TIERING_INTERVAL, FLIGHTD_LOG_RETENTION, FLIGHTD_LOG_LEVEL.
+Flags win; empty variables count as unset.
 `)
 }

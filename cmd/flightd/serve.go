@@ -81,7 +81,7 @@ func serve(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
-	tier := tiering.New(ls, tiering.Options{Interval: cfg.TieringInterval, Logger: lg.With("component", "tiering")})
+	tier := tiering.New(ls, tiering.Options{Interval: cfg.TieringInterval, Retention: cfg.LogRetention, Logger: lg.With("component", "tiering")})
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {

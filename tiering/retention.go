@@ -1,0 +1,104 @@
+package tiering
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lakestream"
+	"github.com/flightd/flightd/logstore"
+)
+
+// CollectTable deletes the log records of db.name that the lake has held for
+// longer than the retention: every bucket's log is truncated below the
+// offsets of the newest snapshot committed at or before now - retention.
+// Records at or above the newest snapshot's offsets are never touched, and
+// a t$rt read only needs those (see package union). It returns the number
+// of buckets truncated.
+func (s *Service) CollectTable(ctx context.Context, db, name string, now time.Time) (int, error) {
+	t, err := s.ls.Table(db, name)
+	if err != nil {
+		return 0, err
+	}
+	latest, err := t.LatestSnapshot(ctx)
+	if err != nil || latest == nil {
+		return 0, err
+	}
+	cutoff := now.Add(-s.opts.Retention).UnixMilli()
+	old, err := newestAtOrBefore(ctx, t, latest, cutoff)
+	if err != nil || old == nil {
+		return 0, err
+	}
+	offs, err := lakestream.LakeOffsets(ctx, t, old)
+	if err != nil || offs == nil {
+		return 0, err
+	}
+	id := lakestream.TableID(t)
+	n := 0
+	for b := range offs.BucketOffsets {
+		bk := logstore.Bucket{Table: id, Bucket: int32(b)}
+		below := offs.Of(int32(b))
+		if below <= s.ls.Log().Start(bk) {
+			continue
+		}
+		if err := s.ls.Log().Truncate(ctx, bk, below); err != nil {
+			return n, fmt.Errorf("tiering: truncate %s.%s bucket %d below %d: %w", db, name, b, below, err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+// newestAtOrBefore finds, by binary search over snapshot ids (their commit
+// times never decrease), the newest snapshot committed at or before cutoff
+// (epoch millis). A snapshot that cannot be read (expired) counts as older.
+func newestAtOrBefore(ctx context.Context, t *lake.Table, latest *lake.Snapshot, cutoff int64) (*lake.Snapshot, error) {
+	if latest.TimeMillis <= cutoff {
+		return latest, nil
+	}
+	lo, hi := int64(0), latest.ID // the answer is in [lo, hi); 0 = none
+	var found *lake.Snapshot
+	for lo+1 < hi {
+		mid := lo + (hi-lo)/2
+		snap, err := t.Snapshot(ctx, mid)
+		if err != nil || snap.TimeMillis <= cutoff {
+			lo = mid
+			if err == nil {
+				found = snap
+			}
+			continue
+		}
+		hi = mid
+	}
+	if found != nil && found.ID == lo {
+		return found, nil
+	}
+	if lo == 0 {
+		return nil, nil
+	}
+	snap, err := t.Snapshot(ctx, lo)
+	if err != nil {
+		return nil, nil // expired: nothing readable to anchor on
+	}
+	return snap, nil
+}
+
+// collectAll runs CollectTable for every enabled table, then lets the log
+// reclaim space.
+func (s *Service) collectAll(ctx context.Context, now time.Time) {
+	truncated := 0
+	s.forEachTable(ctx, func(db, name string, t *lake.Table) {
+		n, err := s.CollectTable(ctx, db, name, now)
+		if err != nil {
+			s.lg.Warn("log retention failed", "table", db+"."+name, "err", err)
+		}
+		truncated += n
+	})
+	if truncated == 0 {
+		return
+	}
+	if err := s.ls.Log().CollectGarbage(); err != nil {
+		s.lg.Warn("log garbage collection failed", "err", err)
+	}
+}
