@@ -223,4 +223,12 @@ func TestSpine(t *testing.T) {
 	})
 	require.Equal(t, "3", c.scalar(`SELECT count(*) FROM shop.events`))
 	require.Equal(t, sortedRows(c.mustQuery(`SELECT * FROM shop."orders$rt"`)), sortedRows(c.mustQuery(`SELECT * FROM shop.orders`)))
+	// The lag system table agrees: nothing left to tier.
+	testserver.Eventually(t, 30*time.Second, func() error {
+		if lag := c.scalar(`SELECT sum(lag_rows) FROM sys.tiering WHERE database = 'shop'`); lag != "0" {
+			return fmt.Errorf("lag %s rows", lag)
+		}
+		return nil
+	})
+	require.Equal(t, "5", c.scalar(`SELECT count(*) FROM sys.tiering WHERE database = 'shop'`), "4 buckets of orders and 1 of events")
 }

@@ -37,6 +37,14 @@ func (o *Offsets) Of(b int32) int64 {
 	return o.BucketOffsets[b]
 }
 
+// BucketOffsetsOrEmpty is nil-safe access to the offsets.
+func (o *Offsets) BucketOffsetsOrEmpty() []int64 {
+	if o == nil {
+		return nil
+	}
+	return o.BucketOffsets
+}
+
 // With returns a copy of o with bucket b set to off.
 func (o *Offsets) With(b int32, off int64) *Offsets {
 	n := &Offsets{Version: 1}

@@ -329,7 +329,7 @@ func (e *Engine) query(ctx context.Context, sql string, schemaOnly bool) (array.
 		}
 	}()
 	for i, r := range refs {
-		rd, err := e.ls.Scan(ctx, r.db, r.table, r.realtime)
+		rd, err := e.scan(ctx, r)
 		if err != nil {
 			return nil, mapErr(err)
 		}
@@ -357,9 +357,12 @@ func (e *Engine) query(ctx context.Context, sql string, schemaOnly bool) (array.
 // the statement should go to DuckDB after all (a column name that does not
 // exist, so that DuckDB reports it in its words).
 func (e *Engine) plainScan(ctx context.Context, ps plainScan, schemaOnly bool) (array.RecordReader, bool, error) {
-	sc, err := e.ls.ArrowSchema(ps.ref.db, ps.ref.table)
-	if err != nil {
-		return nil, false, mapErr(err)
+	sc := lakestream.StatusSchema
+	if !ps.ref.system {
+		var err error
+		if sc, err = e.ls.ArrowSchema(ps.ref.db, ps.ref.table); err != nil {
+			return nil, false, mapErr(err)
+		}
 	}
 	var idx []int
 	if ps.columns != nil {
@@ -369,10 +372,11 @@ func (e *Engine) plainScan(ctx context.Context, ps plainScan, schemaOnly bool) (
 		}
 	}
 	var r array.RecordReader
+	var err error
 	if schemaOnly {
 		r, err = array.NewRecordReader(sc, nil)
 	} else {
-		r, err = e.ls.Scan(ctx, ps.ref.db, ps.ref.table, ps.ref.realtime)
+		r, err = e.scan(ctx, ps.ref)
 	}
 	if err != nil {
 		return nil, false, mapErr(err)
@@ -387,8 +391,22 @@ func cleanDuckErr(err error) string {
 	return strings.TrimSpace(err.Error())
 }
 
+// SystemDatabase holds flightd's system tables: sys.tiering.
+const SystemDatabase = "sys"
+
+// scan opens the reader behind a resolved reference.
+func (e *Engine) scan(ctx context.Context, r tableRef) (array.RecordReader, error) {
+	if r.system {
+		return e.ls.Status(ctx)
+	}
+	return e.ls.Scan(ctx, r.db, r.table, r.realtime)
+}
+
 // resolve maps a DuckDB base-table reference to a flightd table.
 func (e *Engine) resolve(schema, table string) (tableRef, bool, error) {
+	if strings.EqualFold(schema, SystemDatabase) && strings.EqualFold(table, "tiering") {
+		return tableRef{db: SystemDatabase, table: "tiering", system: true}, true, nil
+	}
 	db := schema
 	if db == "" {
 		db = DefaultDatabase

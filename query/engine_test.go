@@ -139,3 +139,14 @@ func TestPlainScansSkipDuckDB(t *testing.T) {
 func sortRows(rows [][]string) {
 	sort.Slice(rows, func(i, j int) bool { return strings.Join(rows[i], "|") < strings.Join(rows[j], "|") })
 }
+
+func TestSystemTableShowsLag(t *testing.T) {
+	e := newTestEngine(t)
+	run(t, e, "CREATE TABLE t (a BIGINT, PRIMARY KEY (a) NOT ENFORCED) WITH ('bucket' = '2')")
+	run(t, e, "INSERT INTO t VALUES (1), (2), (3), (4)")
+	require.Equal(t, [][]string{{"4", "0"}}, run(t, e, `SELECT sum(lag_rows), count(snapshot_id) FROM sys.tiering WHERE "table" = 't'`))
+	require.Equal(t, [][]string{{"2"}}, run(t, e, `SELECT count(*) FROM sys.tiering`))
+	rows := run(t, e, `SELECT database, "table", bucket FROM sys.tiering`)
+	sortRows(rows)
+	require.Equal(t, [][]string{{"default", "t", "0"}, {"default", "t", "1"}}, rows)
+}

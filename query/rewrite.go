@@ -6,6 +6,7 @@ import "strings"
 type tableRef struct {
 	db, table string
 	realtime  bool
+	system    bool // sys.tiering
 }
 
 // resolver decides what a BASE_TABLE reference names. It returns ok=false
