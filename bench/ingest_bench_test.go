@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
@@ -117,8 +118,8 @@ func (c *conn) queryRows(b *testing.B, sql string) int64 {
 	return n
 }
 
-// BenchmarkIngest: ADBC bulk ingest of 10k-row, 8-column batches, one
-// client, durable acknowledgement per batch.
+// BenchmarkIngest: ADBC bulk ingest of 10k-row, 8-column batches,
+// durable acknowledgement per batch, from 1 or 4 concurrent clients.
 func BenchmarkIngest(b *testing.B) {
 	for _, tc := range []struct {
 		name, opts string
@@ -126,39 +127,57 @@ func BenchmarkIngest(b *testing.B) {
 		{"table=append", ""},
 		{"table=pk4", ", PRIMARY KEY (id) NOT ENFORCED"},
 	} {
-		b.Run(tc.name+"/rows=1e6", func(b *testing.B) {
-			srv := testserver.Start(b, b.TempDir(), "--tiering-interval", "1h", "--log-level", "warn")
-			c := open(b, srv.URI())
-			c.exec(b, "CREATE DATABASE bench")
-			with := ""
-			if tc.opts != "" {
-				with = " WITH ('bucket' = '4')"
-			}
-			c.exec(b, "CREATE TABLE bench.t "+fmt.Sprintf(eightColsDDL, tc.opts, with))
-			const total = 1_000_000
-			batches := make([]arrow.RecordBatch, total/batchRows)
-			for i := range batches {
-				batches[i] = makeBatch(int64(i*batchRows), batchRows, 1)
-			}
-			b.Cleanup(func() {
-				for _, r := range batches {
-					r.Release()
+		for _, clients := range []int{1, 4} {
+			b.Run(fmt.Sprintf("%s/clients=%d/rows=1e6", tc.name, clients), func(b *testing.B) {
+				srv := testserver.Start(b, b.TempDir(), "--tiering-interval", "1h", "--log-level", "warn")
+				c := open(b, srv.URI())
+				c.exec(b, "CREATE DATABASE bench")
+				with := ""
+				if tc.opts != "" {
+					with = " WITH ('bucket' = '4')"
+				}
+				c.exec(b, "CREATE TABLE bench.t "+fmt.Sprintf(eightColsDDL, tc.opts, with))
+				const total = 1_000_000
+				batches := make([]arrow.RecordBatch, total/batchRows)
+				for i := range batches {
+					batches[i] = makeBatch(int64(i*batchRows), batchRows, 1)
+				}
+				b.Cleanup(func() {
+					for _, r := range batches {
+						r.Release()
+					}
+				})
+				conns := make([]*conn, clients)
+				for i := range conns {
+					conns[i] = open(b, srv.URI())
+				}
+				b.ResetTimer()
+				var rows int64
+				for b.Loop() {
+					var wg sync.WaitGroup
+					for w, cn := range conns {
+						wg.Add(1)
+						go func(w int, cn *conn) {
+							defer wg.Done()
+							for i := w; i < len(batches); i += clients {
+								cn.ingest(b, "t", batches[i])
+							}
+						}(w, cn)
+					}
+					wg.Wait()
+					rows += total
+				}
+				b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
+				b.StopTimer()
+				want := int64(10) // upserts
+				if tc.opts == "" {
+					want = 10 * rows / total // every append kept
+				}
+				if got := c.queryRows(b, `SELECT * FROM bench."t$rt" WHERE id < 10`); got != want {
+					b.Fatalf("t$rt has %d rows with id < 10, want %d", got, want)
 				}
 			})
-			b.ResetTimer()
-			var rows int64
-			for b.Loop() {
-				for _, rec := range batches {
-					c.ingest(b, "t", rec)
-				}
-				rows += total
-			}
-			b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
-			b.StopTimer()
-			if got := c.queryRows(b, `SELECT * FROM bench."t$rt" WHERE id < 10`); got != 10 {
-				b.Fatalf("t$rt has %d rows with id < 10, want 10", got)
-			}
-		})
+		}
 	}
 }
 

@@ -18,6 +18,7 @@ type Config struct {
 	TieringInterval time.Duration // default freshness of t (lake) behind t$rt
 	LogRetention    time.Duration // how long log records stay after the lake holds them
 	LogLevel        string        // debug, info, warn, error
+	DebugAddr       string        // if set, serves Go's pprof handlers on this address
 }
 
 // DefaultConfig returns the embedded defaults.
@@ -78,6 +79,7 @@ func parseServe(args []string) (Config, error) {
 	env("FLIGHTD_DATA_DIR", &c.DataDir)
 	env("FLIGHTD_WAREHOUSE", &c.Warehouse)
 	env("FLIGHTD_LOG_LEVEL", &c.LogLevel)
+	env("FLIGHTD_DEBUG_ADDR", &c.DebugAddr)
 	for name, dst := range map[string]*time.Duration{
 		"FLIGHTD_TIERING_INTERVAL": &c.TieringInterval,
 		"FLIGHTD_LOG_RETENTION":    &c.LogRetention,
@@ -96,6 +98,7 @@ func parseServe(args []string) (Config, error) {
 	fs.StringVar(&c.Warehouse, "warehouse", c.Warehouse, "Paimon warehouse directory, default <data-dir>/warehouse (env FLIGHTD_WAREHOUSE)")
 	fs.DurationVar(&c.TieringInterval, "tiering-interval", c.TieringInterval, "how often log records are committed to the lake (env FLIGHTD_TIERING_INTERVAL)")
 	fs.DurationVar(&c.LogRetention, "log-retention", c.LogRetention, "how long log records stay after the lake holds them (env FLIGHTD_LOG_RETENTION)")
+	fs.StringVar(&c.DebugAddr, "debug-addr", c.DebugAddr, "serve Go's /debug/pprof on this address, e.g. 127.0.0.1:6060 (env FLIGHTD_DEBUG_ADDR)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env FLIGHTD_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		return c, err

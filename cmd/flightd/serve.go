@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
+	_ "net/http/pprof" // served only with --debug-addr
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -68,6 +70,15 @@ func serve(args []string) error {
 		return err
 	}
 	defer srv.Close()
+
+	if cfg.DebugAddr != "" {
+		dl, err := net.Listen("tcp", cfg.DebugAddr)
+		if err != nil {
+			return fmt.Errorf("listen on --debug-addr %s: %w", cfg.DebugAddr, err)
+		}
+		go func() { _ = http.Serve(dl, nil) }() // net/http/pprof registers on the default mux
+		lg.Info("debug handlers", "addr", "http://"+dl.Addr().String()+"/debug/pprof/")
+	}
 
 	lis, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
