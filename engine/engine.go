@@ -13,11 +13,12 @@ import (
 
 // Errors the server maps to gRPC codes.
 var (
-	ErrInvalid     = errors.New("invalid statement") // bad SQL or bad input: InvalidArgument
-	ErrNotFound    = errors.New("not found")         // unknown database or table: NotFound
-	ErrExists      = errors.New("already exists")    // AlreadyExists
-	ErrUnsupported = errors.New("not supported")     // Unimplemented
-	ErrRejected    = errors.New("rejected")          // the statement is understood but refused: FailedPrecondition
+	ErrInvalid     = errors.New("invalid statement")  // bad SQL or bad input: InvalidArgument
+	ErrNotFound    = errors.New("not found")          // unknown database or table: NotFound
+	ErrExists      = errors.New("already exists")     // AlreadyExists
+	ErrUnsupported = errors.New("not supported")      // Unimplemented
+	ErrRejected    = errors.New("rejected")           // the statement is understood but refused: FailedPrecondition
+	ErrExhausted   = errors.New("resource exhausted") // e.g. the log's disk budget: ResourceExhausted
 )
 
 // Result is the outcome of one statement. Queries carry Reader (owned by

@@ -124,6 +124,8 @@ func toStatus(err error) error {
 		code = codes.Unimplemented
 	case errors.Is(err, engine.ErrRejected):
 		code = codes.FailedPrecondition
+	case errors.Is(err, engine.ErrExhausted):
+		code = codes.ResourceExhausted
 	}
 	return status.Error(code, err.Error())
 }

@@ -96,6 +96,9 @@ func (s *Store) Append(ctx context.Context, entries []Entry) ([]int64, error) {
 		}
 	}
 	req.count = int64(len(entries))
+	if err := s.budget.admit(req.bytes); err != nil {
+		return nil, err
+	}
 	if req.size >= s.maxTxnSize || req.count >= s.maxTxnCount {
 		return nil, fmt.Errorf("%w: %d entries, ~%d bytes in the LSM tree (limit %d)",
 			ErrAppendTooLarge, req.count, req.size, s.maxTxnSize)

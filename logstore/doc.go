@@ -65,9 +65,14 @@
 // Entry values of at least Options.ValueThreshold bytes (default 64 KiB) live in
 // Badger's value log, smaller ones in the LSM tree.
 //
+// # Space
+//
+// Truncate and DropTable delete entries; CollectGarbage then lets Badger
+// rewrite value-log files that are mostly garbage. Options.DiskBudget bounds
+// the directory: appends past it fail with ErrDiskBudget. What to truncate is
+// the caller's policy (package tiering applies the log retention).
+//
 // # Not done yet
 //
-// Badger value-log GC (space from truncated entries is not reclaimed), a disk budget
-// (ErrDiskBudget is declared but never returned), retention policy (callers decide what
-// to truncate), and metrics.
+// Metrics.
 package logstore

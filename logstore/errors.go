@@ -8,7 +8,7 @@ import (
 var (
 	// ErrClosed is returned by every call on a Store after Close.
 	ErrClosed = errors.New("logstore: closed")
-	// ErrDiskBudget is reserved for a disk budget check; the Store does not return it yet.
+	// ErrDiskBudget: the append would take the log past Options.DiskBudget.
 	ErrDiskBudget = errors.New("logstore: disk budget exceeded")
 	// ErrTruncated is returned by Read when the requested range starts below the bucket's
 	// log start: those entries were deleted by Truncate.

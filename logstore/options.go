@@ -38,6 +38,11 @@ type Options struct {
 	// MaxGroupBytes caps the payload bytes the committer puts in one group commit.
 	// Default 64 MiB.
 	MaxGroupBytes int64
+	// DiskBudget, when positive, is the most bytes the log's directory may use:
+	// an Append that would exceed it fails with ErrDiskBudget and writes nothing.
+	// The directory is measured every 2 s; appends in between are counted exactly.
+	// Badger preallocates value-log files, so leave room for one ValueLogFileSize.
+	DiskBudget int64
 
 	// maxGroupRequests caps the Append calls per group commit; 0 = unlimited. Tests and
 	// benchmarks set it to 1 to measure the store without group commit.

@@ -27,10 +27,11 @@ type Entry struct {
 // Store is a durable log per table bucket on one Badger database. All methods are safe
 // for concurrent use.
 type Store struct {
-	db   *badger.DB
-	opts Options
-	log  *slog.Logger
-	bl   *badgerLogger
+	db     *badger.DB
+	opts   Options
+	budget *budget
+	log    *slog.Logger
+	bl     *badgerLogger
 
 	// Badger's per-transaction limits with a safety margin (see Append).
 	maxTxnSize, maxTxnCount int64
@@ -86,6 +87,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		opts:        opts,
 		log:         opts.Logger,
 		bl:          bl,
+		budget:      &budget{dir: dir, limit: opts.DiskBudget},
 		maxTxnSize:  db.MaxBatchSize() * 9 / 10,
 		maxTxnCount: db.MaxBatchCount() * 9 / 10,
 		tables:      make(map[string]*tableState),

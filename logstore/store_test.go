@@ -466,3 +466,30 @@ func TestLargePayloads(t *testing.T) {
 	s2 := newTestStore(t, dir)
 	require.Equal(t, want, readAll(t, s2, b, 0, 1<<40))
 }
+
+func TestDiskBudgetRejectsAppendsPastIt(t *testing.T) {
+	opts := DefaultOptions()
+	opts.ValueLogFileSize = 8 << 20
+	opts.DiskBudget = 64 << 20
+	dir := t.TempDir()
+	s, err := Open(dir, opts)
+	require.NoError(t, err)
+	defer s.Close()
+	b := Bucket{Table: "t", Bucket: 0}
+	payload := make([]byte, 1<<20)
+	var accepted int
+	var budgetErr error
+	for i := 0; i < 200; i++ {
+		_, err := s.Append(context.Background(), []Entry{{Bucket: b, Rows: 1, Payload: payload}})
+		if err != nil {
+			budgetErr = err
+			break
+		}
+		accepted++
+	}
+	require.ErrorIs(t, budgetErr, ErrDiskBudget)
+	require.ErrorContains(t, budgetErr, "budget")
+	require.Greater(t, accepted, 10)
+	require.Less(t, accepted, 64)
+	require.EqualValues(t, accepted, s.HighWatermark(b), "a rejected append writes nothing")
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/flightd/flightd/engine"
 	"github.com/flightd/flightd/lake"
 	"github.com/flightd/flightd/lakestream"
+	"github.com/flightd/flightd/logstore"
 	"github.com/flightd/flightd/sqlparse"
 )
 
@@ -226,6 +227,8 @@ func mapErr(err error) error {
 		return fmt.Errorf("%w: %w", engine.ErrInvalid, err)
 	case errors.Is(err, lakestream.ErrNotRealtime):
 		return fmt.Errorf("%w: %w", engine.ErrRejected, err)
+	case errors.Is(err, logstore.ErrDiskBudget):
+		return fmt.Errorf("%w: %w", engine.ErrExhausted, err)
 	}
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -17,6 +18,7 @@ type Config struct {
 	Warehouse       string        // Paimon warehouse; default <DataDir>/warehouse
 	TieringInterval time.Duration // default freshness of t (lake) behind t$rt
 	LogRetention    time.Duration // how long log records stay after the lake holds them
+	LogDiskBudget   string        // the most disk the log may use, e.g. "50GiB"; "" or "0" = unlimited
 	LogLevel        string        // debug, info, warn, error
 	DebugAddr       string        // if set, serves Go's pprof handlers on this address
 }
@@ -50,6 +52,9 @@ func (c *Config) validate() error {
 	if c.TieringInterval <= 0 {
 		return fmt.Errorf("--tiering-interval must be positive, got %s", c.TieringInterval)
 	}
+	if _, err := parseSize(c.LogDiskBudget); err != nil {
+		return fmt.Errorf("--log-disk-budget: %w", err)
+	}
 	if c.LogRetention <= 0 {
 		return fmt.Errorf("--log-retention must be positive, got %s", c.LogRetention)
 	}
@@ -62,8 +67,8 @@ func (c *Config) validate() error {
 }
 
 func (c Config) String() string {
-	return fmt.Sprintf("--listen=%s --data-dir=%s --warehouse=%s --tiering-interval=%s --log-retention=%s --log-level=%s",
-		c.Listen, c.DataDir, c.Warehouse, c.TieringInterval, c.LogRetention, c.LogLevel)
+	return fmt.Sprintf("--listen=%s --data-dir=%s --warehouse=%s --tiering-interval=%s --log-retention=%s --log-disk-budget=%s --log-level=%s",
+		c.Listen, c.DataDir, c.Warehouse, c.TieringInterval, c.LogRetention, c.LogDiskBudget, c.LogLevel)
 }
 
 // parseServe reads environment variables, then flags.
@@ -80,6 +85,7 @@ func parseServe(args []string) (Config, error) {
 	env("FLIGHTD_WAREHOUSE", &c.Warehouse)
 	env("FLIGHTD_LOG_LEVEL", &c.LogLevel)
 	env("FLIGHTD_DEBUG_ADDR", &c.DebugAddr)
+	env("FLIGHTD_LOG_DISK_BUDGET", &c.LogDiskBudget)
 	for name, dst := range map[string]*time.Duration{
 		"FLIGHTD_TIERING_INTERVAL": &c.TieringInterval,
 		"FLIGHTD_LOG_RETENTION":    &c.LogRetention,
@@ -98,6 +104,7 @@ func parseServe(args []string) (Config, error) {
 	fs.StringVar(&c.Warehouse, "warehouse", c.Warehouse, "Paimon warehouse directory, default <data-dir>/warehouse (env FLIGHTD_WAREHOUSE)")
 	fs.DurationVar(&c.TieringInterval, "tiering-interval", c.TieringInterval, "how often log records are committed to the lake (env FLIGHTD_TIERING_INTERVAL)")
 	fs.DurationVar(&c.LogRetention, "log-retention", c.LogRetention, "how long log records stay after the lake holds them (env FLIGHTD_LOG_RETENTION)")
+	fs.StringVar(&c.LogDiskBudget, "log-disk-budget", c.LogDiskBudget, "the most disk the log may use, e.g. 50GiB; writes past it are rejected (env FLIGHTD_LOG_DISK_BUDGET; default unlimited)")
 	fs.StringVar(&c.DebugAddr, "debug-addr", c.DebugAddr, "serve Go's /debug/pprof on this address, e.g. 127.0.0.1:6060 (env FLIGHTD_DEBUG_ADDR)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env FLIGHTD_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
@@ -107,4 +114,30 @@ func parseServe(args []string) (Config, error) {
 		return c, fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))
 	}
 	return c, c.validate()
+}
+
+// parseSize reads a byte size: a plain number of bytes, or a number with a
+// unit KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024).
+// "" means 0.
+func parseSize(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, nil
+	}
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1}}
+	mult := int64(1)
+	for _, u := range units {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseFloat(s, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%q is not a size (try 500MiB or 50GiB)", s)
+	}
+	return int64(n * float64(mult)), nil
 }

@@ -29,11 +29,12 @@ func TestParseServe(t *testing.T) {
 		{name: "bad interval env", env: map[string]string{"FLIGHTD_TIERING_INTERVAL": "soon"}, wantErr: "FLIGHTD_TIERING_INTERVAL"},
 		{name: "zero interval", args: []string{"--tiering-interval", "0s"}, wantErr: "must be positive"},
 		{name: "s3 not yet", args: []string{"--warehouse", "s3://b/p"}, wantErr: "only local directories"},
+		{name: "bad budget", args: []string{"--log-disk-budget", "lots"}, wantErr: "--log-disk-budget"},
 		{name: "bad level", args: []string{"--log-level", "loud"}, wantErr: "--log-level"},
 		{name: "stray argument", args: []string{"extra"}, wantErr: "unexpected argument"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, k := range []string{"FLIGHTD_LISTEN", "FLIGHTD_DATA_DIR", "FLIGHTD_WAREHOUSE", "FLIGHTD_TIERING_INTERVAL", "FLIGHTD_LOG_RETENTION", "FLIGHTD_LOG_LEVEL"} {
+			for _, k := range []string{"FLIGHTD_LISTEN", "FLIGHTD_DATA_DIR", "FLIGHTD_WAREHOUSE", "FLIGHTD_TIERING_INTERVAL", "FLIGHTD_LOG_RETENTION", "FLIGHTD_LOG_LEVEL", "FLIGHTD_LOG_DISK_BUDGET", "FLIGHTD_DEBUG_ADDR"} {
 				t.Setenv(k, "")
 			}
 			for k, v := range tc.env {
@@ -54,4 +55,14 @@ func TestPrintTable(t *testing.T) {
 	var b bytes.Buffer
 	printTable(&b, []string{"id", "name"}, [][]string{{"1", "ann"}, {"22", "NULL"}})
 	require.Equal(t, "id | name\n---+-----\n1  | ann\n22 | NULL\n", b.String())
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{"": 0, "0": 0, "1024": 1024, "1KiB": 1024, "1.5GiB": 3 << 29, "2GB": 2e9, "10 MiB": 10 << 20} {
+		got, err := parseSize(in)
+		require.NoError(t, err, in)
+		require.Equal(t, want, got, in)
+	}
+	_, err := parseSize("-1GiB")
+	require.Error(t, err)
 }

@@ -49,6 +49,7 @@ func serve(args []string) error {
 		return fmt.Errorf("open warehouse %s: %w", cfg.Warehouse, err)
 	}
 	lopts := logstore.DefaultOptions()
+	lopts.DiskBudget, _ = parseSize(cfg.LogDiskBudget) // validated
 	lopts.Logger = lg.With("component", "logstore")
 	log, err := logstore.Open(filepath.Join(cfg.DataDir, "log"), lopts)
 	if err != nil {
