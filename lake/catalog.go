@@ -28,7 +28,8 @@ const dbSuffix = ".db"
 
 // Catalog is a Paimon filesystem catalog over a warehouse directory: <warehouse>/<db>.db/<table>/.
 type Catalog struct {
-	warehouse string
+	warehouse string // root as a FileIO path
+	location  string // warehouse URL when it differs from the FileIO path (s3://bucket/prefix)
 	fio       FileIO
 	now       func() time.Time
 }
@@ -54,8 +55,17 @@ func OpenCatalogFileIO(ctx context.Context, warehouse string, fio FileIO) (*Cata
 	return &Catalog{warehouse: warehouse, fio: fio, now: time.Now}, nil
 }
 
-// Warehouse returns the warehouse root.
-func (c *Catalog) Warehouse() string { return c.warehouse }
+// Warehouse returns the warehouse location: the local directory, or s3://bucket/prefix for a
+// catalog opened with OpenCatalogURL (Table.Path and other paths are FileIO paths).
+func (c *Catalog) Warehouse() string {
+	if c.location != "" {
+		return c.location
+	}
+	return c.warehouse
+}
+
+// FileIO returns the catalog's storage.
+func (c *Catalog) FileIO() FileIO { return c.fio }
 
 func validName(kind, n string) error {
 	if n == "" || strings.ContainsAny(n, "/\\") || n == "." || n == ".." || strings.HasPrefix(n, ".") {
