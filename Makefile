@@ -8,10 +8,15 @@ VENV        := .venv
 PY          := $(VENV)/bin/python
 PVENV       := .venv-paimon
 GOTESTFLAGS ?=
+# Versity S3 Gateway: the real S3 server of the lake's S3 tests (lake/s3_test.go).
+TOOLS             := $(CURDIR)/bin/tools
+VERSITYGW_VERSION := v1.8.0
+VERSITYGW         := $(TOOLS)/versitygw
+VERSITYGW_STAMP   := $(TOOLS)/.versitygw-$(VERSITYGW_VERSION)
 # Packages that never link DuckDB: fast to build, run with the race detector.
 NOCGO_PKGS   = $(shell $(GO) list ./... | grep -v -e /query -e /cmd/ -e /integration -e /bench -e /internal/deps)
 
-.PHONY: all build run test test-paimon test-go test-nocgo test-engine test-integration test-python deps py-deps go-deps bench bench-quick soak clean tidy-check
+.PHONY: all build run tools test test-paimon test-go test-nocgo test-engine test-integration test-python deps py-deps go-deps bench bench-quick soak clean tidy-check
 
 all: build
 
@@ -38,14 +43,22 @@ $(PVENV)/.installed: requirements-paimon.txt
 	$(PVENV)/bin/pip install --quiet -r requirements-paimon.txt
 	touch $@
 
-deps: go-deps py-deps
+deps: go-deps py-deps tools
+
+# Test tools, built once per version (go install of a pinned version leaves go.mod alone).
+tools: $(VERSITYGW_STAMP)
+
+$(VERSITYGW_STAMP):
+	mkdir -p $(TOOLS)
+	GOBIN=$(TOOLS) $(GO) install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
+	touch $@
 
 test: deps build
 	$(MAKE) test-nocgo test-engine test-integration test-python test-paimon
 
 # Unit tests of every package that does not link DuckDB, with the race detector.
-test-nocgo:
-	CGO_ENABLED=1 $(GO) test -race -count=1 $(GOTESTFLAGS) $(NOCGO_PKGS)
+test-nocgo: tools
+	VERSITYGW=$(VERSITYGW) CGO_ENABLED=1 $(GO) test -race -count=1 $(GOTESTFLAGS) $(NOCGO_PKGS)
 
 # The DuckDB engine package and the command.
 test-engine:

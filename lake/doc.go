@@ -1,5 +1,5 @@
 // Package lake reads and writes Apache Paimon tables on a filesystem warehouse, byte-compatibly with
-// Java Paimon (see /work/shared/reference/paimon-format.md for the format and its sources).
+// Java Paimon (docs/format/paimon.md lists the format rules it follows, with their upstream sources).
 //
 // What the package promises:
 //

@@ -20,7 +20,7 @@ type Options struct {
 
 	// ValueThreshold: entry values of at least this many bytes go to Badger's value log,
 	// smaller ones into the LSM tree. Default 64 KiB (measured: a ~1 MB value kept in the
-	// LSM tree appends 4x slower, see shared/reference/ceilings.md row 2a).
+	// LSM tree appends 4x slower than in the value log).
 	ValueThreshold int64
 	// MemTableSize is Badger's memtable size. One Append must fit in ~15% of it (entry
 	// keys plus values below ValueThreshold). Default 64 MiB.

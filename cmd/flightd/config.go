@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/flightd/flightd/lake"
 )
 
 // Config is everything `flightd serve` can be told.
@@ -21,6 +23,27 @@ type Config struct {
 	LogDiskBudget   string        // the most disk the log may use, e.g. "50GiB"; "" or "0" = unlimited
 	LogLevel        string        // debug, info, warn, error
 	DebugAddr       string        // if set, serves Go's pprof handlers on this address
+
+	// S3 settings, used when Warehouse is s3://bucket/path. Empty: the lake falls back to
+	// AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, then the AWS
+	// SDK's default chain.
+	S3Endpoint        string // e.g. http://127.0.0.1:7070
+	S3Region          string
+	S3AccessKeyID     string
+	S3SecretAccessKey string // environment only (FLIGHTD_S3_SECRET_ACCESS_KEY); never printed
+	S3PathStyle       string // "" (auto: path style when an endpoint is set), "true" or "false"
+}
+
+// S3Options returns the lake's S3 options for this configuration.
+func (c Config) S3Options() lake.S3Options {
+	o := lake.S3Options{Endpoint: c.S3Endpoint, Region: c.S3Region, AccessKeyID: c.S3AccessKeyID, SecretAccessKey: c.S3SecretAccessKey}
+	switch c.S3PathStyle {
+	case "true":
+		o.PathStyle = lake.Bool(true)
+	case "false":
+		o.PathStyle = lake.Bool(false)
+	}
+	return o
 }
 
 // DefaultConfig returns the embedded defaults.
@@ -45,10 +68,20 @@ func (c *Config) validate() error {
 	if c.Warehouse == "" {
 		c.Warehouse = filepath.Join(c.DataDir, "warehouse")
 	}
-	if strings.Contains(c.Warehouse, "://") && !strings.HasPrefix(c.Warehouse, "file://") {
-		return fmt.Errorf("--warehouse %q: only local directories are supported yet", c.Warehouse)
+	if _, _, ok := lake.ParseS3URL(c.Warehouse); ok {
+		// s3://bucket/path or s3a://bucket/path
+	} else if strings.Contains(c.Warehouse, "://") && !strings.HasPrefix(c.Warehouse, "file://") {
+		return fmt.Errorf("--warehouse %q: want a directory, file:///dir or s3://bucket/path", c.Warehouse)
 	}
 	c.Warehouse = strings.TrimPrefix(c.Warehouse, "file://")
+	switch c.S3PathStyle {
+	case "", "true", "false":
+	default:
+		return fmt.Errorf("--s3-path-style %q: want true or false (empty: path style when --s3-endpoint is set)", c.S3PathStyle)
+	}
+	if (c.S3AccessKeyID == "") != (c.S3SecretAccessKey == "") {
+		return errors.New("--s3-access-key-id and FLIGHTD_S3_SECRET_ACCESS_KEY must be set together")
+	}
 	if c.TieringInterval <= 0 {
 		return fmt.Errorf("--tiering-interval must be positive, got %s", c.TieringInterval)
 	}
@@ -67,8 +100,17 @@ func (c *Config) validate() error {
 }
 
 func (c Config) String() string {
-	return fmt.Sprintf("--listen=%s --data-dir=%s --warehouse=%s --tiering-interval=%s --log-retention=%s --log-disk-budget=%s --log-level=%s",
+	s := fmt.Sprintf("--listen=%s --data-dir=%s --warehouse=%s --tiering-interval=%s --log-retention=%s --log-disk-budget=%s --log-level=%s",
 		c.Listen, c.DataDir, c.Warehouse, c.TieringInterval, c.LogRetention, c.LogDiskBudget, c.LogLevel)
+	if _, _, ok := lake.ParseS3URL(c.Warehouse); ok {
+		secret := ""
+		if c.S3SecretAccessKey != "" {
+			secret = "(set)"
+		}
+		s += fmt.Sprintf(" --s3-endpoint=%s --s3-region=%s --s3-path-style=%s --s3-access-key-id=%s s3-secret=%s",
+			c.S3Endpoint, c.S3Region, c.S3PathStyle, c.S3AccessKeyID, secret)
+	}
+	return s
 }
 
 // parseServe reads environment variables, then flags.
@@ -86,6 +128,11 @@ func parseServe(args []string) (Config, error) {
 	env("FLIGHTD_LOG_LEVEL", &c.LogLevel)
 	env("FLIGHTD_DEBUG_ADDR", &c.DebugAddr)
 	env("FLIGHTD_LOG_DISK_BUDGET", &c.LogDiskBudget)
+	env("FLIGHTD_S3_ENDPOINT", &c.S3Endpoint)
+	env("FLIGHTD_S3_REGION", &c.S3Region)
+	env("FLIGHTD_S3_ACCESS_KEY_ID", &c.S3AccessKeyID)
+	env("FLIGHTD_S3_SECRET_ACCESS_KEY", &c.S3SecretAccessKey)
+	env("FLIGHTD_S3_PATH_STYLE", &c.S3PathStyle)
 	for name, dst := range map[string]*time.Duration{
 		"FLIGHTD_TIERING_INTERVAL": &c.TieringInterval,
 		"FLIGHTD_LOG_RETENTION":    &c.LogRetention,
@@ -101,7 +148,11 @@ func parseServe(args []string) (Config, error) {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.StringVar(&c.Listen, "listen", c.Listen, "address to serve Flight SQL on (env FLIGHTD_LISTEN)")
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory for flightd's state (env FLIGHTD_DATA_DIR)")
-	fs.StringVar(&c.Warehouse, "warehouse", c.Warehouse, "Paimon warehouse directory, default <data-dir>/warehouse (env FLIGHTD_WAREHOUSE)")
+	fs.StringVar(&c.Warehouse, "warehouse", c.Warehouse, "Paimon warehouse: a directory or s3://bucket/path, default <data-dir>/warehouse (env FLIGHTD_WAREHOUSE)")
+	fs.StringVar(&c.S3Endpoint, "s3-endpoint", c.S3Endpoint, "S3 endpoint URL for an s3:// warehouse, e.g. http://127.0.0.1:7070; empty: AWS (env FLIGHTD_S3_ENDPOINT, then AWS_ENDPOINT_URL)")
+	fs.StringVar(&c.S3Region, "s3-region", c.S3Region, "S3 region (env FLIGHTD_S3_REGION, then AWS_REGION; default us-east-1)")
+	fs.StringVar(&c.S3AccessKeyID, "s3-access-key-id", c.S3AccessKeyID, "S3 access key id; the secret comes from FLIGHTD_S3_SECRET_ACCESS_KEY (env FLIGHTD_S3_ACCESS_KEY_ID, then AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, then the AWS default chain)")
+	fs.StringVar(&c.S3PathStyle, "s3-path-style", c.S3PathStyle, "true or false; empty: path-style addressing when --s3-endpoint is set (env FLIGHTD_S3_PATH_STYLE)")
 	fs.DurationVar(&c.TieringInterval, "tiering-interval", c.TieringInterval, "how often log records are committed to the lake (env FLIGHTD_TIERING_INTERVAL)")
 	fs.DurationVar(&c.LogRetention, "log-retention", c.LogRetention, "how long log records stay after the lake holds them (env FLIGHTD_LOG_RETENTION)")
 	fs.StringVar(&c.LogDiskBudget, "log-disk-budget", c.LogDiskBudget, "the most disk the log may use, e.g. 50GiB; writes past it are rejected (env FLIGHTD_LOG_DISK_BUDGET; default unlimited)")

@@ -28,13 +28,22 @@ func TestParseServe(t *testing.T) {
 		},
 		{name: "bad interval env", env: map[string]string{"FLIGHTD_TIERING_INTERVAL": "soon"}, wantErr: "FLIGHTD_TIERING_INTERVAL"},
 		{name: "zero interval", args: []string{"--tiering-interval", "0s"}, wantErr: "must be positive"},
-		{name: "s3 not yet", args: []string{"--warehouse", "s3://b/p"}, wantErr: "only local directories"},
+		{
+			name: "s3 warehouse",
+			env:  map[string]string{"FLIGHTD_S3_SECRET_ACCESS_KEY": "sk"},
+			args: []string{"--warehouse", "s3://b/p", "--s3-endpoint", "http://127.0.0.1:7070", "--s3-access-key-id", "ak", "--s3-path-style", "true"},
+			want: Config{Listen: "127.0.0.1:31337", DataDir: "./data", Warehouse: "s3://b/p", TieringInterval: 30 * time.Second, LogRetention: 24 * time.Hour, LogLevel: "info",
+				S3Endpoint: "http://127.0.0.1:7070", S3AccessKeyID: "ak", S3SecretAccessKey: "sk", S3PathStyle: "true"},
+		},
+		{name: "other scheme", args: []string{"--warehouse", "gs://b/p"}, wantErr: "s3://bucket/path"},
+		{name: "bad path style", args: []string{"--warehouse", "s3://b/p", "--s3-path-style", "yes"}, wantErr: "--s3-path-style"},
+		{name: "key without secret", args: []string{"--warehouse", "s3://b/p", "--s3-access-key-id", "ak"}, wantErr: "FLIGHTD_S3_SECRET_ACCESS_KEY"},
 		{name: "bad budget", args: []string{"--log-disk-budget", "lots"}, wantErr: "--log-disk-budget"},
 		{name: "bad level", args: []string{"--log-level", "loud"}, wantErr: "--log-level"},
 		{name: "stray argument", args: []string{"extra"}, wantErr: "unexpected argument"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, k := range []string{"FLIGHTD_LISTEN", "FLIGHTD_DATA_DIR", "FLIGHTD_WAREHOUSE", "FLIGHTD_TIERING_INTERVAL", "FLIGHTD_LOG_RETENTION", "FLIGHTD_LOG_LEVEL", "FLIGHTD_LOG_DISK_BUDGET", "FLIGHTD_DEBUG_ADDR"} {
+			for _, k := range []string{"FLIGHTD_LISTEN", "FLIGHTD_DATA_DIR", "FLIGHTD_WAREHOUSE", "FLIGHTD_TIERING_INTERVAL", "FLIGHTD_LOG_RETENTION", "FLIGHTD_LOG_LEVEL", "FLIGHTD_LOG_DISK_BUDGET", "FLIGHTD_DEBUG_ADDR", "FLIGHTD_S3_ENDPOINT", "FLIGHTD_S3_REGION", "FLIGHTD_S3_ACCESS_KEY_ID", "FLIGHTD_S3_SECRET_ACCESS_KEY", "FLIGHTD_S3_PATH_STYLE"} {
 				t.Setenv(k, "")
 			}
 			for k, v := range tc.env {

@@ -44,7 +44,9 @@ func serve(args []string) error {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return fmt.Errorf("create data dir: %w", err)
 	}
-	cat, err := lake.OpenCatalog(cfg.Warehouse)
+	octx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	cat, err := lake.OpenCatalogURL(octx, cfg.Warehouse, cfg.S3Options())
+	cancel()
 	if err != nil {
 		return fmt.Errorf("open warehouse %s: %w", cfg.Warehouse, err)
 	}
