@@ -65,8 +65,8 @@ test-engine:
 	$(GO) test -tags $(TAGS) -count=1 $(GOTESTFLAGS) ./query/... ./cmd/...
 
 # Black-box tests against the real binary (Go ADBC driver).
-test-integration: build
-	FLIGHTD_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 20m $(GOTESTFLAGS) ./integration/...
+test-integration: build tools
+	VERSITYGW=$(VERSITYGW) FLIGHTD_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 20m $(GOTESTFLAGS) ./integration/...
 
 # Python clients: ADBC + pandas + Polars, and `flightd sql`.
 test-python: build py-deps

@@ -6,25 +6,24 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/internal/testserver"
 )
 
 // ---- a real S3 server: Versity S3 Gateway over a temp directory ----
 
 const (
-	vgwAccessKey = "flightdtestak"
-	vgwSecretKey = "flightdtestsecretkey"
+	vgwAccessKey = testserver.S3AccessKey
+	vgwSecretKey = testserver.S3SecretKey
 	vgwBucket    = "lake"
 )
 
@@ -40,77 +39,16 @@ func (g *versityGW) Options() S3Options {
 }
 
 // versityGWBinary finds the gateway: $VERSITYGW, else `versitygw` on PATH, else the test is skipped.
-func versityGWBinary(t testing.TB) string {
-	if p := os.Getenv("VERSITYGW"); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("VERSITYGW=%s: %v", p, err)
-		}
-		return p
-	}
-	if p, err := exec.LookPath("versitygw"); err == nil {
-		return p
-	}
-	t.Skip("S3 tests need Versity S3 Gateway: set VERSITYGW=/path/to/versitygw or put versitygw on PATH " +
-		"(`make test` builds it into bin/tools: GOBIN=$PWD/bin/tools go install github.com/versity/versitygw/cmd/versitygw@v1.8.0)")
-	return ""
-}
-
-// startVersityGW starts the gateway on a free 127.0.0.1 port over a temp directory with fixed root
-// credentials, creates bucket vgwBucket, and stops it when the test ends.
+// startVersityGW starts the gateway (see testserver.StartVersityGW) and
+// creates bucket vgwBucket.
 func startVersityGW(t testing.TB) *versityGW {
-	bin := versityGWBinary(t)
-	root := filepath.Join(t.TempDir(), "gw")
-	require.NoError(t, os.MkdirAll(root, 0o755))
-	var lastErr error
-	for attempt := 0; attempt < 3; attempt++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		addr := l.Addr().String()
-		l.Close()
-		var out bytes.Buffer
-		cmd := exec.Command(bin, "--access", vgwAccessKey, "--secret", vgwSecretKey, "--region", "us-east-1",
-			"--port", addr, "--quiet", "posix", root)
-		cmd.Stdout, cmd.Stderr = &out, &out
-		cmd.Env = append(os.Environ(), "VGW_LOG_LEVEL=silent")
-		require.NoError(t, cmd.Start())
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		if lastErr = waitListening(addr, exited, 20*time.Second); lastErr != nil {
-			_ = cmd.Process.Kill()
-			<-exited
-			lastErr = fmt.Errorf("versitygw on %s: %w; output:\n%s", addr, lastErr, out.String())
-			continue
-		}
-		t.Cleanup(func() {
-			_ = cmd.Process.Kill()
-			<-exited
-		})
-		g := &versityGW{Endpoint: "http://" + addr, Root: root}
-		fio, err := NewS3FileIO(context.Background(), vgwBucket, g.Options())
-		require.NoError(t, err)
-		_, err = fio.Client().CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String(vgwBucket)})
-		require.NoError(t, err, "create bucket")
-		return g
-	}
-	t.Fatal(lastErr)
-	return nil
-}
-
-func waitListening(addr string, exited <-chan error, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		select {
-		case err := <-exited:
-			return fmt.Errorf("exited early: %v", err)
-		default:
-		}
-		if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
-			c.Close()
-			return nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return fmt.Errorf("not listening after %s", timeout)
+	endpoint, root := testserver.StartVersityGW(t)
+	g := &versityGW{Endpoint: endpoint, Root: root}
+	fio, err := NewS3FileIO(context.Background(), vgwBucket, g.Options())
+	require.NoError(t, err)
+	_, err = fio.Client().CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String(vgwBucket)})
+	require.NoError(t, err, "create bucket")
+	return g
 }
 
 // ---- backends: the same scenarios on local disk and on S3 ----
