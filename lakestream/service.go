@@ -49,12 +49,14 @@ type Options struct {
 
 // Service is safe for concurrent use.
 type Service struct {
-	cat  *lake.Catalog
-	log  *logstore.Store
-	mem  memory.Allocator
-	lg   *slog.Logger
-	mu   sync.Mutex
-	meta map[string]*tableMeta // key db + "\x00" + table
+	cat         *lake.Catalog
+	log         *logstore.Store
+	mem         memory.Allocator
+	lg          *slog.Logger
+	mu          sync.Mutex
+	meta        map[string]*tableMeta    // key db + "\x00" + table
+	gates       map[string]*sync.RWMutex // see gate
+	directLocks map[string]*sync.Mutex   // by table id, see writeDirect
 }
 
 // tableMeta caches what every write and read of a table needs.
@@ -73,7 +75,8 @@ func New(cat *lake.Catalog, log *logstore.Store, opts Options) *Service {
 	if opts.Allocator == nil {
 		opts.Allocator = memory.DefaultAllocator
 	}
-	return &Service{cat: cat, log: log, mem: opts.Allocator, lg: opts.Logger, meta: map[string]*tableMeta{}}
+	return &Service{cat: cat, log: log, mem: opts.Allocator, lg: opts.Logger, meta: map[string]*tableMeta{},
+		gates: map[string]*sync.RWMutex{}, directLocks: map[string]*sync.Mutex{}}
 }
 
 // Catalog returns the lake catalog.
@@ -154,8 +157,11 @@ func (s *Service) DropTable(ctx context.Context, db, name string, ifExists bool)
 // AlterTableOptions sets table options.
 func (s *Service) AlterTableOptions(ctx context.Context, db, name string, set map[string]string) error {
 	for k := range set {
-		if k == OptionTableID || k == OptionEnabled {
-			return fmt.Errorf("lakestream: option %q cannot be changed with ALTER TABLE yet", k)
+		if k == OptionTableID {
+			return fmt.Errorf("lakestream: option %q is flightd's own and cannot be set", k)
+		}
+		if k == OptionEnabled {
+			return fmt.Errorf("lakestream: %q switches the log on or off: use SetRealtime", k)
 		}
 	}
 	_, err := s.cat.AlterTableOptions(ctx, db, name, set)

@@ -18,16 +18,20 @@ import (
 // Columns are matched by name (exactly, else case-insensitively); missing
 // nullable columns become nulls; values are cast to the column types. An
 // optional ChangeKindColumn gives each row's kind (primary-key tables only).
+// A table whose log is off gets the batch as one lake commit instead.
 func (s *Service) Write(ctx context.Context, db, name string, rec arrow.RecordBatch) (int64, error) {
 	m, err := s.table(db, name)
 	if err != nil {
 		return 0, err
 	}
-	if !Realtime(m.table) {
-		return 0, fmt.Errorf("%w: %s.%s has %s=false; direct lake writes are not built yet", ErrNotRealtime, db, name, OptionEnabled)
-	}
 	if rec.NumRows() == 0 {
 		return 0, nil
+	}
+	g := s.gate(db, name)
+	g.RLock()
+	defer g.RUnlock()
+	if m, err = s.table(db, name); err != nil { // the log may have been switched meanwhile
+		return 0, err
 	}
 	data, kinds, err := splitKinds(m.schema, rec, db+"."+name)
 	if err != nil {
@@ -45,6 +49,12 @@ func (s *Service) Write(ctx context.Context, db, name string, rec arrow.RecordBa
 	buckets, err := m.table.Buckets(conformed)
 	if err != nil {
 		return 0, fmt.Errorf("lakestream: bucket rows of %s.%s: %w", db, name, err)
+	}
+	if !Realtime(m.table) {
+		if err := s.writeDirect(ctx, m, conformed, buckets, kinds); err != nil {
+			return 0, fmt.Errorf("lakestream: commit to %s.%s: %w", db, name, err)
+		}
+		return rec.NumRows(), nil
 	}
 	parts, err := splitByBucket(ctx, s.mem, conformed, buckets, kinds)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -25,11 +26,12 @@ import (
 
 // Engine implements engine.Engine over DuckDB and lakestream.
 type Engine struct {
-	ls   *lakestream.Service
-	conn *duckdb.Connector
-	mem  memory.Allocator
-	lg   *slog.Logger
-	seq  atomic.Uint64
+	ls    *lakestream.Service
+	drain lakestream.DrainFunc
+	conn  *duckdb.Connector
+	mem   memory.Allocator
+	lg    *slog.Logger
+	seq   atomic.Uint64
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -69,7 +71,7 @@ func New(ls *lakestream.Service, opts Options) (*Engine, error) {
 		c.Close()
 		return nil, err
 	}
-	return &Engine{ls: ls, conn: c, mem: opts.Allocator, lg: opts.Logger}, nil
+	return &Engine{ls: ls, drain: opts.Drain, conn: c, mem: opts.Allocator, lg: opts.Logger}, nil
 }
 
 // Close closes DuckDB.
@@ -184,7 +186,25 @@ func (e *Engine) ddl(ctx context.Context, kind sqlparse.Kind, sql string) error 
 		if len(st.Reset) > 0 {
 			return fmt.Errorf("%w: ALTER TABLE ... RESET is not supported yet", engine.ErrUnsupported)
 		}
-		return mapErr(e.ls.AlterTableOptions(ctx, dbOr(st.Name.Database), st.Name.Table, st.Set))
+		db := dbOr(st.Name.Database)
+		set := make(map[string]string, len(st.Set))
+		for k, v := range st.Set {
+			set[k] = v
+		}
+		if v, ok := set[lakestream.OptionEnabled]; ok {
+			delete(set, lakestream.OptionEnabled)
+			on, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("%w: %s must be 'true' or 'false', got %q", engine.ErrInvalid, lakestream.OptionEnabled, v)
+			}
+			if err := e.ls.SetRealtime(ctx, db, st.Name.Table, on, e.drain); err != nil {
+				return mapErr(err)
+			}
+		}
+		if len(set) == 0 {
+			return nil
+		}
+		return mapErr(e.ls.AlterTableOptions(ctx, db, st.Name.Table, set))
 	}
 	return fmt.Errorf("%w: statement kind %s", engine.ErrUnsupported, kind)
 }

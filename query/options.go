@@ -4,6 +4,8 @@ import (
 	"log/slog"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/flightd/flightd/lakestream"
 )
 
 // DefaultDatabase is where unqualified table names resolve.
@@ -17,4 +19,7 @@ type Options struct {
 	Threads int
 	// MemoryLimit is DuckDB's memory_limit setting, e.g. "4GB" ("" = default).
 	MemoryLimit string
+	// Drain moves a table's log into the lake; ALTER TABLE ... SET
+	// ('lakestream.enabled' = 'false') needs it (tiering.Service.Drain).
+	Drain lakestream.DrainFunc
 }

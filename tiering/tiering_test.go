@@ -318,3 +318,51 @@ func TestRetentionTruncatesOnlyWhatTheLakeHolds(t *testing.T) {
 	require.NoError(t, e.tr.Drain(ctx, "db", "pk"))
 	require.Equal(t, want, scan(t, e, "pk", false))
 }
+
+// TestSwitchLogOffAndOn: turning the log off drains it into the lake, writes
+// then commit to the lake directly (newer versions win), and turning it back
+// on starts a fresh log on top of the lake.
+func TestSwitchLogOffAndOn(t *testing.T) {
+	e := open(t, t.TempDir())
+	ctx := context.Background()
+	require.NoError(t, e.ls.CreateDatabase("db", false))
+	require.NoError(t, e.ls.CreateTable(ctx, "db", "pk", lake.Schema{
+		Columns:     []lake.Column{{Name: "id", Type: mustType(t, "BIGINT")}, {Name: "v", Type: mustType(t, "STRING")}},
+		PrimaryKeys: []string{"id"},
+		Options:     map[string]string{"bucket": "2"},
+	}, false))
+	write := func(ids []int64, vals []string) {
+		t.Helper()
+		rec := batch(ids, vals)
+		_, err := e.ls.Write(ctx, "db", "pk", rec)
+		rec.Release()
+		require.NoError(t, err)
+	}
+	write([]int64{1, 2, 3}, []string{"a", "b", "c"})
+	require.Empty(t, scan(t, e, "pk", false))
+
+	require.NoError(t, e.ls.SetRealtime(ctx, "db", "pk", false, e.tr.Drain))
+	require.Equal(t, []string{"1=a", "2=b", "3=c"}, scan(t, e, "pk", false), "drained before switching off")
+	_, err := e.ls.Scan(ctx, "db", "pk", true)
+	require.ErrorIs(t, err, lakestream.ErrNotRealtime)
+	require.Empty(t, e.log.HighWatermarks(lakestream.TableID(mustTable(t, e, "pk"))), "the old log is dropped")
+
+	write([]int64{2, 4}, []string{"b2", "d"}) // commits to the lake directly
+	require.Equal(t, []string{"1=a", "2=b2", "3=c", "4=d"}, scan(t, e, "pk", false))
+
+	require.NoError(t, e.ls.SetRealtime(ctx, "db", "pk", true, nil))
+	write([]int64{1, 5}, []string{"a2", "e"})
+	want := []string{"1=a2", "2=b2", "3=c", "4=d", "5=e"}
+	require.Equal(t, want, scan(t, e, "pk", true))
+	require.Equal(t, []string{"1=a", "2=b2", "3=c", "4=d"}, scan(t, e, "pk", false))
+	require.NoError(t, e.tr.Drain(ctx, "db", "pk"))
+	require.Equal(t, want, scan(t, e, "pk", false))
+	e = e.reopen(t)
+	require.Equal(t, want, scan(t, e, "pk", true))
+}
+
+func mustTable(t *testing.T, e *env, name string) *lake.Table {
+	tbl, err := e.ls.Table("db", name)
+	require.NoError(t, err)
+	return tbl
+}

@@ -63,7 +63,8 @@ func serve(args []string) error {
 		}
 	}()
 	ls := lakestream.New(cat, log, lakestream.Options{Logger: lg.With("component", "lakestream")})
-	eng, err := query.New(ls, query.Options{Logger: lg.With("component", "query")})
+	tier := tiering.New(ls, tiering.Options{Interval: cfg.TieringInterval, Retention: cfg.LogRetention, Logger: lg.With("component", "tiering")})
+	eng, err := query.New(ls, query.Options{Logger: lg.With("component", "query"), Drain: tier.Drain})
 	if err != nil {
 		return err
 	}
@@ -95,7 +96,6 @@ func serve(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
-	tier := tiering.New(ls, tiering.Options{Interval: cfg.TieringInterval, Retention: cfg.LogRetention, Logger: lg.With("component", "tiering")})
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
