@@ -13,10 +13,12 @@ TOOLS             := $(CURDIR)/bin/tools
 VERSITYGW_VERSION := v1.8.0
 VERSITYGW         := $(TOOLS)/versitygw
 VERSITYGW_STAMP   := $(TOOLS)/.versitygw-$(VERSITYGW_VERSION)
+# Java Paimon (paimon-bundle from Maven Central) for the cross-check in integration/java_test.go.
+PAIMON_CHECK_JAR  := integration/java/target/paimon-check.jar
 # Packages that never link DuckDB: fast to build, run with the race detector.
 NOCGO_PKGS   = $(shell $(GO) list ./... | grep -v -e /query -e /cmd/ -e /integration -e /bench -e /internal/deps)
 
-.PHONY: all build run tools test test-paimon test-go test-nocgo test-engine test-integration test-python deps py-deps go-deps bench bench-quick soak clean tidy-check
+.PHONY: all build run tools paimon-check-jar test test-paimon test-go test-nocgo test-engine test-integration test-python deps py-deps go-deps bench bench-quick soak clean tidy-check
 
 all: build
 
@@ -43,7 +45,13 @@ $(PVENV)/.installed: requirements-paimon.txt
 	$(PVENV)/bin/pip install --quiet -r requirements-paimon.txt
 	touch $@
 
-deps: go-deps py-deps tools
+deps: go-deps py-deps tools paimon-check-jar
+
+paimon-check-jar: $(PAIMON_CHECK_JAR)
+
+$(PAIMON_CHECK_JAR): integration/java/pom.xml $(shell find integration/java/src -name '*.java')
+	cd integration/java && mvn -q -B -DskipTests package
+	@test -f $@ && touch $@
 
 # Test tools, built once per version (go install of a pinned version leaves go.mod alone).
 tools: $(VERSITYGW_STAMP)
@@ -65,7 +73,7 @@ test-engine:
 	$(GO) test -tags $(TAGS) -count=1 $(GOTESTFLAGS) ./query/... ./cmd/...
 
 # Black-box tests against the real binary (Go ADBC driver).
-test-integration: build tools
+test-integration: build tools paimon-check-jar
 	VERSITYGW=$(VERSITYGW) FLIGHTD_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 20m $(GOTESTFLAGS) ./integration/...
 
 # Python clients: ADBC + pandas + Polars, and `flightd sql`.
@@ -91,4 +99,4 @@ tidy-check:
 	$(GO) mod tidy && git diff --exit-code go.mod go.sum
 
 clean:
-	rm -rf bin
+	rm -rf bin integration/java/target
