@@ -1,0 +1,57 @@
+package bench
+
+import (
+	"fmt"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/flightd/flightd/internal/testserver"
+)
+
+// BenchmarkFreshness measures, for single-row writes at a steady pace:
+//   - ack→rt: from the write's acknowledgement until a query of t$rt
+//     returns the row (the query's own latency, since an acknowledged row
+//     is visible at once by construction);
+//   - ack→lake: from the acknowledgement until a query of t (lake only)
+//     returns it, with a 1 s tiering interval.
+func BenchmarkFreshness(b *testing.B) {
+	srv := testserver.Start(b, b.TempDir(), "--tiering-interval", "1s", "--log-level", "warn")
+	c := open(b, srv.URI())
+	c.exec(b, "CREATE DATABASE bench")
+	c.exec(b, "CREATE TABLE bench.t "+fmt.Sprintf(eightColsDDL, ", PRIMARY KEY (id) NOT ENFORCED", " WITH ('bucket' = '4')"))
+	var rt, lake []time.Duration
+	id := int64(0)
+	for b.Loop() {
+		id++
+		rec := makeBatch(id, 1, 3)
+		c.ingest(b, "t", rec)
+		acked := time.Now()
+		rec.Release()
+		if n := c.queryRows(b, fmt.Sprintf(`SELECT id FROM bench."t$rt" WHERE id = %d`, id)); n != 1 {
+			b.Fatalf("row %d not in t$rt after its acknowledgement", id)
+		}
+		rt = append(rt, time.Since(acked))
+		if id%10 == 1 { // the lake path is slow by design: sample it
+			for c.queryRows(b, fmt.Sprintf(`SELECT id FROM bench.t WHERE id = %d`, id)) != 1 {
+				if time.Since(acked) > 10*time.Second {
+					b.Fatalf("row %d not in the lake after 10s", id)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			lake = append(lake, time.Since(acked))
+		}
+	}
+	report(b, "ack-rt", rt)
+	report(b, "ack-lake", lake)
+}
+
+func report(b *testing.B, name string, ds []time.Duration) {
+	if len(ds) == 0 {
+		return
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	q := func(p float64) float64 { return float64(ds[int(p*float64(len(ds)-1))].Microseconds()) / 1000 }
+	b.ReportMetric(q(0.5), name+"-p50-ms")
+	b.ReportMetric(q(0.99), name+"-p99-ms")
+}
