@@ -69,6 +69,7 @@ func (s *Service) SetRealtime(ctx context.Context, db, name string, on bool, dra
 			return err
 		}
 		s.forget(db, name)
+		s.cache.dropTable(m.id)
 		return s.log.DropTable(ctx, m.id)
 	}
 	id := uuid.NewString()

@@ -2,6 +2,7 @@ package lakestream
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -42,6 +43,7 @@ func (s *Service) Scan(ctx context.Context, db, name string, realtime bool) (arr
 	var log []union.LogBatch
 	for b, hw := range s.log.HighWatermarks(m.id) {
 		from := offsets.Of(b)
+		s.cache.dropBelow(logstore.Bucket{Table: m.id, Bucket: b}, from)
 		if from >= hw {
 			continue
 		}
@@ -63,30 +65,79 @@ func (s *Service) Scan(ctx context.Context, db, name string, realtime bool) (arr
 	return union.PrimaryKey(ctx, s.mem, m.schema, m.pk, lakeReader, log)
 }
 
-// ReadLog decodes the log records of bucket b in [from, to) and passes each
-// batch (sliced to the range) with the offset of its first row to fn, which
-// owns the batch.
+// ReadLog passes the log records of bucket b in [from, to) to fn, one
+// batch per log entry (sliced to the range), with the offset of its first
+// row; fn owns the batch. Entries come from the log cache when it has them,
+// else from the log (and are then cached).
 func (s *Service) ReadLog(ctx context.Context, b logstore.Bucket, from, to int64, fn func(lb union.LogBatch, base int64) error) error {
-	return s.log.Read(ctx, b, from, to, func(base, rows int64, payload []byte) error {
-		rec, kinds, err := logcodec.Decode(payload, rows, s.mem)
-		if err != nil {
-			return fmt.Errorf("log entry at offset %d: %w", base, err)
-		}
-		lo, hi := int64(0), rows
-		if base < from {
-			lo = from - base
-		}
-		if base+rows > to {
-			hi = to - base
-		}
-		if lo != 0 || hi != rows {
-			sliced := rec.NewSlice(lo, hi)
-			rec.Release()
-			rec = sliced
-			if kinds != nil {
-				kinds = kinds[lo:hi]
+	cursor := from
+	for cursor < to {
+		if rec, kinds, ok := s.cache.get(b, cursor); ok {
+			n := rec.NumRows()
+			lb := union.LogBatch{Rec: rec, Kinds: kinds}
+			if cursor+n > to {
+				lb = sliceBatch(lb, 0, to-cursor)
 			}
+			if err := fn(lb, cursor); err != nil {
+				return err
+			}
+			cursor += n
+			continue
 		}
-		return fn(union.LogBatch{Rec: rec, Kinds: kinds}, base+lo)
-	})
+		// A miss: read from the log until the next cached entry.
+		start := cursor
+		err := s.log.Read(ctx, b, start, to, func(base, rows int64, payload []byte) error {
+			if base > start && s.cache.has(b, base) {
+				return errCacheHit
+			}
+			rec, kinds, err := logcodec.Decode(payload, rows, s.mem)
+			if err != nil {
+				return fmt.Errorf("log entry at offset %d: %w", base, err)
+			}
+			if base >= from {
+				s.cache.put(b, base, rec, kinds)
+			}
+			lo, hi := int64(0), rows
+			if base < start {
+				lo = start - base
+			}
+			if base+rows > to {
+				hi = to - base
+			}
+			cursor = base + rows
+			return fn(sliceBatch(union.LogBatch{Rec: rec, Kinds: kinds}, lo, hi), base+lo)
+		})
+		if err != nil && !errors.Is(err, errCacheHit) {
+			return err
+		}
+		if cursor == start {
+			return fmt.Errorf("lakestream: log of %v has no entry at offset %d", b, start)
+		}
+	}
+	return nil
+}
+
+var errCacheHit = errors.New("cached from here on")
+
+// sliceBatch returns rows [lo, hi) of lb, taking over lb's reference.
+func sliceBatch(lb union.LogBatch, lo, hi int64) union.LogBatch {
+	n := lb.Rec.NumRows()
+	if lo == 0 && hi == n {
+		return lb
+	}
+	sliced := lb.Rec.NewSlice(lo, hi)
+	lb.Rec.Release()
+	out := union.LogBatch{Rec: sliced}
+	if lb.Kinds != nil {
+		out.Kinds = lb.Kinds[lo:hi]
+	}
+	return out
+}
+
+// Tiered tells the service that the lake now holds the table's log below
+// offs, so cached entries there can go.
+func (s *Service) Tiered(tableID string, offs *Offsets) {
+	for b, off := range offs.BucketOffsetsOrEmpty() {
+		s.cache.dropBelow(logstore.Bucket{Table: tableID, Bucket: int32(b)}, off)
+	}
 }

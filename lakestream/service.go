@@ -45,6 +45,9 @@ var (
 type Options struct {
 	Logger    *slog.Logger
 	Allocator memory.Allocator
+	// LogCacheBytes bounds the decoded un-tiered log kept in memory
+	// (default DefaultLogCacheBytes; negative: no cache).
+	LogCacheBytes int64
 }
 
 // Service is safe for concurrent use.
@@ -57,6 +60,7 @@ type Service struct {
 	meta        map[string]*tableMeta    // key db + "\x00" + table
 	gates       map[string]*sync.RWMutex // see gate
 	directLocks map[string]*sync.Mutex   // by table id, see writeDirect
+	cache       *logCache
 }
 
 // tableMeta caches what every write and read of a table needs.
@@ -75,8 +79,11 @@ func New(cat *lake.Catalog, log *logstore.Store, opts Options) *Service {
 	if opts.Allocator == nil {
 		opts.Allocator = memory.DefaultAllocator
 	}
+	if opts.LogCacheBytes == 0 {
+		opts.LogCacheBytes = DefaultLogCacheBytes
+	}
 	return &Service{cat: cat, log: log, mem: opts.Allocator, lg: opts.Logger, meta: map[string]*tableMeta{},
-		gates: map[string]*sync.RWMutex{}, directLocks: map[string]*sync.Mutex{}}
+		gates: map[string]*sync.RWMutex{}, directLocks: map[string]*sync.Mutex{}, cache: newLogCache(max(opts.LogCacheBytes, 0))}
 }
 
 // Catalog returns the lake catalog.
@@ -151,6 +158,7 @@ func (s *Service) DropTable(ctx context.Context, db, name string, ifExists bool)
 		return err
 	}
 	s.forget(db, name)
+	s.cache.dropTable(m.id)
 	return s.log.DropTable(ctx, m.id)
 }
 

@@ -60,10 +60,14 @@ func (s *Service) Write(ctx context.Context, db, name string, rec arrow.RecordBa
 	if err != nil {
 		return 0, err
 	}
+	defer func() {
+		for _, p := range parts {
+			p.rec.Release()
+		}
+	}()
 	entries := make([]logstore.Entry, 0, len(parts))
 	for _, p := range parts {
 		payload, err := logcodec.Encode(p.rec, p.kinds)
-		p.rec.Release()
 		if err != nil {
 			return 0, err
 		}
@@ -73,8 +77,12 @@ func (s *Service) Write(ctx context.Context, db, name string, rec arrow.RecordBa
 			Payload: payload,
 		})
 	}
-	if _, err := s.log.Append(ctx, entries); err != nil {
+	bases, err := s.log.Append(ctx, entries)
+	if err != nil {
 		return 0, fmt.Errorf("lakestream: append to the log of %s.%s: %w", db, name, err)
+	}
+	for i, p := range parts {
+		s.cache.put(entries[i].Bucket, bases[i], p.rec, p.kinds)
 	}
 	return rec.NumRows(), nil
 }

@@ -173,6 +173,7 @@ func (s *Service) TierTable(ctx context.Context, db, name string) (Result, error
 		return Result{}, fmt.Errorf("tiering: commit %s.%s: %w", db, name, err)
 	}
 	committed = true
+	s.ls.Tiered(id, next)
 	s.lg.Info("tiered", "table", db+"."+name, "snapshot", ns.ID, "rows", rows)
 	return Result{Snapshot: ns.ID, Rows: rows}, nil
 }

@@ -1,0 +1,51 @@
+package lakestream
+
+import (
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/logstore"
+)
+
+func TestLogCacheKeepsDropsAndBounds(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	sc := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	mk := func(n int) arrow.RecordBatch {
+		b := array.NewRecordBuilder(mem, sc)
+		defer b.Release()
+		for i := 0; i < n; i++ {
+			b.Field(0).(*array.Int64Builder).Append(int64(i))
+		}
+		return b.NewRecordBatch()
+	}
+	b0 := logstore.Bucket{Table: "t", Bucket: 0}
+	r1, r2 := mk(10), mk(5)
+	size := recordSize(r1) + recordSize(r2)
+	c := newLogCache(size) // room for exactly these two
+	c.put(b0, 0, r1, nil)
+	c.put(b0, 10, r2, []byte{0, 0, 0, 0, 3})
+	r3 := mk(1)
+	c.put(b0, 15, r3, nil) // over the limit: not kept
+	require.False(t, c.has(b0, 15))
+	r1.Release()
+	r2.Release()
+	r3.Release()
+
+	got, kinds, ok := c.get(b0, 10)
+	require.True(t, ok)
+	require.EqualValues(t, 5, got.NumRows())
+	require.Equal(t, byte(3), kinds[4])
+	got.Release()
+
+	c.dropBelow(b0, 12) // entry [10,15) still holds offsets >= 12
+	require.False(t, c.has(b0, 0))
+	require.True(t, c.has(b0, 10))
+	c.dropTable("t")
+	require.False(t, c.has(b0, 10))
+	require.Zero(t, c.bytes)
+}
