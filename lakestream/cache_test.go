@@ -26,7 +26,7 @@ func TestLogCacheKeepsDropsAndBounds(t *testing.T) {
 	b0 := logstore.Bucket{Table: "t", Bucket: 0}
 	r1, r2 := mk(10), mk(5)
 	size := recordSize(r1) + recordSize(r2)
-	c := newLogCache(size) // room for exactly these two
+	c := newLogCache(size + 5) // room for exactly these two and their kinds
 	c.put(b0, 0, r1, nil)
 	c.put(b0, 10, r2, []byte{0, 0, 0, 0, 3})
 	r3 := mk(1)
