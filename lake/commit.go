@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/google/uuid"
 
@@ -93,7 +94,6 @@ func (w *Write) Commit(ctx context.Context, opts CommitOptions) (snap *Snapshot,
 	}
 	dataPF := &pathFactory{uuid: uuid.NewString()}
 	var entries []ManifestEntry
-	var delta int64
 	for _, g := range w.sortedGroups() {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -112,21 +112,56 @@ func (w *Write) Commit(ctx context.Context, opts CommitOptions) (snap *Snapshot,
 		}
 		entries = append(entries, ManifestEntry{Kind: FileKindAdd, Partition: g.partition, Bucket: g.bucket,
 			TotalBuckets: int32(t.schema.NumBuckets()), File: *meta})
-		delta += meta.RowCount
 	}
 
+	snap, err = t.commitSnapshot(ctx, commitRequest{prev: prev, prevMetas: prevMetas, entries: entries,
+		kind: CommitKindAppend, user: opts.CommitUser, ident: opts.Identifier, props: opts.Properties}, pf, &written)
+	if err != nil {
+		return nil, err
+	}
+	// The snapshot is visible; from here on nothing is rolled back.
+	written = nil
+	w.closed = true
+	w.release()
+	return snap, nil
+}
+
+// commitRequest is one snapshot to publish on top of prev.
+type commitRequest struct {
+	prev      *Snapshot          // the latest snapshot (nil: none)
+	prevMetas []ManifestFileMeta // prev's base + delta manifests
+	entries   []ManifestEntry    // this commit's ADD/DELETE entries (the delta)
+	kind      string
+	user      string
+	ident     int64
+	props     map[string]string // nil: {}
+}
+
+// commitSnapshot writes the delta manifest, the base list (prev's manifests, merged as
+// ManifestFileMerger does), the delta list and creates snapshot-(prev+1) exclusively, then
+// the LATEST hint. Every file it writes is appended to *written so that the caller can remove
+// them when it fails; after success nothing may be removed.
+func (t *Table) commitSnapshot(ctx context.Context, req commitRequest, pf *pathFactory, written *[]string) (*Snapshot, error) {
 	manifestDir := filepath.Join(t.path, "manifest")
 	writeFile := func(name string, data []byte) (int64, error) {
 		p := filepath.Join(manifestDir, name)
 		if err := t.fio.CreateExclusive(ctx, p, data); err != nil {
 			return 0, fmt.Errorf("lake: %s: write %s: %w", t.FullName(), p, err)
 		}
-		written = append(written, p)
+		*written = append(*written, p)
 		return int64(len(data)), nil
 	}
+	var delta int64
+	for _, e := range req.entries {
+		if e.Kind == FileKindAdd {
+			delta += e.File.RowCount
+		} else {
+			delta -= e.File.RowCount
+		}
+	}
 	var deltaMetas []ManifestFileMeta
-	if len(entries) > 0 {
-		data, err := encodeManifest(entries)
+	if len(req.entries) > 0 {
+		data, err := encodeManifest(req.entries)
 		if err != nil {
 			return nil, fmt.Errorf("lake: %s: encode manifest: %w", t.FullName(), err)
 		}
@@ -135,9 +170,13 @@ func (w *Write) Commit(ctx context.Context, opts CommitOptions) (snap *Snapshot,
 		if err != nil {
 			return nil, err
 		}
-		deltaMetas = append(deltaMetas, w.manifestMeta(name, size, entries))
+		deltaMetas = append(deltaMetas, t.manifestMeta(name, size, req.entries))
 	}
-	baseData, err := encodeManifestList(prevMetas)
+	baseMetas, err := t.mergeManifests(ctx, req.prevMetas, pf, writeFile)
+	if err != nil {
+		return nil, err
+	}
+	baseData, err := encodeManifestList(baseMetas)
 	if err != nil {
 		return nil, err
 	}
@@ -156,21 +195,25 @@ func (w *Write) Commit(ctx context.Context, opts CommitOptions) (snap *Snapshot,
 		return nil, err
 	}
 
-	var total int64
-	if prev != nil {
-		total = prev.TotalRecordCount
+	var total, id int64
+	if req.prev != nil {
+		total, id = req.prev.TotalRecordCount, req.prev.ID
 	}
 	zero := int64(0)
-	props := opts.Properties
+	props := req.props
 	if props == nil {
 		props = map[string]string{}
 	}
-	snap = &Snapshot{Version: 3, ID: latestID + 1, SchemaID: t.schema.ID,
+	snap := &Snapshot{Version: 3, ID: id + 1, SchemaID: t.schema.ID,
 		BaseManifestList: baseName, BaseManifestListSize: &baseSize,
 		DeltaManifestList: deltaName, DeltaManifestListSize: &deltaSize,
-		CommitUser: opts.CommitUser, CommitIdentifier: opts.Identifier, CommitKind: CommitKindAppend,
+		CommitUser: req.user, CommitIdentifier: req.ident, CommitKind: req.kind,
 		TimeMillis: t.now().UnixMilli(), TotalRecordCount: total + delta, DeltaRecordCount: delta,
 		ChangelogRecordCount: &zero, Properties: props, NextRowID: &zero}
+	if req.prev != nil && req.prev.IndexManifest != nil {
+		im := *req.prev.IndexManifest // carried over by name when no index files change
+		snap.IndexManifest = &im
+	}
 	data, _ := snap.MarshalJSON()
 	sp := t.snapshotPath(snap.ID)
 	if err := t.fio.CreateExclusive(ctx, sp, data); err != nil {
@@ -179,17 +222,13 @@ func (w *Write) Commit(ctx context.Context, opts CommitOptions) (snap *Snapshot,
 		}
 		return nil, fmt.Errorf("lake: %s: write snapshot %s: %w", t.FullName(), sp, err)
 	}
-	// The snapshot is visible; from here on nothing is rolled back.
-	written = nil
 	_ = t.fio.WriteAtomic(ctx, filepath.Join(t.snapshotDir(), "LATEST"), []byte(strconv.FormatInt(snap.ID, 10)))
-	w.closed = true
-	w.release()
 	return snap, nil
 }
 
 // manifestMeta builds the manifest-list record of a manifest.
-func (w *Write) manifestMeta(name string, size int64, entries []ManifestEntry) ManifestFileMeta {
-	ts := w.t.schema
+func (t *Table) manifestMeta(name string, size int64, entries []ManifestEntry) ManifestFileMeta {
+	ts := t.schema
 	partIdx, _ := ts.indexesOf(ts.PartitionKeys)
 	types := make([]DataType, len(partIdx))
 	for i, p := range partIdx {
@@ -283,18 +322,6 @@ func (w *Write) flushGroup(ctx context.Context, g *writeGroup, bucketMaxSeq int6
 	defer rec.Release()
 	n := int(rec.NumRows())
 
-	// value stats over all atomic columns
-	var statCols []int
-	var statTypes []DataType
-	var statNames []string
-	for i, f := range ts.Fields {
-		if statsSupported(f.Type) {
-			statCols = append(statCols, i)
-			statTypes = append(statTypes, f.Type)
-			statNames = append(statNames, f.Name)
-		}
-	}
-
 	meta := &DataFileMeta{SchemaID: ts.ID, Level: 0, ExtraFiles: []string{}}
 	var fileSource int32
 	meta.FileSource = &fileSource
@@ -366,21 +393,7 @@ func (w *Write) flushGroup(ctx context.Context, g *writeGroup, bucketMaxSeq int6
 		kindB.Release()
 		defer seqArr.Release()
 		defer kindArr.Release()
-		var fields []arrow.Field
-		var cols []arrow.Array
-		for i, name := range keyNames {
-			f := ts.Fields[ts.FieldIndex(name)]
-			fields = append(fields, arrowField(keyFieldPrefix+name, f.Type, keyFieldIDStart+f.ID))
-			cols = append(cols, taken.Column(keyIdx[i]))
-		}
-		fields = append(fields, arrow.Field{Name: seqNumberField, Type: arrow.PrimitiveTypes.Int64, Metadata: fieldIDMeta(seqNumberFieldID)},
-			arrow.Field{Name: valueKindField, Type: arrow.PrimitiveTypes.Int8, Metadata: fieldIDMeta(valueKindFieldID)})
-		cols = append(cols, seqArr, kindArr)
-		for i, f := range ts.ArrowSchema().Fields() {
-			fields = append(fields, f)
-			cols = append(cols, taken.Column(i))
-		}
-		out = array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(len(kept)))
+		out = pkFileRecord(ts, taken, keyIdx, seqArr, kindArr)
 		meta.MinKey = serializeBinaryRow(len(keyTypes), encodeBinaryRow(keyTypes, keys[kept[0]]))
 		meta.MaxKey = serializeBinaryRow(len(keyTypes), encodeBinaryRow(keyTypes, keys[kept[len(kept)-1]]))
 		meta.KeyStats = keyStats.stats()
@@ -398,6 +411,46 @@ func (w *Write) flushGroup(ctx context.Context, g *writeGroup, bucketMaxSeq int6
 	}
 	defer out.Release()
 
+	path, err := t.writeDataFile(ctx, out, meta, g.partVals, g.bucket, codec, pf, w.mem)
+	return meta, path, err
+}
+
+// pkFileRecord lays out a primary-key data file: _KEY_<k> columns (taken from rec at keyIdx),
+// _SEQUENCE_NUMBER, _VALUE_KIND, then the table columns of rec.
+func pkFileRecord(ts *TableSchema, rec arrow.RecordBatch, keyIdx []int, seqArr, kindArr arrow.Array) arrow.RecordBatch {
+	var fields []arrow.Field
+	var cols []arrow.Array
+	for i, name := range ts.TrimmedPrimaryKeys() {
+		f := ts.Fields[ts.FieldIndex(name)]
+		fields = append(fields, arrowField(keyFieldPrefix+name, f.Type, keyFieldIDStart+f.ID))
+		cols = append(cols, rec.Column(keyIdx[i]))
+	}
+	fields = append(fields, arrow.Field{Name: seqNumberField, Type: arrow.PrimitiveTypes.Int64, Metadata: fieldIDMeta(seqNumberFieldID)},
+		arrow.Field{Name: valueKindField, Type: arrow.PrimitiveTypes.Int8, Metadata: fieldIDMeta(valueKindFieldID)})
+	cols = append(cols, seqArr, kindArr)
+	for i, f := range ts.ArrowSchema().Fields() {
+		fields = append(fields, f)
+		cols = append(cols, rec.Column(i))
+	}
+	return array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, rec.NumRows())
+}
+
+// writeDataFile computes the value stats of out (whose last columns are the table columns), names
+// the file, writes it under the bucket directory and completes meta (FileName, FileSize, RowCount,
+// ValueStats). It returns the path it wrote to (also on failure, for cleanup).
+func (t *Table) writeDataFile(ctx context.Context, out arrow.RecordBatch, meta *DataFileMeta, partVals []any, bucket int32,
+	codec compress.Compression, pf *pathFactory, mem memory.Allocator) (string, error) {
+	ts := t.schema
+	var statCols []int
+	var statTypes []DataType
+	var statNames []string
+	for i, f := range ts.Fields {
+		if statsSupported(f.Type) {
+			statCols = append(statCols, i)
+			statTypes = append(statTypes, f.Type)
+			statNames = append(statNames, f.Name)
+		}
+	}
 	// value stats are over the table columns as written (the last ts.Fields columns of out)
 	vs := newStatsCollector(statTypes)
 	off := int(out.NumCols()) - len(ts.Fields)
@@ -420,13 +473,13 @@ func (w *Write) flushGroup(ctx context.Context, g *writeGroup, bucketMaxSeq int6
 	for i, k := range ts.PartitionKeys {
 		partTypes[i] = ts.Fields[ts.FieldIndex(k)].Type
 	}
-	path := t.dataFilePath(partTypes, g.partVals, g.bucket, name)
-	size, err := writeParquet(ctx, t.fio, path, out, codec, w.mem)
+	path := t.dataFilePath(partTypes, partVals, bucket, name)
+	size, err := writeParquet(ctx, t.fio, path, out, codec, mem)
 	if err != nil {
-		return nil, path, fmt.Errorf("lake: %s: write data file %s: %w", t.FullName(), path, err)
+		return path, fmt.Errorf("lake: %s: write data file %s: %w", t.FullName(), path, err)
 	}
 	meta.FileSize = size
-	return meta, path, nil
+	return path, nil
 }
 
 func dataFilePrefix(ts *TableSchema) string {

@@ -18,7 +18,44 @@
 //   - Scans merge primary-key buckets (highest sequence wins, -U/-D dropped) and concatenate append
 //     files.
 //
-// Limitations (current): deduplicate merge engine only, no compaction, no deletion vectors, no
+// Maintenance (flightd commits a snapshot per table every ~30 s; without these, reads slow down
+// without bound):
+//
+//   - Manifest merging happens in every commit (Write.Commit and Compact), as Java's
+//     ManifestFileMerger: the new base list is the previous snapshot's manifests with runs of
+//     small manifests merged once they reach manifest.target-file-size (8 MiB) or, at the end of
+//     the list, manifest.merge-min-count (30) manifests; ADD and DELETE of the same file cancel.
+//     When the manifests after the leading large, DELETE-free ones reach
+//     manifest.full-compaction-threshold-size (16 MiB) they are all rewritten to live ADDs only.
+//     A snapshot's data files are never changed by merging; the base list stays below
+//     merge-min-count manifests while they are small.
+//   - Table.Compact fully compacts primary-key buckets that hold at least MinFiles (5) files: one
+//     sorted unique-key file per bucket at level num-levels-1 (5), _FILE_SOURCE COMPACT,
+//     _DELETE_ROW_COUNT 0, -U/-D rows dropped, sequence-number range of the inputs kept (later
+//     writes still win), committed as one COMPACT snapshot (DELETE entries identical to the ADDs,
+//     deltaRecordCount = added - deleted rows) fenced on ExpectedLatest. It carries the latest
+//     snapshot's properties forward unless given others. A bucket is merged in memory, one at a
+//     time, into a single output file (no rolling at target-file-size). Not promised: append
+//     tables (Compact returns nil, nil), merge engines other than deduplicate (error), deletion
+//     vectors, changelog files, partial (leveled/universal) compaction.
+//   - Table.ExpireSnapshots removes a prefix of the history by Paimon's rules
+//     (snapshot.num-retained.min/max, snapshot.time-retained; Java consumers' nextSnapshot and
+//     ExpireOptions.Protect stop it), deletes snapshot files oldest first, writes EARLIEST, then
+//     deletes the data files, manifests and lists that no retained snapshot or tag needs (computed
+//     from the retained snapshots' merged manifests). A crash part way leaves only orphans.
+//     Table.Snapshot of an expired id returns an error matching fs.ErrNotExist, and a Scan of an
+//     expired *Snapshot fails the same way: pin snapshots in use with Protect. With Java branches
+//     no data file is deleted.
+//   - Table.RemoveOrphanFiles deletes unreferenced data, manifest, index and temporary files
+//     older than a threshold (default one day, longer than any commit); FileInfo.ModTime comes
+//     from the listing (mtime locally, LastModified on S3). Tables with branches are refused.
+//   - None of these take a lock: Compact is fenced like a commit; ExpireSnapshots and
+//     RemoveOrphanFiles may run concurrently with commits, reads and each other. Protect only
+//     knows the caller's pins, so expiration must run from the one place (per table) that knows
+//     every snapshot in use; a reader elsewhere must tolerate fs.ErrNotExist and re-plan on the
+//     latest snapshot.
+//
+// Limitations (current): deduplicate merge engine only, no deletion vectors, no
 // dynamic-bucket HASH index (a PK table with bucket = -1 writes everything to bucket 0), Parquet only,
 // TIMESTAMP(7..9) cannot be written, and rows of a Write are buffered in memory until Commit. All
 // file access goes through FileIO: LocalFileIO (a directory) or S3FileIO (an S3 bucket).

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -48,6 +49,8 @@ type FileInfo struct {
 	Name  string
 	IsDir bool
 	Size  int64
+	// ModTime is the last modification time of a file (zero for directories and when unknown).
+	ModTime time.Time
 }
 
 // LocalFileIO is FileIO over the local filesystem.
@@ -139,6 +142,7 @@ func (LocalFileIO) List(_ context.Context, dir string) ([]FileInfo, error) {
 		if !e.IsDir() {
 			if info, err := e.Info(); err == nil {
 				fi.Size = info.Size()
+				fi.ModTime = info.ModTime()
 			}
 		}
 		out = append(out, fi)

@@ -595,7 +595,7 @@ func (f *S3FileIO) List(ctx context.Context, dir string) ([]FileInfo, error) {
 			if name == "" || strings.Contains(name, "/") { // the directory's own marker
 				continue
 			}
-			out = append(out, FileInfo{Name: name, Size: aws.ToInt64(o.Size)})
+			out = append(out, FileInfo{Name: name, Size: aws.ToInt64(o.Size), ModTime: aws.ToTime(o.LastModified)})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -472,7 +473,7 @@ func TestS3FileIO(t *testing.T) {
 		require.True(t, bytes.Equal(data, got))
 		ents, err := fio.List(ctx, "/big")
 		require.NoError(t, err)
-		require.Equal(t, []FileInfo{{Name: "data-1.parquet", Size: int64(len(data))}}, ents)
+		require.Equal(t, []FileInfo{{Name: "data-1.parquet", Size: int64(len(data))}}, withoutModTime(t, ents))
 
 		r, err := fio.Open(ctx, "s3://"+vgwBucket+"/big/data-1.parquet")
 		require.NoError(t, err)
@@ -592,7 +593,7 @@ func TestS3FileIO(t *testing.T) {
 		require.NoError(t, fio.WriteAtomic(ctx, "/d/f", []byte("22")))
 		ents, err := fio.List(ctx, "/d")
 		require.NoError(t, err)
-		require.Equal(t, []FileInfo{{Name: "empty", IsDir: true}, {Name: "f", Size: 2}, {Name: "full", IsDir: true}}, ents)
+		require.Equal(t, []FileInfo{{Name: "empty", IsDir: true}, {Name: "f", Size: 2}, {Name: "full", IsDir: true}}, withoutModTime(t, ents))
 		for _, p := range []string{"/d", "/d/empty", "/d/full", "/d/full/x", "/d/f"} {
 			ok, err := fio.Exists(ctx, p)
 			require.NoError(t, err)
@@ -713,4 +714,18 @@ func TestOpenCatalogURL(t *testing.T) {
 	require.Error(t, err)
 	_, err = OpenCatalogURL(ctx, "s3://"+vgwBucket+"/env/wh", g.Options())
 	require.NoError(t, err)
+}
+
+// withoutModTime checks that files carry a recent ModTime (directories none) and clears it.
+func withoutModTime(t *testing.T, ents []FileInfo) []FileInfo {
+	out := append([]FileInfo{}, ents...)
+	for i := range out {
+		if out[i].IsDir {
+			require.True(t, out[i].ModTime.IsZero(), out[i].Name)
+		} else {
+			require.WithinDuration(t, time.Now(), out[i].ModTime, time.Hour, out[i].Name)
+		}
+		out[i].ModTime = time.Time{}
+	}
+	return out
 }

@@ -219,10 +219,43 @@ func (r *scanReader) loadAppend(g *scanGroup) error {
 }
 
 func (r *scanReader) loadPK(g *scanGroup) error {
+	all, want, kept, _, err := r.mergePK(g)
+	if err != nil || all == nil {
+		return err
+	}
+	defer all.Release()
+	// project to the output columns
+	cols := make([]arrow.Array, r.schema.NumFields())
+	for i, f := range r.schema.Fields() {
+		for j, wf := range want {
+			if wf.Name == f.Name {
+				cols[i] = all.Column(j)
+				break
+			}
+		}
+	}
+	proj := array.NewRecordBatch(r.schema, cols, all.NumRows())
+	defer proj.Release()
+	for start := 0; start < len(kept); start += scanBatchRows {
+		end := min(start+scanBatchRows, len(kept))
+		b, err := takeRecord(r.ctx, proj, kept[start:end], r.mem)
+		if err != nil {
+			return err
+		}
+		r.pending = append(r.pending, b)
+	}
+	return nil
+}
+
+// mergePK reads every file of a primary-key bucket and merges them as Paimon's deduplicate engine
+// does. all holds the columns want: the trimmed key columns, the other columns of r.schema, then
+// _SEQUENCE_NUMBER and _VALUE_KIND (all is nil when the bucket has no rows; the caller releases
+// it). kept lists the surviving rows of all in key order: per key the row with the highest
+// sequence number, unless that row is a retraction (-U/-D). keys are the key values of every row.
+func (r *scanReader) mergePK(g *scanGroup) (all arrow.RecordBatch, want []arrow.Field, kept []int64, keys [][]any, err error) {
 	ts := r.t.schema
 	keyNames := ts.TrimmedPrimaryKeys()
 	full := ts.ArrowSchema()
-	var want []arrow.Field
 	seen := map[string]bool{}
 	for _, n := range keyNames {
 		want = append(want, full.Field(ts.FieldIndex(n)))
@@ -244,27 +277,32 @@ func (r *scanReader) loadPK(g *scanGroup) error {
 	}()
 	for i := range g.files {
 		if err := r.readFile(g, &g.files[i], want, func(rec arrow.RecordBatch) { recs = append(recs, rec) }); err != nil {
-			return err
+			return nil, nil, nil, nil, err
 		}
 	}
 	if len(recs) == 0 {
-		return nil
+		return nil, want, nil, nil, nil
 	}
-	all, err := arrowutil.ConcatRecords(recs, r.mem)
+	all, err = arrowutil.ConcatRecords(recs, r.mem)
 	if err != nil {
-		return err
+		return nil, nil, nil, nil, err
 	}
-	defer all.Release()
+	defer func() {
+		if err != nil {
+			all.Release()
+			all = nil
+		}
+	}()
 	n := int(all.NumRows())
 	keyTypes := make([]DataType, len(keyNames))
 	for i, k := range keyNames {
 		keyTypes[i] = ts.Fields[ts.FieldIndex(k)].Type
 	}
-	keys := make([][]any, n)
+	keys = make([][]any, n)
 	for row := 0; row < n; row++ {
 		if row%1024 == 0 {
 			if err := r.ctx.Err(); err != nil {
-				return err
+				return nil, nil, nil, nil, err
 			}
 		}
 		k := make([]any, len(keyNames))
@@ -276,7 +314,6 @@ func (r *scanReader) loadPK(g *scanGroup) error {
 	seqs := all.Column(len(want) - 2).(*array.Int64)
 	kinds := all.Column(len(want) - 1).(*array.Int8)
 	order := orderByKeySeq(keys, seqs.Value)
-	var kept []int64
 	for i := 0; i < n; i++ {
 		if i+1 < n && compareRows(keys[order[i]], keys[order[i+1]]) == 0 {
 			continue
@@ -287,25 +324,5 @@ func (r *scanReader) loadPK(g *scanGroup) error {
 		}
 		kept = append(kept, int64(row))
 	}
-	// project to the output columns
-	cols := make([]arrow.Array, r.schema.NumFields())
-	for i, f := range r.schema.Fields() {
-		for j, wf := range want {
-			if wf.Name == f.Name {
-				cols[i] = all.Column(j)
-				break
-			}
-		}
-	}
-	proj := array.NewRecordBatch(r.schema, cols, int64(n))
-	defer proj.Release()
-	for start := 0; start < len(kept); start += scanBatchRows {
-		end := min(start+scanBatchRows, len(kept))
-		b, err := takeRecord(r.ctx, proj, kept[start:end], r.mem)
-		if err != nil {
-			return err
-		}
-		r.pending = append(r.pending, b)
-	}
-	return nil
+	return all, want, kept, keys, nil
 }

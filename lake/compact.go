@@ -1,0 +1,280 @@
+package lake
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/google/uuid"
+)
+
+// CompactOptions controls Compact.
+type CompactOptions struct {
+	CommitUser string
+	// Identifier is the snapshot's commitIdentifier. 0: the latest snapshot's identifier when it
+	// was committed by the same CommitUser (as Java does for the COMPACT snapshot that follows an
+	// APPEND of the same commit), else math.MaxInt64 (Java's batch identifier).
+	Identifier int64
+	// ExpectedLatest is the snapshot id planned against (0 = the table had none); a different
+	// latest snapshot gives ErrCommitConflict, as for CommitOptions.
+	ExpectedLatest int64
+	// MinFiles: a (partition, bucket) is compacted only when it has at least this many data
+	// files. 0 means 5 (num-sorted-run.compaction-trigger).
+	MinFiles int
+	// Properties of the COMPACT snapshot. nil carries the latest snapshot's properties forward
+	// (flightd keeps its log offsets there); pass an empty map for none.
+	Properties map[string]string
+}
+
+const defaultCompactMinFiles = 5
+
+// fileSourceCompact is FileSource.COMPACT.
+const fileSourceCompact int32 = 1
+
+// maxLevel is num-levels - 1 (num-levels defaults to num-sorted-run.compaction-trigger + 1 = 6).
+func (t *Table) maxLevel() (int32, error) {
+	trigger, err := t.intOption("num-sorted-run.compaction-trigger", 5)
+	if err != nil {
+		return 0, err
+	}
+	n, err := t.intOption("num-levels", trigger+1)
+	if err != nil {
+		return 0, err
+	}
+	if n < 2 {
+		return 0, fmt.Errorf("lake: %s: num-levels %d must be at least 2", t.FullName(), n)
+	}
+	return int32(n - 1), nil
+}
+
+// Compact fully compacts the primary-key buckets of the latest snapshot that hold at least
+// MinFiles data files: all files of such a (partition, bucket) are merged (per key the row with the
+// highest sequence number wins; -U/-D rows are dropped, as Paimon does when writing the top level)
+// into one sorted, unique-key file at level num-levels - 1 with _FILE_SOURCE = COMPACT, and one
+// COMPACT snapshot is committed that DELETEs every input file and ADDs the outputs. The output
+// keeps the inputs' minimum and maximum sequence numbers, so later writes still sort above it.
+//
+// It returns (nil, nil) and commits nothing when no bucket qualifies, and for append tables
+// (not compacted yet). A bucket is merged in memory, one at a time. On failure nothing becomes
+// visible and the files it wrote are removed; ErrCommitConflict means another snapshot was
+// committed (re-plan and retry).
+func (t *Table) Compact(ctx context.Context, opts CompactOptions) (snap *Snapshot, err error) {
+	if opts.CommitUser == "" {
+		return nil, fmt.Errorf("lake: %s: compact needs a CommitUser", t.FullName())
+	}
+	latestID, err := t.latestSnapshotID(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("lake: %s: find latest snapshot: %w", t.FullName(), err)
+	}
+	if latestID != opts.ExpectedLatest {
+		return nil, fmt.Errorf("lake: %s: latest snapshot is %d, expected %d: %w", t.FullName(), latestID, opts.ExpectedLatest, ErrCommitConflict)
+	}
+	if !t.schema.HasPrimaryKey() || latestID == 0 {
+		return nil, nil
+	}
+	if ms, ok := t.schema.Options["merge-engine"]; ok && ms != "deduplicate" {
+		return nil, fmt.Errorf("lake: %s: compact supports merge-engine deduplicate only, table has %q", t.FullName(), ms)
+	}
+	if f, ok := t.schema.Options["file.format"]; ok && f != defaultFileFormat {
+		return nil, fmt.Errorf("lake: %s: file.format %q is not supported (only parquet)", t.FullName(), f)
+	}
+	prev, err := t.Snapshot(ctx, latestID)
+	if err != nil {
+		return nil, err
+	}
+	live, prevMetas, err := t.dataFiles(ctx, prev)
+	if err != nil {
+		return nil, err
+	}
+	minFiles := opts.MinFiles
+	if minFiles <= 0 {
+		minFiles = defaultCompactMinFiles
+	}
+	level, err := t.maxLevel()
+	if err != nil {
+		return nil, err
+	}
+	codec, err := compressionFor(t.schema.Options["file.compression"])
+	if err != nil {
+		return nil, err
+	}
+
+	type bucketFiles struct {
+		partition []byte
+		bucket    int32
+		entries   []ManifestEntry
+	}
+	groups := map[string]*bucketFiles{}
+	var order []*bucketFiles
+	for _, e := range live {
+		k := string(e.Partition) + "/" + strconv.Itoa(int(e.Bucket))
+		g := groups[k]
+		if g == nil {
+			g = &bucketFiles{partition: e.Partition, bucket: e.Bucket}
+			groups[k] = g
+			order = append(order, g)
+		}
+		g.entries = append(g.entries, e)
+	}
+	sort.Slice(order, func(i, j int) bool {
+		if a, b := string(order[i].partition), string(order[j].partition); a != b {
+			return a < b
+		}
+		return order[i].bucket < order[j].bucket
+	})
+
+	pf := &pathFactory{uuid: uuid.NewString()}
+	dataPF := &pathFactory{uuid: uuid.NewString()}
+	var written []string
+	defer func() {
+		if err != nil {
+			for _, p := range written {
+				_ = t.fio.Remove(context.WithoutCancel(ctx), p)
+			}
+		}
+	}()
+	var entries []ManifestEntry
+	for _, g := range order {
+		if len(g.entries) < minFiles {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		out, path, err := t.compactBucket(ctx, g.partition, g.bucket, g.entries, level, codec, dataPF)
+		if path != "" {
+			written = append(written, path)
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range g.entries {
+			d := e
+			d.Kind = FileKindDelete
+			entries = append(entries, d)
+		}
+		if out != nil {
+			entries = append(entries, ManifestEntry{Kind: FileKindAdd, Partition: g.partition, Bucket: g.bucket,
+				TotalBuckets: g.entries[0].TotalBuckets, File: *out})
+		}
+	}
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	props := opts.Properties
+	if props == nil {
+		props = maps.Clone(prev.Properties)
+	}
+	ident := opts.Identifier
+	if ident == 0 {
+		ident = math.MaxInt64
+		if prev.CommitUser == opts.CommitUser {
+			ident = prev.CommitIdentifier
+		}
+	}
+	snap, err = t.commitSnapshot(ctx, commitRequest{prev: prev, prevMetas: prevMetas, entries: entries,
+		kind: CommitKindCompact, user: opts.CommitUser, ident: ident, props: props}, pf, &written)
+	if err != nil {
+		return nil, err
+	}
+	written = nil
+	return snap, nil
+}
+
+// compactBucket merges the files of one (partition, bucket) into one file at level. It returns nil
+// meta when no row survives (every key deleted).
+func (t *Table) compactBucket(ctx context.Context, partition []byte, bucket int32, files []ManifestEntry, level int32,
+	codec compress.Compression, pf *pathFactory) (*DataFileMeta, string, error) {
+	ts := t.schema
+	mem := memory.DefaultAllocator
+	r := &scanReader{t: t, ctx: ctx, mem: mem, schema: ts.ArrowSchema()}
+	g := &scanGroup{partition: partition, bucket: bucket}
+	minSeq, maxSeq := int64(math.MaxInt64), int64(math.MinInt64)
+	for _, e := range files {
+		g.files = append(g.files, e.File)
+		minSeq = min(minSeq, e.File.MinSequenceNumber)
+		maxSeq = max(maxSeq, e.File.MaxSequenceNumber)
+	}
+	all, want, kept, keys, err := r.mergePK(g)
+	if err != nil {
+		return nil, "", err
+	}
+	if all == nil || len(kept) == 0 {
+		if all != nil {
+			all.Release()
+		}
+		return nil, "", nil
+	}
+	defer all.Release()
+
+	// all has the trimmed key columns first, then the other table columns, then seq and kind:
+	// rearrange into table order + seq + kind and take the kept rows.
+	tableSchema := ts.ArrowSchema()
+	cols := make([]arrow.Array, 0, tableSchema.NumFields()+2)
+	for _, f := range tableSchema.Fields() {
+		for j, wf := range want {
+			if wf.Name == f.Name {
+				cols = append(cols, all.Column(j))
+				break
+			}
+		}
+	}
+	fields := append(append([]arrow.Field{}, tableSchema.Fields()...), want[len(want)-2], want[len(want)-1])
+	cols = append(cols, all.Column(len(want)-2), all.Column(len(want)-1))
+	arranged := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, all.NumRows())
+	defer arranged.Release()
+	taken, err := takeRecord(ctx, arranged, kept, mem)
+	if err != nil {
+		return nil, "", err
+	}
+	defer taken.Release()
+
+	nt := tableSchema.NumFields()
+	values := array.NewRecordBatch(tableSchema, taken.Columns()[:nt], taken.NumRows())
+	defer values.Release()
+	keyNames := ts.TrimmedPrimaryKeys()
+	keyIdx := make([]int, len(keyNames))
+	keyTypes := make([]DataType, len(keyNames))
+	for i, n := range keyNames {
+		keyIdx[i] = ts.FieldIndex(n)
+		keyTypes[i] = ts.Fields[keyIdx[i]].Type
+	}
+	out := pkFileRecord(ts, values, keyIdx, taken.Column(nt), taken.Column(nt+1))
+	defer out.Release()
+
+	keyStats := newStatsCollector(keyTypes)
+	for _, row := range kept {
+		keyStats.add(keys[row])
+	}
+	var zero int64
+	source := fileSourceCompact
+	now := time.Now()
+	ct := time.Date(now.Year(), now.Month(), now.Day(), now.Hour(), now.Minute(), now.Second(), now.Nanosecond()/1e6*1e6, time.UTC)
+	meta := &DataFileMeta{SchemaID: ts.ID, Level: level, ExtraFiles: []string{}, FileSource: &source, CreationTime: &ct,
+		MinSequenceNumber: minSeq, MaxSequenceNumber: maxSeq, DeleteRowCount: &zero,
+		MinKey:   serializeBinaryRow(len(keyTypes), encodeBinaryRow(keyTypes, keys[kept[0]])),
+		MaxKey:   serializeBinaryRow(len(keyTypes), encodeBinaryRow(keyTypes, keys[kept[len(kept)-1]])),
+		KeyStats: keyStats.stats()}
+	_, prow, err := deserializeBinaryRow(partition)
+	if err != nil {
+		return nil, "", err
+	}
+	partTypes := make([]DataType, len(ts.PartitionKeys))
+	for i, k := range ts.PartitionKeys {
+		partTypes[i] = ts.Fields[ts.FieldIndex(k)].Type
+	}
+	partVals, err := decodeBinaryRow(partTypes, prow)
+	if err != nil {
+		return nil, "", err
+	}
+	path, err := t.writeDataFile(ctx, out, meta, partVals, bucket, codec, pf, mem)
+	return meta, path, err
+}
