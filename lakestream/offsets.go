@@ -84,26 +84,37 @@ const maxSnapshotWalk = 10000
 // recorded by the newest snapshot at or before snap that carries this
 // table's OffsetsProperty. nil means none (nothing tiered yet).
 func LakeOffsets(ctx context.Context, t *lake.Table, snap *lake.Snapshot) (*Offsets, error) {
+	o, _, err := OffsetsSnapshot(ctx, t, snap)
+	return o, err
+}
+
+// OffsetsSnapshot is LakeOffsets that also returns the id of the snapshot
+// that recorded the offsets (0 when none did). A gap in the history before
+// that snapshot is found is an error: guessing "nothing tiered" there would
+// tier the log a second time.
+func OffsetsSnapshot(ctx context.Context, t *lake.Table, snap *lake.Snapshot) (*Offsets, int64, error) {
 	id := TableID(t)
 	for i := 0; snap != nil && i < maxSnapshotWalk; i++ {
 		if v, ok := snap.Properties[OffsetsProperty]; ok {
 			o, err := decodeOffsets(v)
 			if err != nil {
-				return nil, fmt.Errorf("%s.%s snapshot %d: %w", t.Database(), t.Name(), snap.ID, err)
+				return nil, 0, fmt.Errorf("%s.%s snapshot %d: %w", t.Database(), t.Name(), snap.ID, err)
 			}
 			if o.TableID == id {
-				return o, nil
+				return o, snap.ID, nil
 			}
 		}
 		if snap.ID <= 1 {
-			return nil, nil
+			return nil, 0, nil
 		}
 		prev, err := t.Snapshot(ctx, snap.ID-1)
 		if err != nil {
-			// Expired history: nothing of ours before this point is readable.
-			return nil, nil
+			return nil, 0, fmt.Errorf("lakestream: %s.%s: looking for the log offsets behind snapshot %d: %w", t.Database(), t.Name(), snap.ID, err)
 		}
 		snap = prev
 	}
-	return nil, nil
+	if snap != nil {
+		return nil, 0, fmt.Errorf("lakestream: %s.%s: no log offsets in the newest %d snapshots", t.Database(), t.Name(), maxSnapshotWalk)
+	}
+	return nil, 0, nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/flightd/flightd/internal/logcodec"
+	"github.com/flightd/flightd/lake"
 	"github.com/flightd/flightd/logstore"
 	"github.com/flightd/flightd/union"
 )
@@ -28,6 +29,19 @@ func (s *Service) Scan(ctx context.Context, db, name string, realtime bool) (arr
 	if err != nil {
 		return nil, err
 	}
+	unpin := func() {}
+	if snap != nil {
+		unpin = s.pins.pin(m.id, snap.ID)
+	}
+	r, err := s.scan(ctx, m, snap, realtime, db, name)
+	if err != nil {
+		unpin()
+		return nil, err
+	}
+	return newPinnedReader(r, unpin), nil
+}
+
+func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, realtime bool, db, name string) (array.RecordReader, error) {
 	lakeReader, err := m.table.Scan(ctx, snap, nil)
 	if err != nil {
 		return nil, err

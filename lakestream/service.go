@@ -61,6 +61,7 @@ type Service struct {
 	gates       map[string]*sync.RWMutex // see gate
 	directLocks map[string]*sync.Mutex   // by table id, see writeDirect
 	cache       *logCache
+	pins        pins
 }
 
 // tableMeta caches what every write and read of a table needs.

@@ -84,8 +84,42 @@ func newestAtOrBefore(ctx context.Context, t *lake.Table, latest *lake.Snapshot,
 	return snap, nil
 }
 
-// collectAll runs CollectTable for every enabled table, then lets the log
-// reclaim space.
+// ExpireTable expires old snapshots of db.name. It protects the snapshots
+// that running reads of this process use and the snapshot the log
+// retention anchors on (see CollectTable), and everything newer.
+func (s *Service) ExpireTable(ctx context.Context, db, name string, now time.Time) (int, error) {
+	t, err := s.ls.Table(db, name)
+	if err != nil {
+		return 0, err
+	}
+	latest, err := t.LatestSnapshot(ctx)
+	if err != nil || latest == nil {
+		return 0, err
+	}
+	keep := latest.ID
+	if a, _ := newestAtOrBefore(ctx, t, latest, now.Add(-s.opts.Retention).UnixMilli()); a != nil {
+		keep = a.ID
+	}
+	if p := s.ls.OldestPinned(lakestream.TableID(t)); p > 0 && p < keep {
+		keep = p
+	}
+	// The snapshot that records the log offsets must stay, or the offsets
+	// would be lost behind snapshots other engines commit.
+	_, ours, err := lakestream.OffsetsSnapshot(ctx, t, latest)
+	if err != nil {
+		return 0, err
+	}
+	if ours > 0 && ours < keep {
+		keep = ours
+	}
+	opts := s.opts.Expire
+	opts.Now = now
+	opts.Protect = func(id int64) bool { return id >= keep }
+	return t.ExpireSnapshots(ctx, opts)
+}
+
+// collectAll applies the log retention and snapshot expiration to every
+// enabled table, then lets the log reclaim space.
 func (s *Service) collectAll(ctx context.Context, now time.Time) {
 	truncated := 0
 	s.forEachTable(ctx, func(db, name string, t *lake.Table) {
@@ -94,6 +128,9 @@ func (s *Service) collectAll(ctx context.Context, now time.Time) {
 			s.lg.Warn("log retention failed", "table", db+"."+name, "err", err)
 		}
 		truncated += n
+		if _, err := s.ExpireTable(ctx, db, name, now); err != nil {
+			s.lg.Warn("snapshot expiration failed", "table", db+"."+name, "err", err)
+		}
 	})
 	if truncated == 0 {
 		return
@@ -101,4 +138,14 @@ func (s *Service) collectAll(ctx context.Context, now time.Time) {
 	if err := s.ls.Log().CollectGarbage(); err != nil {
 		s.lg.Warn("log garbage collection failed", "err", err)
 	}
+}
+
+// removeOrphans deletes, in every enabled table, files that no snapshot
+// references and that are older than a day (never a commit in progress).
+func (s *Service) removeOrphans(ctx context.Context, now time.Time) {
+	s.forEachTable(ctx, func(db, name string, t *lake.Table) {
+		if _, err := t.RemoveOrphanFiles(ctx, 24*time.Hour, now); err != nil {
+			s.lg.Warn("orphan file cleanup failed", "table", db+"."+name, "err", err)
+		}
+	})
 }

@@ -25,13 +25,28 @@ type Options struct {
 	Retention time.Duration
 	// CollectEvery is how often retention runs.
 	CollectEvery time.Duration
+	// CompactMinFiles: after a round, a primary-key bucket with at least
+	// this many data files is compacted into one top-level file.
+	CompactMinFiles int
+	// Expire configures snapshot expiration (run with the log retention);
+	// its Protect and Now are set per run.
+	Expire lake.ExpireOptions
+	// OrphansEvery is how often files no snapshot references are removed
+	// (only those older than a day).
+	OrphansEvery time.Duration
 	Logger       *slog.Logger
 }
 
 // DefaultOptions returns the defaults: 30s interval, 4M rows per bucket,
-// 24h log retention checked every minute.
+// 24h log retention checked every minute, compaction at 5 files per
+// bucket, Paimon's snapshot retention (10 to 100 snapshots, 1h), orphan
+// cleanup daily.
 func DefaultOptions() Options {
-	return Options{Interval: 30 * time.Second, MaxRowsPerRound: 4 << 20, Retention: 24 * time.Hour, CollectEvery: time.Minute}
+	return Options{
+		Interval: 30 * time.Second, MaxRowsPerRound: 4 << 20, Retention: 24 * time.Hour, CollectEvery: time.Minute,
+		CompactMinFiles: 5, Expire: lake.ExpireOptions{RetainMin: 10, RetainMax: 100, OlderThan: time.Hour},
+		OrphansEvery: 24 * time.Hour,
+	}
 }
 
 // Service runs tiering rounds. TierTable serialises rounds per table.
@@ -60,6 +75,21 @@ func New(ls *lakestream.Service, opts Options) *Service {
 	if opts.CollectEvery <= 0 {
 		opts.CollectEvery = d.CollectEvery
 	}
+	if opts.CompactMinFiles <= 0 {
+		opts.CompactMinFiles = d.CompactMinFiles
+	}
+	if opts.Expire.RetainMin <= 0 {
+		opts.Expire.RetainMin = d.Expire.RetainMin
+	}
+	if opts.Expire.RetainMax <= 0 {
+		opts.Expire.RetainMax = d.Expire.RetainMax
+	}
+	if opts.Expire.OlderThan <= 0 {
+		opts.Expire.OlderThan = d.Expire.OlderThan
+	}
+	if opts.OrphansEvery <= 0 {
+		opts.OrphansEvery = d.OrphansEvery
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -68,8 +98,9 @@ func New(ls *lakestream.Service, opts Options) *Service {
 
 // Result describes one round.
 type Result struct {
-	Snapshot int64 // the committed snapshot id, 0 when nothing was committed
-	Rows     int64 // log rows moved into the lake
+	Snapshot  int64 // the committed snapshot id, 0 when nothing was committed
+	Rows      int64 // log rows moved into the lake
+	Compacted int64 // the COMPACT snapshot that followed, 0 when none
 }
 
 var errStop = errors.New("stop")
@@ -175,7 +206,22 @@ func (s *Service) TierTable(ctx context.Context, db, name string) (Result, error
 	committed = true
 	s.ls.Tiered(id, next)
 	s.lg.Info("tiered", "table", db+"."+name, "snapshot", ns.ID, "rows", rows)
-	return Result{Snapshot: ns.ID, Rows: rows}, nil
+	res := Result{Snapshot: ns.ID, Rows: rows}
+	if pk {
+		// Keep level 0 short so reads (ours and Java's) merge few files. The
+		// COMPACT snapshot carries this round's offsets forward.
+		cs, err := t.Compact(ctx, lake.CompactOptions{CommitUser: lakestream.CommitUser, ExpectedLatest: ns.ID, MinFiles: s.opts.CompactMinFiles})
+		switch {
+		case errors.Is(err, lake.ErrCommitConflict):
+			// another committer was faster; the next round tries again
+		case err != nil:
+			s.lg.Warn("compaction failed", "table", db+"."+name, "err", err)
+		case cs != nil:
+			res.Compacted = cs.ID
+			s.lg.Info("compacted", "table", db+"."+name, "snapshot", cs.ID)
+		}
+	}
+	return res, nil
 }
 
 // Drain runs rounds until everything acknowledged before the call is in the
@@ -214,6 +260,7 @@ func (s *Service) Run(ctx context.Context) {
 	t := time.NewTicker(tick)
 	defer t.Stop()
 	var lastCollect time.Time
+	lastOrphans := time.Now() // the first sweep waits a full period
 	for {
 		select {
 		case <-ctx.Done():
@@ -223,6 +270,10 @@ func (s *Service) Run(ctx context.Context) {
 			if now.Sub(lastCollect) >= s.opts.CollectEvery {
 				s.collectAll(ctx, now)
 				lastCollect = now
+			}
+			if now.Sub(lastOrphans) >= s.opts.OrphansEvery {
+				s.removeOrphans(ctx, now)
+				lastOrphans = now
 			}
 		}
 	}

@@ -37,7 +37,11 @@ func open(t *testing.T, dir string) *env {
 	log, err := logstore.Open(filepath.Join(dir, "log"), logstore.DefaultOptions())
 	require.NoError(t, err)
 	ls := lakestream.New(cat, log, lakestream.Options{})
-	e := &env{dir: dir, cat: cat, log: log, ls: ls, tr: New(ls, Options{MaxRowsPerRound: 50})}
+	e := &env{dir: dir, cat: cat, log: log, ls: ls, tr: New(ls, Options{
+		MaxRowsPerRound: 50,
+		CompactMinFiles: 3, // compact often
+		Expire:          lake.ExpireOptions{RetainMin: 1, RetainMax: 3, OlderThan: time.Millisecond},
+	})}
 	t.Cleanup(func() { log.Close() })
 	return e
 }
@@ -111,7 +115,8 @@ func modelRows(m map[int64]string) []string {
 }
 
 // TestTieringModel writes random upserts and deletes (change kinds),
-// applies log retention at random, tiers at random points (with a
+// compacts (every 3 files), applies log retention and snapshot expiration
+// at random, tiers at random points (with a
 // small per-round cap, so rounds commit prefixes), restarts at random points,
 // and checks after every step that t$rt equals the model, that t never holds
 // more than was written, and that after a drain t equals t$rt.
@@ -157,7 +162,10 @@ func TestTieringModel(t *testing.T) {
 			_, err := e.tr.TierTable(ctx, "db", "pk")
 			require.NoError(t, err)
 			if rng.IntN(3) == 0 { // retention that makes every snapshot old
-				_, err := e.tr.CollectTable(ctx, "db", "pk", time.Now().Add(48*time.Hour))
+				later := time.Now().Add(48 * time.Hour)
+				_, err := e.tr.CollectTable(ctx, "db", "pk", later)
+				require.NoError(t, err)
+				_, err = e.tr.ExpireTable(ctx, "db", "pk", later)
 				require.NoError(t, err)
 			}
 		default:
@@ -365,4 +373,59 @@ func mustTable(t *testing.T, e *env, name string) *lake.Table {
 	tbl, err := e.ls.Table("db", name)
 	require.NoError(t, err)
 	return tbl
+}
+
+// TestCompactionAndExpiryKeepReadsRight: many rounds compact buckets and
+// expire snapshots; a read that started before keeps its snapshot; t and
+// t$rt stay right.
+func TestCompactionAndExpiryKeepReadsRight(t *testing.T) {
+	e := open(t, t.TempDir())
+	ctx := context.Background()
+	require.NoError(t, e.ls.CreateDatabase("db", false))
+	require.NoError(t, e.ls.CreateTable(ctx, "db", "pk", lake.Schema{
+		Columns:     []lake.Column{{Name: "id", Type: mustType(t, "BIGINT")}, {Name: "v", Type: mustType(t, "STRING")}},
+		PrimaryKeys: []string{"id"},
+		Options:     map[string]string{"bucket": "1"},
+	}, false))
+	model := map[int64]string{}
+	var compacted int
+	var pinned array.RecordReader
+	for round := 0; round < 12; round++ {
+		ids := []int64{int64(round % 4), int64(10 + round)}
+		vals := []string{fmt.Sprint("r", round), fmt.Sprint("n", round)}
+		for i, id := range ids {
+			model[id] = vals[i]
+		}
+		rec := batch(ids, vals)
+		_, err := e.ls.Write(ctx, "db", "pk", rec)
+		rec.Release()
+		require.NoError(t, err)
+		res, err := e.tr.TierTable(ctx, "db", "pk")
+		require.NoError(t, err)
+		if res.Compacted > 0 {
+			compacted++
+		}
+		if round == 3 {
+			pinned, err = e.ls.Scan(ctx, "db", "pk", false) // a read that holds snapshot 4-ish
+			require.NoError(t, err)
+		}
+		_, err = e.tr.ExpireTable(ctx, "db", "pk", time.Now().Add(time.Hour))
+		require.NoError(t, err)
+	}
+	require.Positive(t, compacted)
+	// The pinned read still finds its files.
+	var n int64
+	for pinned.Next() {
+		n += pinned.RecordBatch().NumRows()
+	}
+	require.NoError(t, pinned.Err())
+	require.Positive(t, n)
+	pinned.Release()
+	require.Equal(t, modelRows(model), scan(t, e, "pk", false))
+	require.Equal(t, modelRows(model), scan(t, e, "pk", true))
+	tbl := mustTable(t, e, "pk")
+	latest, err := tbl.LatestSnapshot(ctx)
+	require.NoError(t, err)
+	_, err = tbl.Snapshot(ctx, 1)
+	require.Error(t, err, "old snapshots are expired (latest is %d)", latest.ID)
 }
