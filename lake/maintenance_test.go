@@ -529,3 +529,23 @@ func scenarioOrphans(t *testing.T, b lakeBackend) {
 	checkSnapshots(t, tb, wants, m.latest)
 	noOrphans(t, tb)
 }
+
+func TestRawConvertible(t *testing.T) {
+	zero, one := int64(0), int64(1)
+	for _, tc := range []struct {
+		name  string
+		files []DataFileMeta
+		want  bool
+	}{
+		{"one L0 file without retractions", []DataFileMeta{{Level: 0, DeleteRowCount: &zero}}, true},
+		{"one file with a retraction", []DataFileMeta{{Level: 0, DeleteRowCount: &one}}, false},
+		{"unknown delete count", []DataFileMeta{{Level: 5}}, false},
+		{"two L0 files", []DataFileMeta{{Level: 0, DeleteRowCount: &zero}, {Level: 0, DeleteRowCount: &zero}}, false},
+		{"one level", []DataFileMeta{{Level: 5, DeleteRowCount: &zero}, {Level: 5, DeleteRowCount: &zero}}, true},
+		{"two levels", []DataFileMeta{{Level: 4, DeleteRowCount: &zero}, {Level: 5, DeleteRowCount: &zero}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, rawConvertible(tc.files))
+		})
+	}
+}

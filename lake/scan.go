@@ -218,7 +218,32 @@ func (r *scanReader) loadAppend(g *scanGroup) error {
 	return nil
 }
 
+// rawConvertible reports whether a primary-key bucket can be read without
+// merging, as Java's MergeTreeSplitGenerator decides: no file holds a
+// retraction and the files cannot share keys, because there is one file
+// (keys are unique within a file) or all are on one level above 0 (a
+// level's files never overlap).
+func rawConvertible(files []DataFileMeta) bool {
+	for _, f := range files {
+		if f.DeleteRowCount == nil || *f.DeleteRowCount != 0 {
+			return false
+		}
+	}
+	if len(files) == 1 {
+		return true
+	}
+	for _, f := range files {
+		if f.Level == 0 || f.Level != files[0].Level {
+			return false
+		}
+	}
+	return true
+}
+
 func (r *scanReader) loadPK(g *scanGroup) error {
+	if rawConvertible(g.files) {
+		return r.loadAppend(g) // value columns straight from the files
+	}
 	all, want, kept, _, err := r.mergePK(g)
 	if err != nil || all == nil {
 		return err
