@@ -549,3 +549,22 @@ func TestRawConvertible(t *testing.T) {
 		})
 	}
 }
+
+func TestUnsupportedTablesAreRefused(t *testing.T) {
+	for _, opts := range []map[string]string{
+		{"bucket": "1", "merge-engine": "partial-update"},
+		{"bucket": "1", "merge-engine": "first-row"},
+		{"bucket": "1", "sequence.field": "v"},
+		{"bucket": "1", "deletion-vectors.enabled": "true"},
+	} {
+		cat, err := OpenCatalog(t.TempDir())
+		require.NoError(t, err)
+		require.NoError(t, cat.CreateDatabase("db", false))
+		bigint, _ := ParseType("BIGINT")
+		tbl, err := cat.CreateTable("db", "t", Schema{Columns: []Column{{Name: "id", Type: bigint}, {Name: "v", Type: bigint}}, PrimaryKeys: []string{"id"}, Options: opts}, false)
+		require.NoError(t, err)
+		_, err = tbl.Scan(context.Background(), nil, nil)
+		require.ErrorIs(t, err, ErrUnsupported, "%v", opts)
+		require.ErrorContains(t, err, "db.t")
+	}
+}

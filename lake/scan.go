@@ -21,6 +21,9 @@ const scanBatchRows = 64 * 1024
 // Memory is bounded by one bucket (PK) or one row group (append). The reader owns each batch until the
 // next call to Next; Release the reader when done.
 func (t *Table) Scan(ctx context.Context, snap *Snapshot, columns []string) (array.RecordReader, error) {
+	if err := t.checkSupported(); err != nil {
+		return nil, err
+	}
 	full := t.schema.ArrowSchema()
 	var outFields []arrow.Field
 	if columns == nil {

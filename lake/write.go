@@ -101,6 +101,9 @@ func (w *Write) Write(ctx context.Context, bucket int32, rec arrow.RecordBatch, 
 		return fmt.Errorf("lake: write already committed or aborted")
 	}
 	t := w.t
+	if err := t.checkSupported(); err != nil {
+		return err
+	}
 	n := int(rec.NumRows())
 	if n == 0 {
 		return nil

@@ -140,6 +140,9 @@ func (s *Service) CreateTable(ctx context.Context, db, name string, sc lake.Sche
 			return fmt.Errorf("lakestream: primary-key table %s.%s needs a fixed bucket count ('bucket' = 'N', N > 0), got %q", db, name, opts["bucket"])
 		}
 	}
+	if err := lake.CheckSupported(opts, len(sc.PrimaryKeys) > 0); err != nil {
+		return fmt.Errorf("lakestream: create %s.%s: %w", db, name, err)
+	}
 	sc.Options = opts
 	_, err := s.cat.CreateTable(db, name, sc, ifNotExists)
 	s.forget(db, name)

@@ -247,6 +247,8 @@ func mapErr(err error) error {
 		return fmt.Errorf("%w: %w", engine.ErrInvalid, err)
 	case errors.Is(err, lakestream.ErrNotRealtime):
 		return fmt.Errorf("%w: %w", engine.ErrRejected, err)
+	case errors.Is(err, lake.ErrUnsupported):
+		return fmt.Errorf("%w: %w", engine.ErrUnsupported, err)
 	case errors.Is(err, logstore.ErrDiskBudget):
 		return fmt.Errorf("%w: %w", engine.ErrExhausted, err)
 	}

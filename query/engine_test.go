@@ -150,3 +150,10 @@ func TestSystemTableShowsLag(t *testing.T) {
 	sortRows(rows)
 	require.Equal(t, [][]string{{"default", "t", "0"}, {"default", "t", "1"}}, rows)
 }
+
+func TestCreateTableRefusesUnsupportedOptions(t *testing.T) {
+	e := newTestEngine(t)
+	_, err := e.Execute(context.Background(), "CREATE TABLE p (id BIGINT, v BIGINT, PRIMARY KEY (id) NOT ENFORCED) WITH ('merge-engine' = 'partial-update')")
+	require.ErrorIs(t, err, engine.ErrUnsupported)
+	require.ErrorContains(t, err, "partial-update")
+}
