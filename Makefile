@@ -66,7 +66,7 @@ test: deps build
 
 # Unit tests of every package that does not link DuckDB, with the race detector.
 test-nocgo: tools
-	VERSITYGW=$(VERSITYGW) CGO_ENABLED=1 $(GO) test -race -count=1 $(GOTESTFLAGS) $(NOCGO_PKGS)
+	VERSITYGW=$(VERSITYGW) CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 20m $(GOTESTFLAGS) $(NOCGO_PKGS)
 
 # The DuckDB engine package and the command.
 test-engine:

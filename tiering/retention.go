@@ -21,12 +21,7 @@ func (s *Service) CollectTable(ctx context.Context, db, name string, now time.Ti
 	if err != nil {
 		return 0, err
 	}
-	latest, err := t.LatestSnapshot(ctx)
-	if err != nil || latest == nil {
-		return 0, err
-	}
-	cutoff := now.Add(-s.opts.Retention).UnixMilli()
-	old, err := newestAtOrBefore(ctx, t, latest, cutoff)
+	_, old, err := s.retentionAnchor(ctx, t, now)
 	if err != nil || old == nil {
 		return 0, err
 	}
@@ -48,6 +43,18 @@ func (s *Service) CollectTable(ctx context.Context, db, name string, now time.Ti
 		n++
 	}
 	return n, nil
+}
+
+// retentionAnchor returns the latest snapshot and the newest one committed
+// at or before now - retention (nil when there is none): the log is
+// truncated below the anchor's offsets, so the anchor must stay readable.
+func (s *Service) retentionAnchor(ctx context.Context, t *lake.Table, now time.Time) (latest, anchor *lake.Snapshot, err error) {
+	latest, err = t.LatestSnapshot(ctx)
+	if err != nil || latest == nil {
+		return nil, nil, err
+	}
+	anchor, err = newestAtOrBefore(ctx, t, latest, now.Add(-s.opts.Retention).UnixMilli())
+	return latest, anchor, err
 }
 
 // newestAtOrBefore finds, by binary search over snapshot ids (their commit
@@ -92,13 +99,13 @@ func (s *Service) ExpireTable(ctx context.Context, db, name string, now time.Tim
 	if err != nil {
 		return 0, err
 	}
-	latest, err := t.LatestSnapshot(ctx)
+	latest, anchor, err := s.retentionAnchor(ctx, t, now)
 	if err != nil || latest == nil {
 		return 0, err
 	}
 	keep := latest.ID
-	if a, _ := newestAtOrBefore(ctx, t, latest, now.Add(-s.opts.Retention).UnixMilli()); a != nil {
-		keep = a.ID
+	if anchor != nil {
+		keep = anchor.ID
 	}
 	if p := s.ls.OldestPinned(lakestream.TableID(t)); p > 0 && p < keep {
 		keep = p
