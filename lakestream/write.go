@@ -20,18 +20,16 @@ import (
 // optional ChangeKindColumn gives each row's kind (primary-key tables only).
 // A table whose log is off gets the batch as one lake commit instead.
 func (s *Service) Write(ctx context.Context, db, name string, rec arrow.RecordBatch) (int64, error) {
+	// Under the gate, the log cannot be switched on or off mid-write.
+	g := s.gate(db, name)
+	g.RLock()
+	defer g.RUnlock()
 	m, err := s.table(db, name)
 	if err != nil {
 		return 0, err
 	}
 	if rec.NumRows() == 0 {
 		return 0, nil
-	}
-	g := s.gate(db, name)
-	g.RLock()
-	defer g.RUnlock()
-	if m, err = s.table(db, name); err != nil { // the log may have been switched meanwhile
-		return 0, err
 	}
 	data, kinds, err := splitKinds(m.schema, rec, db+"."+name)
 	if err != nil {
