@@ -13,6 +13,15 @@
 //   - Scan reads t (the newest lake snapshot) or t$rt (that snapshot plus the
 //     un-tiered log, see package union).
 //
+//   - SetRealtime switches a table's log off (drain, then writes commit to
+//     the lake directly) or on (a fresh log anchored at the current snapshot).
+//   - sys.tiering rows come from Status.
+//
 // The log offsets that a lake snapshot holds are recorded in the snapshot's
-// properties under OffsetsProperty (see package tiering for the format).
+// properties under OffsetsProperty (see offsets.go for the format).
+//
+// Decoded log entries of the un-tiered delta are cached (filled on write,
+// dropped once tiered, bounded by Options.LogCacheBytes), so t$rt reads and
+// tiering rounds do not read and decode the log again. Every scan pins its
+// snapshot until the reader is released; expiration keeps pinned snapshots.
 package lakestream

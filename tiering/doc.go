@@ -19,4 +19,15 @@
 // next round starts after it). There is no gap because each round starts at
 // the offsets of the newest committed snapshot, and no duplicate because a
 // round commits only if that snapshot is still the newest.
+//
+// # Maintenance
+//
+// After a round, primary-key buckets with CompactMinFiles or more files are
+// compacted into one top-level file (a COMPACT snapshot that carries the
+// round's offsets forward). Every CollectEvery, each table's log is
+// truncated below the offsets of the newest snapshot older than Retention
+// (the retention anchor), and snapshots expire as Paimon's rules say, except
+// the anchor, the snapshot that records the offsets, the snapshots running
+// reads of this process use (lakestream pins them), and everything newer.
+// Files no snapshot references are removed daily once a day old.
 package tiering
