@@ -12,7 +12,6 @@
 //     records are durable. Every bucket's part of one batch commits atomically.
 //   - Scan reads t (the newest lake snapshot) or t$rt (that snapshot plus the
 //     un-tiered log, see package union).
-//
 //   - SetRealtime switches a table's log off (drain, then writes commit to
 //     the lake directly) or on (a fresh log anchored at the current snapshot).
 //   - sys.tiering rows come from Status.
