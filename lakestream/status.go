@@ -54,7 +54,7 @@ func (s *Service) Status(ctx context.Context) (array.RecordReader, error) {
 				return nil, err
 			}
 			hws := s.log.HighWatermarks(m.id)
-			n := int32(len(offs.BucketOffsetsOrEmpty()))
+			n := int32(max(len(offs.BucketOffsetsOrEmpty()), m.table.Schema().NumBuckets(), 1))
 			for bk := range hws {
 				if bk+1 > n {
 					n = bk + 1

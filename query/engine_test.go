@@ -143,6 +143,7 @@ func sortRows(rows [][]string) {
 func TestSystemTableShowsLag(t *testing.T) {
 	e := newTestEngine(t)
 	run(t, e, "CREATE TABLE t (a BIGINT, PRIMARY KEY (a) NOT ENFORCED) WITH ('bucket' = '2')")
+	require.Equal(t, [][]string{{"2"}}, run(t, e, `SELECT count(*) FROM sys.tiering`), "every bucket, written or not")
 	run(t, e, "INSERT INTO t VALUES (1), (2), (3), (4)")
 	require.Equal(t, [][]string{{"4", "0"}}, run(t, e, `SELECT sum(lag_rows), count(snapshot_id) FROM sys.tiering WHERE "table" = 't'`))
 	require.Equal(t, [][]string{{"2"}}, run(t, e, `SELECT count(*) FROM sys.tiering`))
