@@ -183,3 +183,22 @@ func Eventually(t testing.TB, timeout time.Duration, f func() error) {
 		}
 	}
 }
+
+// RSS returns the server process's resident memory in bytes (Linux).
+func (s *Server) RSS() int64 {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			var kb int64
+			fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(line, "VmRSS:")), "%d", &kb)
+			return kb << 10
+		}
+	}
+	return 0
+}

@@ -1,0 +1,99 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/flightd/flightd/internal/testserver"
+)
+
+// BenchmarkSustained ingests at a target rate for a while (4 ADBC clients,
+// 10k-row batches) with the default 30 s tiering interval, and reports the
+// rate reached, the largest tiering lag (sys.tiering) and the server's
+// memory at the start and the end. Run it with `make bench-sustained`;
+// FLIGHTD_SUSTAIN_SECONDS (default 60) and FLIGHTD_SUSTAIN_RATE (rows/s,
+// default 1000000) set the load, FLIGHTD_SUSTAIN_TABLE=pk a primary-key
+// table with 4 buckets instead of an append table.
+func BenchmarkSustained(b *testing.B) {
+	secs := envInt("FLIGHTD_SUSTAIN_SECONDS", 60)
+	rate := envInt("FLIGHTD_SUSTAIN_RATE", 1_000_000)
+	opts, with := "", ""
+	if os.Getenv("FLIGHTD_SUSTAIN_TABLE") == "pk" {
+		opts, with = ", PRIMARY KEY (id) NOT ENFORCED", " WITH ('bucket' = '4')"
+	}
+	srv := testserver.Start(b, b.TempDir(), "--tiering-interval", "30s", "--log-level", "warn")
+	c := open(b, srv.URI())
+	c.exec(b, "CREATE DATABASE bench")
+	c.exec(b, "CREATE TABLE bench.t "+fmt.Sprintf(eightColsDDL, opts, with))
+	batches := make([]arrow.RecordBatch, 64)
+	for i := range batches {
+		batches[i] = makeBatch(int64(i*batchRows), batchRows, 5)
+	}
+	defer func() {
+		for _, r := range batches {
+			r.Release()
+		}
+	}()
+	rssStart := srv.RSS()
+	var written atomic.Int64
+	maxLag := 0.0
+	for b.Loop() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(secs)*time.Second)
+		start := time.Now()
+		var wg sync.WaitGroup
+		const clients = 4
+		for w := 0; w < clients; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				cn := open(b, srv.URI())
+				for i := w; ctx.Err() == nil; i += clients {
+					// pace: batch i is due at i*batchRows/rate seconds
+					due := start.Add(time.Duration(float64(i*batchRows) / float64(rate) * float64(time.Second)))
+					if d := time.Until(due); d > 0 {
+						time.Sleep(d)
+					}
+					cn.ingest(b, "t", batches[i%len(batches)])
+					written.Add(batchRows)
+				}
+			}(w)
+		}
+		tick := time.NewTicker(time.Second)
+		for ctx.Err() == nil {
+			<-tick.C
+			st, _ := c.conn.NewStatement()
+			_ = st.SetSqlQuery(`SELECT coalesce(max(lag_seconds), 0) FROM sys.tiering`)
+			if r, _, err := st.ExecuteQuery(context.Background()); err == nil {
+				for r.Next() {
+					if v, err := strconv.ParseFloat(r.RecordBatch().Column(0).ValueStr(0), 64); err == nil && v > maxLag {
+						maxLag = v
+					}
+				}
+				r.Release()
+			}
+			st.Close()
+		}
+		tick.Stop()
+		cancel()
+		wg.Wait()
+		b.ReportMetric(float64(written.Load())/time.Since(start).Seconds(), "rows/s")
+	}
+	b.ReportMetric(maxLag, "max-lag-s")
+	b.ReportMetric(float64(rssStart)/(1<<20), "rss-start-MiB")
+	b.ReportMetric(float64(srv.RSS())/(1<<20), "rss-end-MiB")
+}
+
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
