@@ -2,6 +2,7 @@ package lakestream
 
 import (
 	"sync"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -27,14 +28,15 @@ type cachedEntry struct {
 	rec   arrow.RecordBatch
 	kinds []byte
 	size  int64
+	at    time.Time // when the entry was written
 }
 
 func newLogCache(limit int64) *logCache {
 	return &logCache{limit: limit, buckets: map[logstore.Bucket]map[int64]*cachedEntry{}}
 }
 
-// put keeps rec (retained) as the entry at base of b.
-func (c *logCache) put(b logstore.Bucket, base int64, rec arrow.RecordBatch, kinds []byte) {
+// put keeps rec (retained) as the entry at base of b, written at at.
+func (c *logCache) put(b logstore.Bucket, base int64, rec arrow.RecordBatch, kinds []byte, at time.Time) {
 	size := recordSize(rec) + int64(len(kinds))
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -50,7 +52,7 @@ func (c *logCache) put(b logstore.Bucket, base int64, rec arrow.RecordBatch, kin
 		return
 	}
 	rec.Retain()
-	m[base] = &cachedEntry{rec: rec, kinds: kinds, size: size}
+	m[base] = &cachedEntry{rec: rec, kinds: kinds, size: size, at: at}
 	c.bytes += size
 }
 
@@ -64,6 +66,17 @@ func (c *logCache) get(b logstore.Bucket, base int64) (arrow.RecordBatch, []byte
 	}
 	e.rec.Retain()
 	return e.rec, e.kinds, true
+}
+
+// writeTime returns when the entry at base of b was written.
+func (c *logCache) writeTime(b logstore.Bucket, base int64) (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.buckets[b][base]
+	if e == nil || e.at.IsZero() {
+		return time.Time{}, false
+	}
+	return e.at, true
 }
 
 // has reports whether an entry starts at base.

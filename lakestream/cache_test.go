@@ -2,6 +2,7 @@ package lakestream
 
 import (
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -27,10 +28,10 @@ func TestLogCacheKeepsDropsAndBounds(t *testing.T) {
 	r1, r2 := mk(10), mk(5)
 	size := recordSize(r1) + recordSize(r2)
 	c := newLogCache(size + 5) // room for exactly these two and their kinds
-	c.put(b0, 0, r1, nil)
-	c.put(b0, 10, r2, []byte{0, 0, 0, 0, 3})
+	c.put(b0, 0, r1, nil, time.Now())
+	c.put(b0, 10, r2, []byte{0, 0, 0, 0, 3}, time.Now())
 	r3 := mk(1)
-	c.put(b0, 15, r3, nil) // over the limit: not kept
+	c.put(b0, 15, r3, nil, time.Now()) // over the limit: not kept
 	require.False(t, c.has(b0, 15))
 	r1.Release()
 	r2.Release()

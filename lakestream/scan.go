@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
@@ -109,7 +110,8 @@ func (s *Service) ReadLog(ctx context.Context, b logstore.Bucket, from, to int64
 				return fmt.Errorf("log entry at offset %d: %w", base, err)
 			}
 			if base >= from {
-				s.cache.put(b, base, rec, kinds)
+				at, _ := logcodec.WriteTime(payload)
+				s.cache.put(b, base, rec, kinds, at)
 			}
 			lo, hi := int64(0), rows
 			if base < start {
@@ -154,4 +156,18 @@ func (s *Service) Tiered(tableID string, offs *Offsets) {
 	for b, off := range offs.BucketOffsetsOrEmpty() {
 		s.cache.dropBelow(logstore.Bucket{Table: tableID, Bucket: int32(b)}, off)
 	}
+}
+
+// entryTime returns when the log entry holding offset off of b was written.
+func (s *Service) entryTime(ctx context.Context, b logstore.Bucket, off int64) (time.Time, bool) {
+	if at, ok := s.cache.writeTime(b, off); ok {
+		return at, true
+	}
+	var at time.Time
+	var ok bool
+	_ = s.log.Read(ctx, b, off, off+1, func(_, _ int64, payload []byte) error {
+		at, ok = logcodec.WriteTime(payload)
+		return errCacheHit // one entry is enough
+	})
+	return at, ok
 }

@@ -23,7 +23,7 @@ var StatusSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "lag_rows", Type: arrow.PrimitiveTypes.Int64},    // log_end - lake_offset
 	{Name: "snapshot_id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 	{Name: "snapshot_time", Type: &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "UTC"}, Nullable: true},
-	{Name: "lag_seconds", Type: arrow.PrimitiveTypes.Float64, Nullable: true}, // now - snapshot_time when lag_rows > 0
+	{Name: "lag_seconds", Type: arrow.PrimitiveTypes.Float64, Nullable: true}, // age of the oldest record not in the lake (0: none)
 }, nil)
 
 // Status returns the rows of sys.tiering. The caller releases the reader.
@@ -73,15 +73,17 @@ func (s *Service) Status(ctx context.Context) (array.RecordReader, error) {
 				if snap == nil {
 					b.Field(7).AppendNull()
 					b.Field(8).AppendNull()
-					b.Field(9).AppendNull()
-					continue
-				}
-				b.Field(7).(*array.Int64Builder).Append(snap.ID)
-				b.Field(8).(*array.TimestampBuilder).Append(arrow.Timestamp(snap.TimeMillis))
-				if hw > lake {
-					b.Field(9).(*array.Float64Builder).Append(now.Sub(time.UnixMilli(snap.TimeMillis)).Seconds())
 				} else {
+					b.Field(7).(*array.Int64Builder).Append(snap.ID)
+					b.Field(8).(*array.TimestampBuilder).Append(arrow.Timestamp(snap.TimeMillis))
+				}
+				switch at, ok := s.entryTime(ctx, logstore.Bucket{Table: m.id, Bucket: bk}, lake); {
+				case hw <= lake:
 					b.Field(9).(*array.Float64Builder).Append(0)
+				case ok:
+					b.Field(9).(*array.Float64Builder).Append(now.Sub(at).Seconds())
+				default:
+					b.Field(9).AppendNull()
 				}
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -79,8 +80,9 @@ func (s *Service) Write(ctx context.Context, db, name string, rec arrow.RecordBa
 	if err != nil {
 		return 0, fmt.Errorf("lakestream: append to the log of %s.%s: %w", db, name, err)
 	}
+	now := time.Now()
 	for i, p := range parts {
-		s.cache.put(entries[i].Bucket, bases[i], p.rec, p.kinds)
+		s.cache.put(entries[i].Bucket, bases[i], p.rec, p.kinds, now)
 	}
 	return rec.NumRows(), nil
 }

@@ -146,6 +146,7 @@ func TestSystemTableShowsLag(t *testing.T) {
 	require.Equal(t, [][]string{{"2"}}, run(t, e, `SELECT count(*) FROM sys.tiering`), "every bucket, written or not")
 	run(t, e, "INSERT INTO t VALUES (1), (2), (3), (4)")
 	require.Equal(t, [][]string{{"4", "0"}}, run(t, e, `SELECT sum(lag_rows), count(snapshot_id) FROM sys.tiering WHERE "table" = 't'`))
+	require.Equal(t, [][]string{{"true"}}, run(t, e, `SELECT bool_and(lag_seconds BETWEEN 0 AND 60) FROM sys.tiering WHERE lag_rows > 0`), "the age of the oldest un-tiered record")
 	require.Equal(t, [][]string{{"2"}}, run(t, e, `SELECT count(*) FROM sys.tiering`))
 	rows := run(t, e, `SELECT database, "table", bucket FROM sys.tiering`)
 	sortRows(rows)

@@ -101,6 +101,7 @@ type Result struct {
 	Snapshot  int64 // the committed snapshot id, 0 when nothing was committed
 	Rows      int64 // log rows moved into the lake
 	Compacted int64 // the COMPACT snapshot that followed, 0 when none
+	More      bool  // a bucket had more than MaxRowsPerRound: run again soon
 }
 
 var errStop = errors.New("stop")
@@ -143,6 +144,7 @@ func (s *Service) TierTable(ctx context.Context, db, name string) (Result, error
 	}()
 	next := offs
 	var rows int64
+	more := false
 	for b, hw := range hws {
 		from := offs.Of(b)
 		if from >= hw {
@@ -177,7 +179,9 @@ func (s *Service) TierTable(ctx context.Context, db, name string) (Result, error
 			end = base + int64(k)
 			return nil
 		})
-		if err != nil && !errors.Is(err, errStop) {
+		if errors.Is(err, errStop) {
+			more = true
+		} else if err != nil {
 			return Result{}, fmt.Errorf("tiering: %s.%s bucket %d: %w", db, name, b, err)
 		}
 		if end > from {
@@ -206,7 +210,7 @@ func (s *Service) TierTable(ctx context.Context, db, name string) (Result, error
 	committed = true
 	s.ls.Tiered(id, next)
 	s.lg.Info("tiered", "table", db+"."+name, "snapshot", ns.ID, "rows", rows)
-	res := Result{Snapshot: ns.ID, Rows: rows}
+	res := Result{Snapshot: ns.ID, Rows: rows, More: more}
 	if pk {
 		// Keep level 0 short so reads (ours and Java's) merge few files. The
 		// COMPACT snapshot carries this round's offsets forward.
@@ -319,9 +323,13 @@ func (s *Service) runDue(ctx context.Context, now time.Time) {
 		if !due {
 			return
 		}
-		if _, err := s.TierTable(ctx, db, name); err != nil {
+		res, err := s.TierTable(ctx, db, name)
+		if err != nil {
 			s.lg.Warn("tiering round failed", "table", db+"."+name, "err", err)
 			return
+		}
+		if res.More {
+			return // behind: due again at the next tick, not after a whole interval
 		}
 		s.mu.Lock()
 		s.last[k] = now

@@ -429,3 +429,28 @@ func TestCompactionAndExpiryKeepReadsRight(t *testing.T) {
 	_, err = tbl.Snapshot(ctx, 1)
 	require.Error(t, err, "old snapshots are expired (latest is %d)", latest.ID)
 }
+
+func TestCappedRoundsSayThereIsMore(t *testing.T) {
+	e := open(t, t.TempDir()) // MaxRowsPerRound 50
+	ctx := context.Background()
+	require.NoError(t, e.ls.CreateDatabase("db", false))
+	require.NoError(t, e.ls.CreateTable(ctx, "db", "ap", lake.Schema{
+		Columns: []lake.Column{{Name: "id", Type: mustType(t, "BIGINT")}, {Name: "v", Type: mustType(t, "STRING")}},
+	}, false))
+	for i := 0; i < 4; i++ {
+		ids := make([]int64, 40)
+		vals := make([]string, 40)
+		rec := batch(ids, vals)
+		_, err := e.ls.Write(ctx, "db", "ap", rec)
+		rec.Release()
+		require.NoError(t, err)
+	}
+	res, err := e.tr.TierTable(ctx, "db", "ap")
+	require.NoError(t, err)
+	require.True(t, res.More)
+	require.EqualValues(t, 80, res.Rows, "rounds end on entry boundaries past the cap")
+	res, err = e.tr.TierTable(ctx, "db", "ap")
+	require.NoError(t, err)
+	require.False(t, res.More)
+	require.EqualValues(t, 80, res.Rows)
+}

@@ -2,12 +2,15 @@
 // Arrow record batch with the table's columns, plus, for primary-key tables,
 // one change kind per row.
 //
-// Layout (version 1):
+// Layout (version 2):
 //
-//	byte    format version (1)
+//	byte    format version (2)
 //	byte    flags: bit 0 set when a kinds column follows
+//	int64   write time, Unix milliseconds, big-endian (version 2 only)
 //	[n]byte kinds, one Paimon RowKind byte per row (+I=0, -U=1, +U=2, -D=3), when flagged
 //	...     Arrow IPC stream (schema message, one record batch, end-of-stream marker)
+//
+// Version 1 is the same without the write time; Decode reads both.
 //
 // The row count lives in the log entry itself (logstore.Entry.Rows) and must
 // equal the batch's row count; Decode checks it.
@@ -15,22 +18,28 @@ package logcodec
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-const version1 = 1
+const (
+	version1 = 1
+	version2 = 2
+)
 
 const flagKinds = 1
 
 // ErrCorrupt marks a payload that cannot be decoded.
 var ErrCorrupt = errors.New("logcodec: corrupt log entry")
 
-// Encode serialises rec and, when kinds is non-nil, its row kinds.
+// Encode serialises rec and, when kinds is non-nil, its row kinds, stamped
+// with the current time.
 func Encode(rec arrow.RecordBatch, kinds []byte) ([]byte, error) {
 	if kinds != nil && int64(len(kinds)) != rec.NumRows() {
 		return nil, fmt.Errorf("logcodec: %d kinds for %d rows", len(kinds), rec.NumRows())
@@ -41,8 +50,9 @@ func Encode(rec arrow.RecordBatch, kinds []byte) ([]byte, error) {
 	if kinds != nil {
 		flags |= flagKinds
 	}
-	buf.WriteByte(version1)
+	buf.WriteByte(version2)
 	buf.WriteByte(flags)
+	buf.Write(binary.BigEndian.AppendUint64(nil, uint64(time.Now().UnixMilli())))
 	buf.Write(kinds)
 	w := ipc.NewWriter(&buf, ipc.WithSchema(rec.Schema()))
 	if err := w.Write(rec); err != nil {
@@ -59,14 +69,10 @@ func Encode(rec arrow.RecordBatch, kinds []byte) ([]byte, error) {
 // kinds is nil when the entry carries none. rows is the row count recorded in
 // the log entry.
 func Decode(payload []byte, rows int64, mem memory.Allocator) (arrow.RecordBatch, []byte, error) {
-	if len(payload) < 2 {
-		return nil, nil, fmt.Errorf("%w: %d bytes", ErrCorrupt, len(payload))
+	flags, rest, err := header(payload)
+	if err != nil {
+		return nil, nil, err
 	}
-	if payload[0] != version1 {
-		return nil, nil, fmt.Errorf("%w: unknown format version %d", ErrCorrupt, payload[0])
-	}
-	flags := payload[1]
-	rest := payload[2:]
 	var kinds []byte
 	if flags&flagKinds != 0 {
 		if int64(len(rest)) < rows {
@@ -104,4 +110,31 @@ func estimateSize(rec arrow.RecordBatch) int64 {
 		}
 	}
 	return n
+}
+
+// header checks the version and returns the flags and what follows the
+// write time.
+func header(payload []byte) (flags byte, rest []byte, err error) {
+	if len(payload) < 2 {
+		return 0, nil, fmt.Errorf("%w: %d bytes", ErrCorrupt, len(payload))
+	}
+	switch payload[0] {
+	case version1:
+		return payload[1], payload[2:], nil
+	case version2:
+		if len(payload) < 10 {
+			return 0, nil, fmt.Errorf("%w: header truncated", ErrCorrupt)
+		}
+		return payload[1], payload[10:], nil
+	}
+	return 0, nil, fmt.Errorf("%w: unknown format version %d", ErrCorrupt, payload[0])
+}
+
+// WriteTime returns when the entry was encoded; ok is false for entries
+// without a time (version 1) or bad bytes.
+func WriteTime(payload []byte) (t time.Time, ok bool) {
+	if len(payload) < 10 || payload[0] != version2 {
+		return time.Time{}, false
+	}
+	return time.UnixMilli(int64(binary.BigEndian.Uint64(payload[2:10]))), true
 }

@@ -2,6 +2,7 @@ package logcodec
 
 import (
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -25,8 +26,12 @@ func TestRoundTrip(t *testing.T) {
 		kinds []byte
 	}{{"no kinds", nil}, {"kinds", []byte{0, 2, 3}}} {
 		t.Run(tc.name, func(t *testing.T) {
+			before := time.Now().Add(-time.Millisecond)
 			p, err := Encode(rec, tc.kinds)
 			require.NoError(t, err)
+			at, ok := WriteTime(p)
+			require.True(t, ok)
+			require.WithinRange(t, at, before.Truncate(time.Millisecond), time.Now())
 			got, kinds, err := Decode(p, 3, mem)
 			require.NoError(t, err)
 			defer got.Release()
@@ -46,6 +51,7 @@ func TestDecodeRejectsBadInput(t *testing.T) {
 	}{
 		{"empty", nil, 1},
 		{"bad version", []byte{9, 0}, 1},
+		{"v2 header truncated", []byte{2, 0, 1, 2}, 1},
 		{"kinds truncated", []byte{1, 1, 0}, 3},
 		{"not ipc", []byte{1, 0, 1, 2, 3, 4}, 1},
 	} {
