@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -30,10 +32,13 @@ type CommitOptions struct {
 // pathFactory names the files of one commit attempt: <prefix>-<uuid>-<n>.
 type pathFactory struct {
 	uuid string
+	mu   sync.Mutex
 	n    int
 }
 
 func (p *pathFactory) next(prefix, suffix string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	name := prefix + p.uuid + "-" + strconv.Itoa(p.n) + suffix
 	p.n++
 	return name
@@ -93,25 +98,43 @@ func (w *Write) Commit(ctx context.Context, opts CommitOptions) (snap *Snapshot,
 		return nil, fmt.Errorf("lake: %s: file.format %q is not supported (only parquet)", t.FullName(), f)
 	}
 	dataPF := &pathFactory{uuid: uuid.NewString()}
-	var entries []ManifestEntry
-	for _, g := range w.sortedGroups() {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
+	// Encode the groups' files in parallel, one per core: Parquet encoding
+	// is the expensive part of a tiering round.
+	groups := w.sortedGroups()
+	metas := make([]*DataFileMeta, len(groups))
+	paths := make([]string, len(groups))
+	errs := make([]error, len(groups))
+	sem := make(chan struct{}, max(runtime.GOMAXPROCS(0), 1))
+	var wg sync.WaitGroup
+	for i, g := range groups {
 		k := string(g.partition) + "/" + strconv.Itoa(int(g.bucket))
 		base, ok := maxSeq[k]
 		if !ok {
 			base = -1
 		}
-		meta, path, err := w.flushGroup(ctx, g, base, codec, dataPF)
-		if path != "" {
-			written = append(written, path)
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if errs[i] = ctx.Err(); errs[i] == nil {
+				metas[i], paths[i], errs[i] = w.flushGroup(ctx, g, base, codec, dataPF)
+			}
+		}()
+	}
+	wg.Wait()
+	var entries []ManifestEntry
+	for _, p := range paths {
+		if p != "" {
+			written = append(written, p)
 		}
-		if err != nil {
-			return nil, err
+	}
+	for i, g := range groups {
+		if errs[i] != nil {
+			return nil, errs[i]
 		}
 		entries = append(entries, ManifestEntry{Kind: FileKindAdd, Partition: g.partition, Bucket: g.bucket,
-			TotalBuckets: int32(t.schema.NumBuckets()), File: *meta})
+			TotalBuckets: int32(t.schema.NumBuckets()), File: *metas[i]})
 	}
 
 	snap, err = t.commitSnapshot(ctx, commitRequest{prev: prev, prevMetas: prevMetas, entries: entries,
