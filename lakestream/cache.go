@@ -10,7 +10,7 @@ import (
 )
 
 // DefaultLogCacheBytes bounds the decoded log entries kept in memory.
-const DefaultLogCacheBytes = 1 << 30
+const DefaultLogCacheBytes = 256 << 20
 
 // logCache keeps decoded log entries of the un-tiered delta, by bucket and
 // base offset, so that t$rt reads and tiering rounds do not read and decode

@@ -37,13 +37,14 @@ type Options struct {
 	Logger       *slog.Logger
 }
 
-// DefaultOptions returns the defaults: 30s interval, 4M rows per bucket,
+// DefaultOptions returns the defaults: 30s interval, 1M rows per bucket
+// and round (a round's rows are held in memory until they are encoded),
 // 24h log retention checked every minute, compaction at 5 files per
 // bucket, Paimon's snapshot retention (10 to 100 snapshots, 1h), orphan
 // cleanup daily.
 func DefaultOptions() Options {
 	return Options{
-		Interval: 30 * time.Second, MaxRowsPerRound: 4 << 20, Retention: 24 * time.Hour, CollectEvery: time.Minute,
+		Interval: 30 * time.Second, MaxRowsPerRound: 1 << 20, Retention: 24 * time.Hour, CollectEvery: time.Minute,
 		CompactMinFiles: 5, Expire: lake.ExpireOptions{RetainMin: 10, RetainMax: 100, OlderThan: time.Hour},
 		OrphansEvery: 24 * time.Hour,
 	}

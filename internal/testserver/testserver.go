@@ -184,7 +184,9 @@ func Eventually(t testing.TB, timeout time.Duration, f func() error) {
 	}
 }
 
-// RSS returns the server process's resident memory in bytes (Linux).
+// RSS returns the server process's resident anonymous memory in bytes
+// (Linux RssAnon: heap and stacks, not the pages of memory-mapped files,
+// which Badger uses for its logs and the kernel can reclaim).
 func (s *Server) RSS() int64 {
 	if s.cmd == nil || s.cmd.Process == nil {
 		return 0
@@ -194,9 +196,9 @@ func (s *Server) RSS() int64 {
 		return 0
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "VmRSS:") {
+		if strings.HasPrefix(line, "RssAnon:") {
 			var kb int64
-			fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(line, "VmRSS:")), "%d", &kb)
+			fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(line, "RssAnon:")), "%d", &kb)
 			return kb << 10
 		}
 	}
