@@ -129,13 +129,7 @@ func TestTieringModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	e := open(t, t.TempDir())
 	ctx := context.Background()
-	require.NoError(t, e.ls.CreateDatabase("db", false))
-	buckets := 1 + rng.IntN(4)
-	require.NoError(t, e.ls.CreateTable(ctx, "db", "pk", lake.Schema{
-		Columns:     []lake.Column{{Name: "id", Type: mustType(t, "BIGINT")}, {Name: "v", Type: mustType(t, "STRING")}},
-		PrimaryKeys: []string{"id"},
-		Options:     map[string]string{"bucket": fmt.Sprint(buckets)},
-	}, false))
+	createTable(t, e, "pk", 1+rng.IntN(4))
 	model := map[int64]string{}
 	for step := 0; step < 60; step++ {
 		switch op := rng.IntN(10); {
@@ -184,10 +178,7 @@ func TestTieringModel(t *testing.T) {
 func TestAppendTableKeepsEveryRow(t *testing.T) {
 	e := open(t, t.TempDir())
 	ctx := context.Background()
-	require.NoError(t, e.ls.CreateDatabase("db", false))
-	require.NoError(t, e.ls.CreateTable(ctx, "db", "ap", lake.Schema{
-		Columns: []lake.Column{{Name: "id", Type: mustType(t, "BIGINT")}, {Name: "v", Type: mustType(t, "STRING")}},
-	}, false))
+	createTable(t, e, "ap", 0)
 	for i := 0; i < 3; i++ {
 		rec := batch([]int64{1, 1}, []string{"a", "a"})
 		_, err := e.ls.Write(ctx, "db", "ap", rec)
@@ -207,11 +198,7 @@ func TestAppendTableKeepsEveryRow(t *testing.T) {
 func TestWriteRejectsBadBatches(t *testing.T) {
 	e := open(t, t.TempDir())
 	ctx := context.Background()
-	require.NoError(t, e.ls.CreateDatabase("db", false))
-	require.NoError(t, e.ls.CreateTable(ctx, "db", "pk", lake.Schema{
-		Columns:     []lake.Column{{Name: "id", Type: mustType(t, "BIGINT")}, {Name: "v", Type: mustType(t, "STRING")}},
-		PrimaryKeys: []string{"id"},
-	}, false))
+	createTable(t, e, "pk", lakestream.DefaultPrimaryKeyBuckets)
 	extra := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int32}, {Name: "zzz", Type: arrow.BinaryTypes.String}}, nil)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, extra)
 	b.Field(0).(*array.Int32Builder).Append(1)
@@ -249,10 +236,7 @@ func TestWriteRejectsBadBatches(t *testing.T) {
 func TestChangeKinds(t *testing.T) {
 	e := open(t, t.TempDir())
 	ctx := context.Background()
-	require.NoError(t, e.ls.CreateDatabase("db", false))
-	require.NoError(t, e.ls.CreateTable(ctx, "db", "ap", lake.Schema{
-		Columns: []lake.Column{{Name: "id", Type: mustType(t, "BIGINT")}, {Name: "v", Type: mustType(t, "STRING")}},
-	}, false))
+	createTable(t, e, "ap", 0)
 	rec := kindBatch([]int64{1}, []string{"x"}, []string{"-D"})
 	_, err := e.ls.Write(ctx, "db", "ap", rec)
 	rec.Release()
@@ -275,12 +259,7 @@ func TestChangeKinds(t *testing.T) {
 func TestRetentionTruncatesOnlyWhatTheLakeHolds(t *testing.T) {
 	e := open(t, t.TempDir())
 	ctx := context.Background()
-	require.NoError(t, e.ls.CreateDatabase("db", false))
-	require.NoError(t, e.ls.CreateTable(ctx, "db", "pk", lake.Schema{
-		Columns:     []lake.Column{{Name: "id", Type: mustType(t, "BIGINT")}, {Name: "v", Type: mustType(t, "STRING")}},
-		PrimaryKeys: []string{"id"},
-		Options:     map[string]string{"bucket": "2"},
-	}, false))
+	createTable(t, e, "pk", 2)
 	write := func(ids ...int64) {
 		vals := make([]string, len(ids))
 		for i, id := range ids {
@@ -333,12 +312,7 @@ func TestRetentionTruncatesOnlyWhatTheLakeHolds(t *testing.T) {
 func TestSwitchLogOffAndOn(t *testing.T) {
 	e := open(t, t.TempDir())
 	ctx := context.Background()
-	require.NoError(t, e.ls.CreateDatabase("db", false))
-	require.NoError(t, e.ls.CreateTable(ctx, "db", "pk", lake.Schema{
-		Columns:     []lake.Column{{Name: "id", Type: mustType(t, "BIGINT")}, {Name: "v", Type: mustType(t, "STRING")}},
-		PrimaryKeys: []string{"id"},
-		Options:     map[string]string{"bucket": "2"},
-	}, false))
+	createTable(t, e, "pk", 2)
 	write := func(ids []int64, vals []string) {
 		t.Helper()
 		rec := batch(ids, vals)
@@ -381,12 +355,7 @@ func mustTable(t *testing.T, e *env, name string) *lake.Table {
 func TestCompactionAndExpiryKeepReadsRight(t *testing.T) {
 	e := open(t, t.TempDir())
 	ctx := context.Background()
-	require.NoError(t, e.ls.CreateDatabase("db", false))
-	require.NoError(t, e.ls.CreateTable(ctx, "db", "pk", lake.Schema{
-		Columns:     []lake.Column{{Name: "id", Type: mustType(t, "BIGINT")}, {Name: "v", Type: mustType(t, "STRING")}},
-		PrimaryKeys: []string{"id"},
-		Options:     map[string]string{"bucket": "1"},
-	}, false))
+	createTable(t, e, "pk", 1)
 	model := map[int64]string{}
 	var compacted int
 	var pinned array.RecordReader
@@ -433,10 +402,7 @@ func TestCompactionAndExpiryKeepReadsRight(t *testing.T) {
 func TestCappedRoundsSayThereIsMore(t *testing.T) {
 	e := open(t, t.TempDir()) // MaxRowsPerRound 50
 	ctx := context.Background()
-	require.NoError(t, e.ls.CreateDatabase("db", false))
-	require.NoError(t, e.ls.CreateTable(ctx, "db", "ap", lake.Schema{
-		Columns: []lake.Column{{Name: "id", Type: mustType(t, "BIGINT")}, {Name: "v", Type: mustType(t, "STRING")}},
-	}, false))
+	createTable(t, e, "ap", 0)
 	for i := 0; i < 4; i++ {
 		ids := make([]int64, 40)
 		vals := make([]string, 40)
@@ -453,4 +419,17 @@ func TestCappedRoundsSayThereIsMore(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, res.More)
 	require.EqualValues(t, 80, res.Rows)
+}
+
+// createTable creates db.<name> (id BIGINT, v STRING): a primary-key table
+// on id with that many buckets, or an append table when buckets is 0.
+func createTable(t *testing.T, e *env, name string, buckets int) {
+	t.Helper()
+	require.NoError(t, e.ls.CreateDatabase("db", true))
+	sc := lake.Schema{Columns: []lake.Column{{Name: "id", Type: mustType(t, "BIGINT")}, {Name: "v", Type: mustType(t, "STRING")}}}
+	if buckets > 0 {
+		sc.PrimaryKeys = []string{"id"}
+		sc.Options = map[string]string{"bucket": fmt.Sprint(buckets)}
+	}
+	require.NoError(t, e.ls.CreateTable(context.Background(), "db", name, sc, false))
 }
