@@ -163,7 +163,7 @@ func (c *manifestCache) addLive(ctx context.Context, snap *Snapshot, live *fileS
 			}
 		}
 	}
-	for _, e := range alive {
+	markData := func(e *ManifestEntry) error {
 		ps, err := c.dataPaths(e)
 		if err != nil {
 			return err
@@ -171,6 +171,12 @@ func (c *manifestCache) addLive(ctx context.Context, snap *Snapshot, live *fileS
 		for _, p := range ps {
 			live.data[p] = true
 			live.dataNames[filepath.Base(p)] = true
+		}
+		return nil
+	}
+	for _, e := range alive {
+		if err := markData(e); err != nil {
+			return err
 		}
 	}
 	if snap.ChangelogManifestList != nil && *snap.ChangelogManifestList != "" {
@@ -186,13 +192,8 @@ func (c *manifestCache) addLive(ctx context.Context, snap *Snapshot, live *fileS
 				return err
 			}
 			for i := range es {
-				ps, err := c.dataPaths(&es[i])
-				if err != nil {
+				if err := markData(&es[i]); err != nil {
 					return err
-				}
-				for _, p := range ps {
-					live.data[p] = true
-					live.dataNames[filepath.Base(p)] = true
 				}
 			}
 		}
