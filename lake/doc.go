@@ -16,7 +16,12 @@
 //     _VALUE_KIND, exact _MIN_KEY/_MAX_KEY and _DELETE_ROW_COUNT. Sequence numbers given by the caller
 //     are kept when they are above the bucket's current maximum, else shifted above it.
 //   - Scans merge primary-key buckets (highest sequence wins, -U/-D dropped) and concatenate append
-//     files.
+//     files. ScanOptions project columns (only those are read from Parquet) and prune with a
+//     conjunctive filter: partitions by their values, buckets when every bucket-key column is
+//     fixed by = or IN, and files by key statistics (primary-key tables: every version of a key
+//     shares its key, so skipping by key never resurrects an older version) or value statistics
+//     (append tables, files of the current schema). Value statistics of primary-key files are
+//     never used: skipping the file with a key's newest version would expose an older one.
 //
 // Maintenance (flightd commits a snapshot per table every ~30 s; without these, reads slow down
 // without bound):

@@ -227,7 +227,7 @@ func buildRows(t *testing.T, tb *Table, rows []row) arrow.RecordBatch {
 }
 
 func scanAll(t *testing.T, tb *Table, snap *Snapshot, cols []string) []string {
-	rr, err := tb.Scan(context.Background(), snap, cols)
+	rr, err := tb.Scan(context.Background(), snap, ScanOptions{Columns: cols})
 	require.NoError(t, err)
 	defer rr.Release()
 	var out []string
@@ -400,11 +400,11 @@ func TestCorruptManifestNamesFile(t *testing.T) {
 	require.Len(t, metas, 1)
 	mpath := tb.manifestPath(metas[0].FileName)
 	require.NoError(t, os.WriteFile(mpath, []byte("garbage"), 0o644))
-	_, err = tb.Scan(ctx, s, nil)
+	_, err = tb.Scan(ctx, s, ScanOptions{})
 	require.ErrorIs(t, err, ErrCorrupt)
 	require.Contains(t, err.Error(), metas[0].FileName)
 	require.NoError(t, os.Remove(mpath))
-	_, err = tb.Scan(ctx, s, nil)
+	_, err = tb.Scan(ctx, s, ScanOptions{})
 	require.Error(t, err)
 	require.Contains(t, err.Error(), metas[0].FileName)
 	require.True(t, errors.Is(err, os.ErrNotExist))

@@ -563,7 +563,7 @@ func TestUnsupportedTablesAreRefused(t *testing.T) {
 		bigint, _ := ParseType("BIGINT")
 		tbl, err := cat.CreateTable("db", "t", Schema{Columns: []Column{{Name: "id", Type: bigint}, {Name: "v", Type: bigint}}, PrimaryKeys: []string{"id"}, Options: opts}, false)
 		require.NoError(t, err)
-		_, err = tbl.Scan(context.Background(), nil, nil)
+		_, err = tbl.Scan(context.Background(), nil, ScanOptions{})
 		require.ErrorIs(t, err, ErrUnsupported, "%v", opts)
 		require.ErrorContains(t, err, "db.t")
 	}

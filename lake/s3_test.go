@@ -415,11 +415,11 @@ func scenarioMissingFile(t *testing.T, b lakeBackend) {
 	mpath := tb.manifestPath(metas[0].FileName)
 	require.ErrorIs(t, fio.CreateExclusive(ctx, mpath, []byte("x")), os.ErrExist)
 	require.NoError(t, fio.WriteAtomic(ctx, mpath, []byte("garbage")))
-	_, err = tb.Scan(ctx, s, nil)
+	_, err = tb.Scan(ctx, s, ScanOptions{})
 	require.ErrorIs(t, err, ErrCorrupt)
 	require.Contains(t, err.Error(), metas[0].FileName)
 	require.NoError(t, fio.Remove(ctx, mpath))
-	_, err = tb.Scan(ctx, s, nil)
+	_, err = tb.Scan(ctx, s, ScanOptions{})
 	require.ErrorIs(t, err, os.ErrNotExist)
 	require.Contains(t, err.Error(), metas[0].FileName)
 }

@@ -20,10 +20,12 @@ const scanBatchRows = 64 * 1024
 // and -U/-D rows are dropped; rows come out in key order per bucket. Append tables are concatenated.
 // Memory is bounded by one bucket (PK) or one row group (append). The reader owns each batch until the
 // next call to Next; Release the reader when done.
-func (t *Table) Scan(ctx context.Context, snap *Snapshot, columns []string) (array.RecordReader, error) {
+// opts may project columns and skip files that cannot match a filter.
+func (t *Table) Scan(ctx context.Context, snap *Snapshot, opts ScanOptions) (array.RecordReader, error) {
 	if err := t.checkSupported(); err != nil {
 		return nil, err
 	}
+	columns := opts.Columns
 	full := t.schema.ArrowSchema()
 	var outFields []arrow.Field
 	if columns == nil {
@@ -47,7 +49,11 @@ func (t *Table) Scan(ctx context.Context, snap *Snapshot, columns []string) (arr
 		return nil, err
 	}
 	groups := map[string]*scanGroup{}
+	prune := t.newPruner(opts.Filter)
 	for _, e := range entries {
+		if prune != nil && !prune.keep(&e) {
+			continue
+		}
 		k := string(e.Partition) + "/" + fmt.Sprint(e.Bucket)
 		g := groups[k]
 		if g == nil {

@@ -8,21 +8,38 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/flightd/flightd/internal/arrowutil"
 	"github.com/flightd/flightd/internal/logcodec"
 	"github.com/flightd/flightd/lake"
 	"github.com/flightd/flightd/logstore"
 	"github.com/flightd/flightd/union"
 )
 
+// ScanOptions narrow a scan.
+type ScanOptions struct {
+	// Realtime adds the log records not yet tiered into the snapshot (t$rt).
+	Realtime bool
+	// Columns is the projection, in output order; nil reads every column.
+	Columns []string
+	// Filter skips lake files, and log buckets, that cannot hold a row
+	// matching it (see lake.ScanOptions); rows are not filtered.
+	Filter []lake.Predicate
+}
+
 // Scan reads db.name: the newest lake snapshot, and with realtime also the
 // log records not yet tiered into it (t$rt). The reader carries the table's
 // Arrow schema; the caller releases it.
 func (s *Service) Scan(ctx context.Context, db, name string, realtime bool) (array.RecordReader, error) {
+	return s.ScanWith(ctx, db, name, ScanOptions{Realtime: realtime})
+}
+
+// ScanWith is Scan with a projection and a filter for pruning.
+func (s *Service) ScanWith(ctx context.Context, db, name string, opts ScanOptions) (array.RecordReader, error) {
 	m, err := s.table(db, name)
 	if err != nil {
 		return nil, err
 	}
-	if realtime && !Realtime(m.table) {
+	if opts.Realtime && !Realtime(m.table) {
 		return nil, fmt.Errorf("%w: %s.%s%s needs %s=true", ErrNotRealtime, db, name, RealtimeSuffix, OptionEnabled)
 	}
 	// Pin the snapshot first, then the high watermarks (see package union).
@@ -34,7 +51,7 @@ func (s *Service) Scan(ctx context.Context, db, name string, realtime bool) (arr
 	if snap != nil {
 		unpin = s.pins.pin(m.id, snap.ID)
 	}
-	r, err := s.scan(ctx, m, snap, realtime, db, name)
+	r, err := s.scan(ctx, m, snap, opts, db, name)
 	if err != nil {
 		unpin()
 		return nil, err
@@ -42,12 +59,56 @@ func (s *Service) Scan(ctx context.Context, db, name string, realtime bool) (arr
 	return newPinnedReader(r, unpin), nil
 }
 
-func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, realtime bool, db, name string) (array.RecordReader, error) {
-	lakeReader, err := m.table.Scan(ctx, snap, nil)
+// scanColumns returns the columns the scan reads (the projection, plus the
+// primary key for a merge, in table order) and the positions of the
+// projection among them; idx is nil when they are the same.
+func scanColumns(m *tableMeta, opts ScanOptions) (read []string, idx []int, err error) {
+	if opts.Columns == nil {
+		return nil, nil, nil
+	}
+	want := map[string]bool{}
+	for _, c := range opts.Columns {
+		if len(m.schema.FieldIndices(c)) == 0 {
+			return nil, nil, fmt.Errorf("%w: %s has no column %q", ErrInvalidBatch, m.table.FullName(), c)
+		}
+		want[c] = true
+	}
+	if opts.Realtime {
+		for _, i := range m.pk {
+			want[m.schema.Field(i).Name] = true
+		}
+	}
+	pos := map[string]int{}
+	for _, f := range m.schema.Fields() {
+		if want[f.Name] {
+			pos[f.Name] = len(read)
+			read = append(read, f.Name)
+		}
+	}
+	same := len(read) == len(opts.Columns)
+	for i, c := range opts.Columns {
+		idx = append(idx, pos[c])
+		same = same && pos[c] == i
+	}
+	if same {
+		idx = nil
+	}
+	return read, idx, nil
+}
+
+func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, opts ScanOptions, db, name string) (array.RecordReader, error) {
+	read, idx, err := scanColumns(m, opts)
 	if err != nil {
 		return nil, err
 	}
-	if !realtime {
+	lakeReader, err := m.table.Scan(ctx, snap, lake.ScanOptions{Columns: read, Filter: opts.Filter})
+	if err != nil {
+		return nil, err
+	}
+	if !opts.Realtime {
+		if idx != nil {
+			return arrowutil.NewProjectReader(lakeReader, idx), nil
+		}
 		return lakeReader, nil
 	}
 	offsets, err := LakeOffsets(ctx, m.table, snap)
@@ -55,14 +116,31 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, r
 		lakeReader.Release()
 		return nil, err
 	}
+	schema, pk, logIdx := m.schema, m.pk, []int(nil)
+	if read != nil {
+		schema = lakeReader.Schema()
+		pk = nil
+		for _, i := range m.pk {
+			pk = append(pk, schema.FieldIndices(m.schema.Field(i).Name)[0])
+		}
+		for _, f := range schema.Fields() {
+			logIdx = append(logIdx, m.schema.FieldIndices(f.Name)[0])
+		}
+	}
+	buckets, pruned := m.table.AllowedBuckets(opts.Filter)
 	var log []union.LogBatch
 	for b, hw := range s.log.HighWatermarks(m.id) {
 		from := offsets.Of(b)
 		s.cache.dropBelow(logstore.Bucket{Table: m.id, Bucket: b}, from)
-		if from >= hw {
+		if from >= hw || (pruned && !buckets[b]) {
 			continue
 		}
 		err := s.ReadLog(ctx, logstore.Bucket{Table: m.id, Bucket: b}, from, hw, func(lb union.LogBatch, _ int64) error {
+			if logIdx != nil {
+				p := arrowutil.ProjectRecord(lb.Rec, schema, logIdx)
+				lb.Rec.Release()
+				lb.Rec = p
+			}
 			log = append(log, lb)
 			return nil
 		})
@@ -74,10 +152,16 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, r
 			return nil, fmt.Errorf("lakestream: read log of %s.%s bucket %d: %w", db, name, b, err)
 		}
 	}
+	var out array.RecordReader
 	if len(m.pk) == 0 {
-		return union.Append(m.schema, lakeReader, log), nil
+		out = union.Append(schema, lakeReader, log)
+	} else if out, err = union.PrimaryKey(ctx, s.mem, schema, pk, lakeReader, log); err != nil {
+		return nil, err
 	}
-	return union.PrimaryKey(ctx, s.mem, m.schema, m.pk, lakeReader, log)
+	if idx != nil {
+		return arrowutil.NewProjectReader(out, idx), nil
+	}
+	return out, nil
 }
 
 // ReadLog passes the log records of bucket b in [from, to) to fn, one

@@ -16,6 +16,13 @@
 //     DuckDB's own parse tree (json_serialize_sql / json_deserialize_sql), so
 //     any SQL DuckDB can run over those names works: joins, CTEs, subqueries,
 //     aggregates, window functions.
+//   - Each view reads only what the statement can use (pushdown.go): the
+//     columns it names (all of them after a star or a whole-row reference),
+//     and for WHERE conjuncts of the form column op constant (=, <, <=, >, >=,
+//     IN, BETWEEN; integer, string and DATE constants) only the partitions,
+//     buckets and data files whose values or key/value statistics can match.
+//     Pruning only skips files; DuckDB applies the whole WHERE, so a result
+//     never depends on it (TestPushdownNeverChangesResults).
 //
 // DuckDB materialises a query's result before returning it, so a query's
 // Arrow views are dropped as soon as it returns; the result streams to the

@@ -18,6 +18,7 @@ import (
 	"github.com/duckdb/duckdb-go/v2"
 
 	"github.com/flightd/flightd/engine"
+	"github.com/flightd/flightd/internal/arrowutil"
 	"github.com/flightd/flightd/lake"
 	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/logstore"
@@ -32,6 +33,8 @@ type Engine struct {
 	mem   memory.Allocator
 	lg    *slog.Logger
 	seq   atomic.Uint64
+	// noPushdown turns projection and pruning off (tests compare results).
+	noPushdown atomic.Bool
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -47,8 +50,9 @@ func New(ls *lakestream.Service, opts Options) (*Engine, error) {
 	// DuckDB pushes filters and column projections into arrow_scan and then
 	// trusts the stream to have applied them; a plain Arrow C stream (our
 	// scans) cannot, so filters were lost and columns misread
-	// (TestFiltersAndProjectionsOverScans). Keep both above the scan until
-	// scans are bound through a table function with real pushdown.
+	// (TestFiltersAndProjectionsOverScans). Keep both above the scan; the
+	// scans do their own projection and pruning from the parse tree
+	// (pushdown.go) instead.
 	settings := []string{"SET disabled_optimizers = 'filter_pushdown,unused_columns'"}
 	if opts.Threads > 0 {
 		settings = append(settings, fmt.Sprintf("SET threads = %d", opts.Threads))
@@ -313,6 +317,7 @@ func (e *Engine) query(ctx context.Context, sql string, schemaOnly bool) (array.
 	}
 	run := sql
 	var refs []tableRef
+	var hints []scanHints
 	var names []string
 	if tree, parsed := parseTree(js); parsed {
 		if ps, ok := asPlainScan(tree, e.resolve); ok {
@@ -320,12 +325,18 @@ func (e *Engine) query(ctx context.Context, sql string, schemaOnly bool) (array.
 				return r, err
 			}
 		}
+		hs := analyse(tree)
 		qid := e.seq.Add(1)
 		// Every reference gets its own view and scan: an Arrow stream can
 		// be read once, and a self-join reads the table twice.
-		err := rewriteTree(tree, e.resolve, func(r tableRef) string {
+		err := rewriteTree(tree, e.resolve, func(r tableRef, node *object) string {
 			n := fmt.Sprintf("__flightd_q%d_%d", qid, len(refs))
 			refs = append(refs, r)
+			h := hs.of(node)
+			if e.noPushdown.Load() {
+				h = scanHints{all: true}
+			}
+			hints = append(hints, h)
 			names = append(names, n)
 			return n
 		})
@@ -347,25 +358,48 @@ func (e *Engine) query(ctx context.Context, sql string, schemaOnly bool) (array.
 		}
 	}
 	var releases []func()
-	defer func() {
+	dropViews := func() {
 		for i, rel := range releases {
 			_ = c.exec(context.Background(), fmt.Sprintf(`DROP VIEW IF EXISTS "%s"`, names[i]))
 			rel()
 		}
-	}()
-	for i, r := range refs {
-		rd, err := e.scan(ctx, r)
-		if err != nil {
-			return nil, mapErr(err)
+		releases = nil
+	}
+	defer dropViews()
+	// bind registers a view per reference; project applies the hints'
+	// projections (filters only prune, so they always apply).
+	bind := func(project bool) (projected bool, err error) {
+		for i, r := range refs {
+			h := hints[i]
+			h.all = h.all || !project
+			rd, p, err := e.scanHinted(ctx, r, h)
+			if err != nil {
+				return false, mapErr(err)
+			}
+			projected = projected || p
+			rel, err := c.ar.RegisterView(rd, names[i])
+			rd.Release() // the exported stream holds its own reference
+			if err != nil {
+				return false, fmt.Errorf("query: bind %s.%s: %w", r.db, r.table, err)
+			}
+			releases = append(releases, rel)
 		}
-		rel, err := c.ar.RegisterView(rd, names[i])
-		rd.Release() // the exported stream holds its own reference
-		if err != nil {
-			return nil, fmt.Errorf("query: bind %s.%s: %w", r.db, r.table, err)
-		}
-		releases = append(releases, rel)
+		return projected, nil
+	}
+	projected, err := bind(true)
+	if err != nil {
+		return nil, err
 	}
 	rows, err := c.c.(driver.QueryerContext).QueryContext(ctx, run, nil)
+	if err != nil && projected && strings.Contains(err.Error(), "Binder Error") {
+		// A column the projection missed: run again with whole tables.
+		e.lg.Warn("query: projection missed a column; rerunning without it", "err", cleanDuckErr(err))
+		dropViews()
+		if _, err := bind(false); err != nil {
+			return nil, err
+		}
+		rows, err = c.c.(driver.QueryerContext).QueryContext(ctx, run, nil)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s", engine.ErrInvalid, cleanDuckErr(err))
 	}
@@ -407,7 +441,7 @@ func (e *Engine) plainScan(ctx context.Context, ps plainScan, schemaOnly bool) (
 		return nil, false, mapErr(err)
 	}
 	if idx != nil {
-		return newProjectReader(r, idx), true, nil
+		return arrowutil.NewProjectReader(r, idx), true, nil
 	}
 	return r, true, nil
 }
@@ -425,6 +459,22 @@ func (e *Engine) scan(ctx context.Context, r tableRef) (array.RecordReader, erro
 		return e.ls.Status(ctx)
 	}
 	return e.ls.Scan(ctx, r.db, r.table, r.realtime)
+}
+
+// scanHinted opens the reader behind a reference with the projection and
+// pruning filter of h; projected reports whether columns were left out.
+func (e *Engine) scanHinted(ctx context.Context, r tableRef, h scanHints) (rd array.RecordReader, projected bool, err error) {
+	if r.system {
+		rd, err = e.ls.Status(ctx)
+		return rd, false, err
+	}
+	sc, err := e.ls.ArrowSchema(r.db, r.table)
+	if err != nil {
+		return nil, false, err
+	}
+	cols, filter := h.scanOptions(sc)
+	rd, err = e.ls.ScanWith(ctx, r.db, r.table, lakestream.ScanOptions{Realtime: r.realtime, Columns: cols, Filter: filter})
+	return rd, cols != nil, err
 }
 
 // resolve maps a DuckDB base-table reference to a flightd table.

@@ -2,10 +2,8 @@ package query
 
 import (
 	"strings"
-	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 )
 
 // plainScan describes a statement that is only a scan of one flightd table:
@@ -137,61 +135,3 @@ func project(s *arrow.Schema, columns []string) ([]int, bool) {
 	}
 	return idx, true
 }
-
-// projectReader hands out the columns idx of r's batches.
-type projectReader struct {
-	refs   atomic.Int64
-	r      array.RecordReader
-	idx    []int
-	schema *arrow.Schema
-	cur    arrow.RecordBatch
-}
-
-func newProjectReader(r array.RecordReader, idx []int) *projectReader {
-	fields := make([]arrow.Field, len(idx))
-	for i, j := range idx {
-		fields[i] = r.Schema().Field(j)
-	}
-	p := &projectReader{r: r, idx: idx, schema: arrow.NewSchema(fields, nil)}
-	p.refs.Store(1)
-	return p
-}
-
-func (p *projectReader) Retain() { p.refs.Add(1) }
-
-func (p *projectReader) Release() {
-	if p.refs.Add(-1) != 0 {
-		return
-	}
-	if p.cur != nil {
-		p.cur.Release()
-		p.cur = nil
-	}
-	p.r.Release()
-}
-
-func (p *projectReader) Schema() *arrow.Schema { return p.schema }
-
-func (p *projectReader) Next() bool {
-	if p.cur != nil {
-		p.cur.Release()
-		p.cur = nil
-	}
-	if !p.r.Next() {
-		return false
-	}
-	rec := p.r.RecordBatch()
-	cols := make([]arrow.Array, len(p.idx))
-	for i, j := range p.idx {
-		cols[i] = rec.Column(j)
-	}
-	p.cur = array.NewRecordBatch(p.schema, cols, rec.NumRows())
-	return true
-}
-
-func (p *projectReader) RecordBatch() arrow.RecordBatch { return p.cur }
-
-// Record is the deprecated spelling of RecordBatch.
-func (p *projectReader) Record() arrow.RecordBatch { return p.cur }
-
-func (p *projectReader) Err() error { return p.r.Err() }

@@ -17,11 +17,11 @@ type resolver func(schema, table string) (ref tableRef, ok bool, err error)
 // rewriteTree replaces, in DuckDB's JSON parse tree, every base-table
 // reference that resolve accepts by a reference to a view name chosen by
 // name(ref). CTE names shadow tables of the same name when unqualified.
-func rewriteTree(tree any, resolve resolver, name func(tableRef) string) error {
+func rewriteTree(tree any, resolve resolver, name func(tableRef, *object) string) error {
 	return walk(tree, map[string]bool{}, resolve, name)
 }
 
-func walk(n any, ctes map[string]bool, resolve resolver, name func(tableRef) string) error {
+func walk(n any, ctes map[string]bool, resolve resolver, name func(tableRef, *object) string) error {
 	switch v := n.(type) {
 	case []any:
 		for _, c := range v {
@@ -59,7 +59,7 @@ func walk(n any, ctes map[string]bool, resolve resolver, name func(tableRef) str
 			if ok {
 				v.set("catalog_name", "")
 				v.set("schema_name", "")
-				v.set("table_name", name(ref))
+				v.set("table_name", name(ref, v))
 				if a, _ := v.get("alias").(string); a == "" {
 					v.set("alias", table)
 				}

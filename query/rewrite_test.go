@@ -16,7 +16,7 @@ func TestParseTreeOfDuckDBOutput(t *testing.T) {
 		r := tableRef{db: schema, table: table}
 		seen = append(seen, r)
 		return r, true, nil
-	}, func(tableRef) string { return "__v0" })
+	}, func(tableRef, *object) string { return "__v0" })
 	require.NoError(t, err)
 	require.Equal(t, []tableRef{{db: "shop", table: "orders$rt"}}, seen)
 	out, err := json.Marshal(tree)

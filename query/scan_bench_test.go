@@ -115,7 +115,7 @@ func BenchmarkLakeScan(b *testing.B) {
 	for _, threads := range []int{1, 2} {
 		b.Run(fmt.Sprintf("reader=flightd/threads=%d/rows=%d", threads, rows), func(b *testing.B) {
 			for b.Loop() {
-				r, err := t.Scan(ctx, snap, nil)
+				r, err := t.Scan(ctx, snap, lake.ScanOptions{})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -1,0 +1,426 @@
+package lake
+
+import (
+	"strconv"
+	"time"
+)
+
+// Op is the comparison of a Predicate.
+type Op int
+
+// Comparisons a Predicate can make: column = v, < v, <= v, > v, >= v, IN (v...).
+const (
+	OpEq Op = iota
+	OpLt
+	OpLe
+	OpGt
+	OpGe
+	OpIn
+)
+
+// Predicate is "Column Op Values" as SQL evaluates it: a null column value
+// never matches. Values are int64 or string; a string is parsed for integer
+// columns and as YYYY-MM-DD for DATE columns, as SQL casts a literal to the
+// column's type. Predicates on other types, on unknown columns, or with a
+// value that does not convert are ignored: they never prune.
+type Predicate struct {
+	Column string
+	Op     Op
+	Values []any // one value, or the list of OpIn
+}
+
+// ScanOptions narrow a scan.
+type ScanOptions struct {
+	// Columns is the projection in output order; nil reads every column.
+	Columns []string
+	// Filter is a conjunction used only to skip partitions, buckets and data
+	// files that cannot hold a matching row (partition values, the bucket of
+	// equal keys, key statistics, and value statistics of append tables).
+	// Rows of the files read are not filtered: the caller applies its filter.
+	Filter []Predicate
+}
+
+// pruneKind is the comparable form of a column's values.
+type pruneKind int
+
+const (
+	pruneNone pruneKind = iota
+	pruneInt
+	pruneString
+)
+
+func pruneKindOf(t DataType) pruneKind {
+	switch t.Root {
+	case TypeTinyInt, TypeSmallInt, TypeInt, TypeBigInt, TypeDate:
+		return pruneInt
+	case TypeChar, TypeVarChar:
+		return pruneString
+	}
+	return pruneNone
+}
+
+// normValue converts an internal value (from a BinaryRow) to int64 or string.
+func normValue(v any) (any, bool) {
+	switch x := v.(type) {
+	case int8:
+		return int64(x), true
+	case int16:
+		return int64(x), true
+	case int32:
+		return int64(x), true
+	case int64:
+		return x, true
+	case string:
+		return x, true
+	}
+	return nil, false
+}
+
+// normConst converts a predicate value to the comparable form of column type t.
+func normConst(t DataType, v any) (any, bool) {
+	switch pruneKindOf(t) {
+	case pruneInt:
+		switch x := v.(type) {
+		case int64:
+			return x, true
+		case string:
+			if t.Root == TypeDate {
+				d, err := time.Parse("2006-01-02", x)
+				if err != nil {
+					return nil, false
+				}
+				return d.Unix() / 86400, true
+			}
+			n, err := strconv.ParseInt(x, 10, 64)
+			return n, err == nil
+		}
+	case pruneString:
+		if s, ok := v.(string); ok {
+			return s, true
+		}
+	}
+	return nil, false
+}
+
+func cmpNorm(a, b any) int {
+	switch x := a.(type) {
+	case int64:
+		y := b.(int64)
+		switch {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+		return 0
+	case string:
+		y := b.(string)
+		switch {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+	}
+	return 0
+}
+
+// colPred is a Predicate bound to a column type, values normalised.
+type colPred struct {
+	op   Op
+	vals []any
+}
+
+// bindFilter keeps the predicates that can prune, per column name.
+func (t *Table) bindFilter(f []Predicate) map[string][]colPred {
+	out := map[string][]colPred{}
+	for _, p := range f {
+		i := t.schema.FieldIndex(p.Column)
+		if i < 0 || len(p.Values) == 0 || (p.Op != OpIn && len(p.Values) != 1) {
+			continue
+		}
+		typ := t.schema.Fields[i].Type
+		cp := colPred{op: p.Op}
+		ok := true
+		for _, v := range p.Values {
+			n, good := normConst(typ, v)
+			if !good {
+				ok = false
+				break
+			}
+			cp.vals = append(cp.vals, n)
+		}
+		if ok {
+			name := t.schema.Fields[i].Name
+			out[name] = append(out[name], cp)
+		}
+	}
+	return out
+}
+
+// mayMatchRange reports whether some value in [lo, hi] (normalised, both
+// present) can satisfy every predicate.
+func mayMatchRange(preds []colPred, lo, hi any) bool {
+	for _, p := range preds {
+		switch p.op {
+		case OpEq:
+			if cmpNorm(p.vals[0], lo) < 0 || cmpNorm(p.vals[0], hi) > 0 {
+				return false
+			}
+		case OpIn:
+			hit := false
+			for _, v := range p.vals {
+				if cmpNorm(v, lo) >= 0 && cmpNorm(v, hi) <= 0 {
+					hit = true
+					break
+				}
+			}
+			if !hit {
+				return false
+			}
+		case OpLt:
+			if cmpNorm(lo, p.vals[0]) >= 0 {
+				return false
+			}
+		case OpLe:
+			if cmpNorm(lo, p.vals[0]) > 0 {
+				return false
+			}
+		case OpGt:
+			if cmpNorm(hi, p.vals[0]) <= 0 {
+				return false
+			}
+		case OpGe:
+			if cmpNorm(hi, p.vals[0]) < 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// mayMatchValue is mayMatchRange of one value; a null value never matches.
+func mayMatchValue(preds []colPred, v any) bool {
+	if v == nil {
+		return len(preds) == 0
+	}
+	n, ok := normValue(v)
+	if !ok {
+		return true
+	}
+	return mayMatchRange(preds, n, n)
+}
+
+// pruner decides, for one scan, which manifest entries can hold matching rows.
+type pruner struct {
+	t       *Table
+	preds   map[string][]colPred
+	buckets map[int32]bool // nil: any bucket
+	parts   map[string]bool
+	partIdx []int // partition key i -> field index
+}
+
+func (t *Table) newPruner(f []Predicate) *pruner {
+	preds := t.bindFilter(f)
+	if len(preds) == 0 {
+		return nil
+	}
+	p := &pruner{t: t, preds: preds, parts: map[string]bool{}}
+	p.buckets = t.bucketsOf(preds)
+	return p
+}
+
+// AllowedBuckets returns the buckets that can hold rows matching f: when f
+// fixes every bucket-key column to one or a few values, only their buckets;
+// otherwise ok is false (any bucket).
+func (t *Table) AllowedBuckets(f []Predicate) (buckets map[int32]bool, ok bool) {
+	b := t.bucketsOf(t.bindFilter(f))
+	return b, b != nil
+}
+
+// bucketsOf computes the buckets of the equality predicates on every bucket
+// key column (at most 256 combinations), or nil.
+func (t *Table) bucketsOf(preds map[string][]colPred) map[int32]bool {
+	nb := t.schema.NumBuckets()
+	keys := t.schema.BucketKeys()
+	if nb <= 0 || len(keys) == 0 {
+		return nil
+	}
+	choices := make([][]any, len(keys))
+	types := make([]DataType, len(keys))
+	combos := 1
+	for i, k := range keys {
+		types[i] = t.schema.Fields[t.schema.FieldIndex(k)].Type
+		var vals []any
+		found := false
+		for _, p := range preds[k] {
+			if p.op == OpEq || p.op == OpIn {
+				vals, found = p.vals, true
+				break
+			}
+		}
+		if !found {
+			return nil
+		}
+		for _, v := range vals {
+			if iv, ok := internalOf(types[i], v); ok {
+				choices[i] = append(choices[i], iv)
+			}
+		}
+		combos *= max(len(choices[i]), 1)
+		if combos > 256 {
+			return nil
+		}
+	}
+	out := map[int32]bool{}
+	row := make([]any, len(keys))
+	var rec func(i int)
+	rec = func(i int) {
+		if i == len(keys) {
+			out[bucketOf(hashBinaryRow(encodeBinaryRow(types, row)), nb)] = true
+			return
+		}
+		for _, v := range choices[i] {
+			row[i] = v
+			rec(i + 1)
+		}
+	}
+	rec(0)
+	return out // empty: no key value fits the column type, nothing matches
+}
+
+// internalOf converts a normalised value to the internal value of type t, as
+// BinaryRow encodes it; ok is false when it is out of the type's range.
+func internalOf(t DataType, v any) (any, bool) {
+	switch x := v.(type) {
+	case int64:
+		switch t.Root {
+		case TypeTinyInt:
+			return int8(x), x == int64(int8(x))
+		case TypeSmallInt:
+			return int16(x), x == int64(int16(x))
+		case TypeInt, TypeDate:
+			return int32(x), x == int64(int32(x))
+		case TypeBigInt:
+			return x, true
+		}
+	case string:
+		return x, true
+	}
+	return nil, false
+}
+
+// keep reports whether the entry's file can hold a matching row.
+func (p *pruner) keep(e *ManifestEntry) bool {
+	if p.buckets != nil && !p.buckets[e.Bucket] {
+		return false
+	}
+	ts := p.t.schema
+	if len(ts.PartitionKeys) > 0 {
+		k := string(e.Partition)
+		ok, seen := p.parts[k]
+		if !seen {
+			ok = p.partitionMatches(e.Partition)
+			p.parts[k] = ok
+		}
+		if !ok {
+			return false
+		}
+	}
+	f := &e.File
+	if ts.HasPrimaryKey() {
+		return p.statsMatch(ts.TrimmedPrimaryKeys(), f.KeyStats, f.RowCount)
+	}
+	names := f.ValueStatsCols
+	if names == nil {
+		if f.SchemaID != ts.ID {
+			return true // stats laid out by an older schema
+		}
+		for _, fd := range ts.Fields {
+			names = append(names, fd.Name)
+		}
+	}
+	return p.statsMatch(names, f.ValueStats, f.RowCount)
+}
+
+func (p *pruner) partitionMatches(part []byte) bool {
+	ts := p.t.schema
+	types := make([]DataType, len(ts.PartitionKeys))
+	for i, k := range ts.PartitionKeys {
+		types[i] = ts.Fields[ts.FieldIndex(k)].Type
+	}
+	_, row, err := deserializeBinaryRow(part)
+	if err != nil {
+		return true
+	}
+	vals, err := decodeBinaryRow(types, row)
+	if err != nil {
+		return true
+	}
+	for i, k := range ts.PartitionKeys {
+		if preds := p.preds[k]; len(preds) > 0 && !mayMatchValue(preds, vals[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// statsMatch checks the predicates on the columns names against the file
+// statistics laid out in that order. Missing or partial statistics keep the file.
+func (p *pruner) statsMatch(names []string, st SimpleStats, rows int64) bool {
+	idx := map[string]int{}
+	var types []DataType
+	for i, n := range names {
+		fi := p.t.schema.FieldIndex(n)
+		if fi < 0 {
+			return true
+		}
+		idx[n] = i
+		types = append(types, p.t.schema.Fields[fi].Type)
+	}
+	var mins, maxs []any
+	decoded := false
+	for col, preds := range p.preds {
+		i, ok := idx[col]
+		if !ok {
+			continue
+		}
+		if !decoded {
+			decoded = true
+			var err1, err2 error
+			mins, err1 = decodeStatsRow(types, st.MinValues)
+			maxs, err2 = decodeStatsRow(types, st.MaxValues)
+			if err1 != nil || err2 != nil {
+				return true
+			}
+		}
+		if i < len(st.NullCounts) && st.NullCounts[i] != nil && *st.NullCounts[i] == rows && rows > 0 {
+			return false // only nulls, which match no comparison
+		}
+		if i >= len(mins) || i >= len(maxs) || mins[i] == nil || maxs[i] == nil {
+			continue
+		}
+		lo, ok1 := normValue(mins[i])
+		hi, ok2 := normValue(maxs[i])
+		if !ok1 || !ok2 {
+			continue
+		}
+		if !mayMatchRange(preds, lo, hi) {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeStatsRow decodes a serialized stats BinaryRow; an empty row (no
+// statistics) decodes to nil.
+func decodeStatsRow(types []DataType, b []byte) ([]any, error) {
+	arity, row, err := deserializeBinaryRow(b)
+	if err != nil {
+		return nil, err
+	}
+	if arity != len(types) {
+		return nil, nil
+	}
+	return decodeBinaryRow(types, row)
+}

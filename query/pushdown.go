@@ -1,0 +1,401 @@
+package query
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/flightd/flightd/lake"
+)
+
+// Scan hints: what a statement needs from each table reference, found in
+// DuckDB's parse tree before it is rewritten. DuckDB's arrow_scan cannot be
+// trusted with projection and filter pushdown (see engine.go), so flightd
+// does its own, conservatively:
+//
+//   - Projection: a reference's view holds only the table's columns whose
+//     name appears anywhere in the statement (any column reference, USING
+//     list), unless a star, a whole-row reference or a construct that names
+//     columns implicitly (PIVOT, NATURAL joins, positional references) may
+//     need them all. Unused extra columns cost a little; a missing one would
+//     fail the statement, so a binder error reruns it without projection.
+//   - Filter: top-level AND-ed conjuncts of a SELECT's WHERE of the form
+//     column op constant (=, <, <=, >, >=, IN, BETWEEN) on a table of that
+//     SELECT's FROM. They only prune partitions, buckets and files (see
+//     lake.ScanOptions); DuckDB still applies the whole WHERE, so pruning
+//     cannot change a result. For outer joins this holds too: a WHERE
+//     conjunct on a table's column is false for rows that cannot match it
+//     and for the NULL rows an outer join makes up.
+type scanHints struct {
+	all     bool            // every column
+	columns map[string]bool // lower-cased names referenced in the statement
+	filter  []lake.Predicate
+}
+
+// hintSet holds the hints of every base-table node of one statement.
+type hintSet struct {
+	columns map[string]bool
+	all     bool // a construct that may use any column of any table
+	full    map[*object]bool
+	filters map[*object][]lake.Predicate
+}
+
+func analyse(tree *object) *hintSet {
+	h := &hintSet{columns: map[string]bool{}, full: map[*object]bool{}, filters: map[*object][]lake.Predicate{}}
+	h.collect(tree)
+	return h
+}
+
+// of returns the hints of one base-table node.
+func (h *hintSet) of(node *object) scanHints {
+	return scanHints{all: h.all || h.full[node], columns: h.columns, filter: h.filters[node]}
+}
+
+// collect walks the whole tree: column names everywhere, and per SELECT
+// node its stars and WHERE conjuncts.
+func (h *hintSet) collect(n any) {
+	switch v := n.(type) {
+	case []any:
+		for _, c := range v {
+			h.collect(c)
+		}
+	case *object:
+		switch v.get("class") {
+		case "COLUMN_REF":
+			for _, p := range strList(v.get("column_names")) {
+				h.columns[strings.ToLower(p)] = true
+			}
+		case "POSITIONAL_REFERENCE":
+			h.all = true
+		}
+		switch v.get("type") {
+		case "SELECT_NODE":
+			h.selectNode(v)
+		case "PIVOT", "SHOW_REF", "COLUMN_DATA", "DELIM_GET":
+			h.all = true
+		case "JOIN":
+			for _, c := range strList(v.get("using_columns")) {
+				h.columns[strings.ToLower(c)] = true
+			}
+			if v.get("ref_type") == "NATURAL" {
+				h.all = true
+			}
+		}
+		for _, k := range v.keys {
+			h.collect(v.vals[k])
+		}
+	}
+}
+
+func strList(v any) []string {
+	l, _ := v.([]any)
+	out := make([]string, 0, len(l))
+	for _, x := range l {
+		if s, ok := x.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// fromTables lists the base tables of a FROM clause (through joins, not
+// into subqueries); only reports whether nothing else is there.
+func fromTables(n any, out []*object) (tables []*object, only bool) {
+	ref, _ := n.(*object)
+	if ref == nil {
+		return out, true
+	}
+	switch ref.get("type") {
+	case "BASE_TABLE":
+		return append(out, ref), true
+	case "JOIN":
+		out, a := fromTables(ref.get("left"), out)
+		out, b := fromTables(ref.get("right"), out)
+		return out, a && b
+	case "EMPTY":
+		return out, true
+	}
+	return out, false
+}
+
+func refName(t *object) string {
+	if a, _ := t.get("alias").(string); a != "" {
+		return strings.ToLower(a)
+	}
+	s, _ := t.get("table_name").(string)
+	return strings.ToLower(s)
+}
+
+func (h *hintSet) selectNode(node *object) {
+	tables, only := fromTables(node.get("from_table"), nil)
+	if len(tables) == 0 {
+		return
+	}
+	byName := map[string]*object{}
+	for _, t := range tables {
+		byName[refName(t)] = t
+	}
+	// Stars and whole-row references in this node's own expressions (not in
+	// nested SELECTs, which are visited on their own).
+	var own func(n any)
+	own = func(n any) {
+		switch v := n.(type) {
+		case []any:
+			for _, c := range v {
+				own(c)
+			}
+		case *object:
+			if v.get("type") == "SELECT_NODE" || v.get("type") == "SET_OPERATION_NODE" {
+				return
+			}
+			switch v.get("class") {
+			case "STAR":
+				if r, _ := v.get("relation_name").(string); r != "" {
+					if t := byName[strings.ToLower(r)]; t != nil {
+						h.full[t] = true
+					}
+				} else {
+					for _, t := range tables {
+						h.full[t] = true
+					}
+				}
+			case "COLUMN_REF":
+				if names := strList(v.get("column_names")); len(names) == 1 {
+					if t := byName[strings.ToLower(names[0])]; t != nil {
+						h.full[t] = true // SELECT t FROM t: the row as a struct
+					}
+				}
+			}
+			for _, k := range v.keys {
+				if k != "from_table" {
+					own(v.vals[k])
+				}
+			}
+		}
+	}
+	for _, k := range node.keys {
+		if k != "from_table" {
+			own(node.vals[k])
+		}
+	}
+	where, _ := node.get("where_clause").(*object)
+	if where == nil {
+		return
+	}
+	for _, c := range conjuncts(where, nil) {
+		col, p, ok := predicateOf(c)
+		if !ok {
+			continue
+		}
+		var t *object
+		switch len(col) {
+		case 1:
+			if len(tables) == 1 && only {
+				t = tables[0]
+			}
+		case 2:
+			t = byName[strings.ToLower(col[0])]
+		}
+		if t == nil {
+			continue
+		}
+		p.Column = col[len(col)-1]
+		h.filters[t] = append(h.filters[t], p)
+	}
+}
+
+func conjuncts(e *object, out []*object) []*object {
+	if e.get("class") == "CONJUNCTION" && e.get("type") == "CONJUNCTION_AND" {
+		l, _ := e.get("children").([]any)
+		for _, c := range l {
+			if co, ok := c.(*object); ok {
+				out = conjuncts(co, out)
+			}
+		}
+		return out
+	}
+	return append(out, e)
+}
+
+var compareOps = map[string]lake.Op{
+	"COMPARE_EQUAL":                lake.OpEq,
+	"COMPARE_LESSTHAN":             lake.OpLt,
+	"COMPARE_LESSTHANOREQUALTO":    lake.OpLe,
+	"COMPARE_GREATERTHAN":          lake.OpGt,
+	"COMPARE_GREATERTHANOREQUALTO": lake.OpGe,
+}
+
+// flipped is the operator with its operands swapped (5 < c is c > 5).
+var flipped = map[lake.Op]lake.Op{lake.OpEq: lake.OpEq, lake.OpLt: lake.OpGt, lake.OpLe: lake.OpGe, lake.OpGt: lake.OpLt, lake.OpGe: lake.OpLe}
+
+// predicateOf reads "column op constant" (either side), "column IN
+// (constants)" and "column BETWEEN constant AND constant" (opBetween,
+// expanded later).
+func predicateOf(e *object) (col []string, p lake.Predicate, ok bool) {
+	switch e.get("class") {
+	case "COMPARISON":
+		op, known := compareOps[e.get("type").(string)]
+		if !known {
+			return nil, p, false
+		}
+		l, _ := e.get("left").(*object)
+		r, _ := e.get("right").(*object)
+		if l == nil || r == nil {
+			return nil, p, false
+		}
+		if c := columnOf(l); c != nil {
+			if v, ok := constantOf(r); ok {
+				return c, lake.Predicate{Op: op, Values: []any{v}}, true
+			}
+		}
+		if c := columnOf(r); c != nil {
+			if v, ok := constantOf(l); ok {
+				return c, lake.Predicate{Op: flipped[op], Values: []any{v}}, true
+			}
+		}
+	case "OPERATOR":
+		if e.get("type") != "COMPARE_IN" {
+			return nil, p, false
+		}
+		l, _ := e.get("children").([]any)
+		if len(l) < 2 {
+			return nil, p, false
+		}
+		first, _ := l[0].(*object)
+		c := columnOf(first)
+		if c == nil {
+			return nil, p, false
+		}
+		p = lake.Predicate{Op: lake.OpIn}
+		for _, x := range l[1:] {
+			xo, _ := x.(*object)
+			v, ok := constantOf(xo)
+			if !ok {
+				return nil, p, false
+			}
+			p.Values = append(p.Values, v)
+		}
+		return c, p, true
+	case "BETWEEN":
+		in, _ := e.get("input").(*object)
+		lo, _ := e.get("lower").(*object)
+		hi, _ := e.get("upper").(*object)
+		c := columnOf(in)
+		if c == nil {
+			return nil, p, false
+		}
+		lv, ok1 := constantOf(lo)
+		hv, ok2 := constantOf(hi)
+		if !ok1 || !ok2 {
+			return nil, p, false
+		}
+		return c, lake.Predicate{Op: opBetween, Values: []any{lv, hv}}, true
+	}
+	return nil, p, false
+}
+
+// opBetween is expanded by expandBetween before predicates reach the lake.
+const opBetween lake.Op = -1
+
+func expandBetween(ps []lake.Predicate) []lake.Predicate {
+	out := make([]lake.Predicate, 0, len(ps))
+	for _, p := range ps {
+		if p.Op == opBetween {
+			out = append(out,
+				lake.Predicate{Column: p.Column, Op: lake.OpGe, Values: p.Values[:1]},
+				lake.Predicate{Column: p.Column, Op: lake.OpLe, Values: p.Values[1:]})
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func columnOf(e *object) []string {
+	if e == nil || e.get("class") != "COLUMN_REF" {
+		return nil
+	}
+	names := strList(e.get("column_names"))
+	if len(names) == 0 || len(names) > 2 {
+		return nil
+	}
+	return names
+}
+
+// constantOf reads an integer or string constant, or a string cast to
+// DATE (DATE '2024-01-01'). Anything else is not used for pruning.
+func constantOf(e *object) (any, bool) {
+	if e == nil {
+		return nil, false
+	}
+	if e.get("class") == "CAST" {
+		ct, _ := e.get("cast_type").(*object)
+		if ct == nil || ct.get("id") != "DATE" {
+			return nil, false
+		}
+		child, _ := e.get("child").(*object)
+		v, ok := constantOf(child)
+		if _, isStr := v.(string); !ok || !isStr {
+			return nil, false
+		}
+		return v, true
+	}
+	if e.get("class") != "CONSTANT" {
+		return nil, false
+	}
+	val, _ := e.get("value").(*object)
+	if val == nil {
+		return nil, false
+	}
+	if null, _ := val.get("is_null").(bool); null {
+		return nil, false
+	}
+	typ, _ := val.get("type").(*object)
+	if typ == nil {
+		return nil, false
+	}
+	switch typ.get("id") {
+	case "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT", "UINTEGER":
+		n, ok := val.get("value").(json.Number)
+		if !ok {
+			return nil, false
+		}
+		i, err := n.Int64()
+		return i, err == nil
+	case "VARCHAR":
+		s, ok := val.get("value").(string)
+		return s, ok
+	}
+	return nil, false
+}
+
+// scanOptions turns hints into the projection and filter of a scan of a
+// table with schema sc: the table's columns the statement names, in table
+// order (at least one, so that rows can be counted), or nil for all.
+func (s scanHints) scanOptions(sc *arrow.Schema) (columns []string, filter []lake.Predicate) {
+	for _, p := range expandBetween(s.filter) {
+		for _, f := range sc.Fields() {
+			if strings.EqualFold(f.Name, p.Column) {
+				p.Column = f.Name
+				filter = append(filter, p)
+				break
+			}
+		}
+	}
+	if s.all {
+		return nil, filter
+	}
+	for _, f := range sc.Fields() {
+		if s.columns[strings.ToLower(f.Name)] {
+			columns = append(columns, f.Name)
+		}
+	}
+	if len(columns) == sc.NumFields() {
+		return nil, filter
+	}
+	if len(columns) == 0 {
+		columns = []string{sc.Field(0).Name}
+	}
+	return columns, filter
+}
