@@ -84,6 +84,27 @@ func (c *conn) exec(b *testing.B, sql string) {
 	}
 }
 
+// ingestStream sends batches as one ADBC bulk ingest (one DoPut stream),
+// acknowledged once, when all are durable.
+func (c *conn) ingestStream(b *testing.B, table string, batches []arrow.RecordBatch) {
+	st, _ := c.conn.NewStatement()
+	defer st.Close()
+	_ = st.SetOption(adbc.OptionKeyIngestTargetTable, table)
+	_ = st.SetOption(adbc.OptionValueIngestTargetDBSchema, "bench")
+	_ = st.SetOption(adbc.OptionKeyIngestMode, adbc.OptionValueIngestModeAppend)
+	rr, err := array.NewRecordReader(batches[0].Schema(), batches)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rr.Release()
+	if err := st.BindStream(context.Background(), rr); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := st.ExecuteUpdate(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+}
+
 func (c *conn) ingest(b *testing.B, table string, rec arrow.RecordBatch) {
 	st, _ := c.conn.NewStatement()
 	defer st.Close()
@@ -118,8 +139,11 @@ func (c *conn) queryRows(b *testing.B, sql string) int64 {
 	return n
 }
 
-// BenchmarkIngest: ADBC bulk ingest of 10k-row, 8-column batches,
-// durable acknowledgement per batch, from 1 or 4 concurrent clients.
+// BenchmarkIngest: ADBC bulk ingest of 10k-row, 8-column batches from 1 or
+// 4 concurrent clients. ack=batch sends each batch as its own ingest call
+// (a durable acknowledgement per batch, 1M rows); ack=stream sends each
+// client's share as one ingest stream (10M rows), as adbc_ingest of a large
+// table does.
 func BenchmarkIngest(b *testing.B) {
 	for _, tc := range []struct {
 		name, opts string
@@ -127,56 +151,69 @@ func BenchmarkIngest(b *testing.B) {
 		{"table=append", ""},
 		{"table=pk4", ", PRIMARY KEY (id) NOT ENFORCED"},
 	} {
-		for _, clients := range []int{1, 4} {
-			b.Run(fmt.Sprintf("%s/clients=%d/rows=1e6", tc.name, clients), func(b *testing.B) {
-				srv := testserver.Start(b, b.TempDir(), "--tiering-interval", "1h", "--log-level", "warn")
-				c := open(b, srv.URI())
-				c.exec(b, "CREATE DATABASE bench")
-				with := ""
-				if tc.opts != "" {
-					with = " WITH ('bucket' = '4')"
-				}
-				c.exec(b, "CREATE TABLE bench.t "+fmt.Sprintf(eightColsDDL, tc.opts, with))
-				const total = 1_000_000
-				batches := make([]arrow.RecordBatch, total/batchRows)
-				for i := range batches {
-					batches[i] = makeBatch(int64(i*batchRows), batchRows, 1)
-				}
-				b.Cleanup(func() {
-					for _, r := range batches {
-						r.Release()
+		for _, mode := range []struct {
+			name  string
+			total int
+		}{{"ack=batch", 1_000_000}, {"ack=stream", 10_000_000}} {
+			for _, clients := range []int{1, 4} {
+				b.Run(fmt.Sprintf("%s/%s/clients=%d/rows=%.0e", tc.name, mode.name, clients, float64(mode.total)), func(b *testing.B) {
+					srv := testserver.Start(b, b.TempDir(), "--tiering-interval", "1h", "--log-level", "warn")
+					c := open(b, srv.URI())
+					c.exec(b, "CREATE DATABASE bench")
+					with := ""
+					if tc.opts != "" {
+						with = " WITH ('bucket' = '4')"
+					}
+					c.exec(b, "CREATE TABLE bench.t "+fmt.Sprintf(eightColsDDL, tc.opts, with))
+					total := mode.total
+					batches := make([]arrow.RecordBatch, total/batchRows)
+					for i := range batches {
+						batches[i] = makeBatch(int64(i*batchRows), batchRows, 1)
+					}
+					b.Cleanup(func() {
+						for _, r := range batches {
+							r.Release()
+						}
+					})
+					conns := make([]*conn, clients)
+					for i := range conns {
+						conns[i] = open(b, srv.URI())
+					}
+					b.ResetTimer()
+					var rows int64
+					for b.Loop() {
+						var wg sync.WaitGroup
+						for w, cn := range conns {
+							wg.Add(1)
+							go func(w int, cn *conn) {
+								defer wg.Done()
+								var mine []arrow.RecordBatch
+								for i := w; i < len(batches); i += clients {
+									mine = append(mine, batches[i])
+								}
+								if mode.name == "ack=stream" {
+									cn.ingestStream(b, "t", mine)
+									return
+								}
+								for _, rec := range mine {
+									cn.ingest(b, "t", rec)
+								}
+							}(w, cn)
+						}
+						wg.Wait()
+						rows += int64(total)
+					}
+					b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
+					b.StopTimer()
+					want := int64(10) // upserts
+					if tc.opts == "" {
+						want = 10 * rows / int64(total) // every append kept
+					}
+					if got := c.queryRows(b, `SELECT * FROM bench."t$rt" WHERE id < 10`); got != want {
+						b.Fatalf("t$rt has %d rows with id < 10, want %d", got, want)
 					}
 				})
-				conns := make([]*conn, clients)
-				for i := range conns {
-					conns[i] = open(b, srv.URI())
-				}
-				b.ResetTimer()
-				var rows int64
-				for b.Loop() {
-					var wg sync.WaitGroup
-					for w, cn := range conns {
-						wg.Add(1)
-						go func(w int, cn *conn) {
-							defer wg.Done()
-							for i := w; i < len(batches); i += clients {
-								cn.ingest(b, "t", batches[i])
-							}
-						}(w, cn)
-					}
-					wg.Wait()
-					rows += total
-				}
-				b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
-				b.StopTimer()
-				want := int64(10) // upserts
-				if tc.opts == "" {
-					want = 10 * rows / total // every append kept
-				}
-				if got := c.queryRows(b, `SELECT * FROM bench."t$rt" WHERE id < 10`); got != want {
-					b.Fatalf("t$rt has %d rows with id < 10, want %d", got, want)
-				}
-			})
+			}
 		}
 	}
 }

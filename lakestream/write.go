@@ -21,54 +21,78 @@ import (
 // optional ChangeKindColumn gives each row's kind (primary-key tables only).
 // A table whose log is off gets the batch as one lake commit instead.
 func (s *Service) Write(ctx context.Context, db, name string, rec arrow.RecordBatch) (int64, error) {
-	// Under the gate, the log cannot be switched on or off mid-write.
-	g := s.gate(db, name)
-	g.RLock()
-	defer g.RUnlock()
-	m, err := s.table(db, name)
+	wait, err := s.WriteAsync(ctx, db, name, rec)
 	if err != nil {
 		return 0, err
 	}
-	if rec.NumRows() == 0 {
-		return 0, nil
+	return wait()
+}
+
+// WriteAsync is Write in two steps, so that a stream of batches can be
+// prepared while earlier ones are committed: it checks and converts rec and
+// queues it in the log (batches queued later come after it), and returns a
+// function that waits until it is durable and returns its row count. Call
+// wait exactly once; the rows are acknowledged only when it returns nil. An
+// error from WriteAsync means nothing was queued. A table whose log is off
+// commits to the lake before WriteAsync returns.
+func (s *Service) WriteAsync(ctx context.Context, db, name string, rec arrow.RecordBatch) (wait func() (int64, error), err error) {
+	// Under the gate, the log cannot be switched on or off mid-write; the
+	// gate is held until the batch is durable.
+	g := s.gate(db, name)
+	g.RLock()
+	unlock := true
+	defer func() {
+		if unlock {
+			g.RUnlock()
+		}
+	}()
+	m, err := s.table(db, name)
+	if err != nil {
+		return nil, err
+	}
+	n := rec.NumRows()
+	done := func() (int64, error) { return n, nil }
+	if n == 0 {
+		return done, nil
 	}
 	data, kinds, err := splitKinds(m.schema, rec, db+"."+name)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer data.Release()
 	if kinds != nil && len(m.pk) == 0 {
-		return 0, fmt.Errorf("%w: %s.%s is an append table: it accepts inserts only, but %s holds updates or deletes", ErrInvalidBatch, db, name, ChangeKindColumn)
+		return nil, fmt.Errorf("%w: %s.%s is an append table: it accepts inserts only, but %s holds updates or deletes", ErrInvalidBatch, db, name, ChangeKindColumn)
 	}
 	conformed, err := conform(ctx, s.mem, m.schema, data, db+"."+name)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer conformed.Release()
 	buckets, err := m.table.Buckets(conformed)
 	if err != nil {
-		return 0, fmt.Errorf("lakestream: bucket rows of %s.%s: %w", db, name, err)
+		return nil, fmt.Errorf("lakestream: bucket rows of %s.%s: %w", db, name, err)
 	}
 	if !Realtime(m.table) {
 		if err := s.writeDirect(ctx, m, conformed, buckets, kinds); err != nil {
-			return 0, fmt.Errorf("lakestream: commit to %s.%s: %w", db, name, err)
+			return nil, fmt.Errorf("lakestream: commit to %s.%s: %w", db, name, err)
 		}
-		return rec.NumRows(), nil
+		return done, nil
 	}
 	parts, err := splitByBucket(ctx, s.mem, conformed, buckets, kinds)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	defer func() {
+	releaseParts := func() {
 		for _, p := range parts {
 			p.rec.Release()
 		}
-	}()
+	}
 	entries := make([]logstore.Entry, 0, len(parts))
 	for _, p := range parts {
 		payload, err := logcodec.Encode(p.rec, p.kinds)
 		if err != nil {
-			return 0, err
+			releaseParts()
+			return nil, err
 		}
 		entries = append(entries, logstore.Entry{
 			Bucket:  logstore.Bucket{Table: m.id, Bucket: p.bucket},
@@ -76,15 +100,25 @@ func (s *Service) Write(ctx context.Context, db, name string, rec arrow.RecordBa
 			Payload: payload,
 		})
 	}
-	bases, err := s.log.Append(ctx, entries)
+	appended, err := s.log.AppendAsync(ctx, entries)
 	if err != nil {
-		return 0, fmt.Errorf("lakestream: append to the log of %s.%s: %w", db, name, err)
+		releaseParts()
+		return nil, fmt.Errorf("lakestream: append to the log of %s.%s: %w", db, name, err)
 	}
-	now := time.Now()
-	for i, p := range parts {
-		s.cache.put(entries[i].Bucket, bases[i], p.rec, p.kinds, now)
-	}
-	return rec.NumRows(), nil
+	unlock = false
+	return func() (int64, error) {
+		defer g.RUnlock()
+		defer releaseParts()
+		bases, err := appended()
+		if err != nil {
+			return 0, fmt.Errorf("lakestream: append to the log of %s.%s: %w", db, name, err)
+		}
+		now := time.Now()
+		for i, p := range parts {
+			s.cache.put(entries[i].Bucket, bases[i], p.rec, p.kinds, now)
+		}
+		return n, nil
+	}, nil
 }
 
 // conform returns rec rearranged, cast and checked to carry exactly schema.

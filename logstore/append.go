@@ -62,8 +62,26 @@ var valPool = sync.Pool{New: func() any { return new([]byte) }}
 //
 // Append does not keep entries[i].Payload after it returns.
 func (s *Store) Append(ctx context.Context, entries []Entry) ([]int64, error) {
+	wait, err := s.AppendAsync(ctx, entries)
+	if err != nil {
+		return nil, err
+	}
+	return wait()
+}
+
+// AppendAsync is Append in two steps, so that a writer can prepare its next
+// entries while these are committed: it queues the entries (their offsets
+// are assigned now, so entries queued later come after them) and returns a
+// function that waits for the outcome and returns the base offsets, as
+// Append does. Call wait exactly once. The entries are durable and visible
+// only when wait has returned nil; an error from AppendAsync means nothing
+// was queued. The payloads are copied before it returns.
+func (s *Store) AppendAsync(ctx context.Context, entries []Entry) (wait func() ([]int64, error), err error) {
 	if len(entries) == 0 {
-		return nil, ctx.Err()
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return func() ([]int64, error) { return nil, nil }, nil
 	}
 	req := &request{
 		kind:    reqAppend,
@@ -73,7 +91,12 @@ func (s *Store) Append(ctx context.Context, entries []Entry) ([]int64, error) {
 		states:  make([]*bucketState, len(entries)),
 		done:    make(chan error, 1),
 	}
-	defer req.release()
+	queued := false
+	defer func() {
+		if !queued {
+			req.release()
+		}
+	}()
 	for i, e := range entries {
 		if e.Rows < 1 || e.Rows > 1<<40 {
 			return nil, fmt.Errorf("%w: entry %d of bucket %v has %d rows", ErrInvalidEntry, i, e.Bucket, e.Rows)
@@ -125,13 +148,17 @@ func (s *Store) Append(ctx context.Context, entries []Entry) ([]int64, error) {
 		st.next += e.Rows
 	}
 	s.queue = append(s.queue, req)
+	queued = true
 	s.mu.Unlock()
 	s.signal()
 
-	if err := <-req.done; err != nil {
-		return nil, err
-	}
-	return req.bases, nil
+	return func() ([]int64, error) {
+		defer req.release()
+		if err := <-req.done; err != nil {
+			return nil, err
+		}
+		return req.bases, nil
+	}, nil
 }
 
 func (r *request) release() {

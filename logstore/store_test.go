@@ -493,3 +493,34 @@ func TestDiskBudgetRejectsAppendsPastIt(t *testing.T) {
 	require.Less(t, accepted, 64)
 	require.EqualValues(t, accepted, s.HighWatermark(b), "a rejected append writes nothing")
 }
+
+// TestAppendAsyncKeepsQueueOrder: offsets follow the order of AppendAsync
+// calls, whatever order the waits happen in, and the payload buffer may be
+// reused as soon as AppendAsync returns.
+func TestAppendAsyncKeepsQueueOrder(t *testing.T) {
+	s := newTestStore(t, "")
+	ctx := context.Background()
+	b := Bucket{"t1", 0}
+	buf := make([]byte, 1)
+	var waits []func() ([]int64, error)
+	for i := 0; i < 20; i++ {
+		buf[0] = byte('a' + i)
+		w, err := s.AppendAsync(ctx, []Entry{{Bucket: b, Rows: 2, Payload: buf}})
+		require.NoError(t, err)
+		waits = append(waits, w)
+	}
+	buf[0] = '!'
+	for i := len(waits) - 1; i >= 0; i-- {
+		bases, err := waits[i]()
+		require.NoError(t, err)
+		require.Equal(t, []int64{int64(2 * i)}, bases)
+	}
+	require.Equal(t, int64(40), s.HighWatermark(b))
+	got := readAll(t, s, b, 0, 40)
+	require.Len(t, got, 20)
+	for i, e := range got {
+		require.Equal(t, readEntry{int64(2 * i), 2, string(rune('a' + i))}, e)
+	}
+	_, err := s.AppendAsync(ctx, []Entry{{Bucket: b, Rows: 0, Payload: buf}})
+	require.ErrorIs(t, err, ErrInvalidEntry, "nothing queued")
+}

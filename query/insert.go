@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -143,19 +144,55 @@ func (e *Engine) Ingest(ctx context.Context, db, table string, create bool, r ar
 			return 0, err
 		}
 	}
+	// A pipeline: this goroutine reads, checks and queues batch i+1 while a
+	// second one waits for batch i to be durable, so the stream is not held
+	// up by each commit. Batches are queued in stream order; the waits
+	// happen on their own goroutine so that a table switch (ALTER TABLE,
+	// which waits for in-flight writes) never waits on this reader.
+	waits := make(chan func() (int64, error), ingestWindow)
 	var total int64
-	for r.Next() {
-		n, err := e.ls.Write(ctx, db, table, r.RecordBatch())
-		total += n
-		if err != nil {
-			return total, mapErr(err)
+	var waitErr error
+	var failed atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for w := range waits {
+			n, err := w()
+			if err != nil {
+				if waitErr == nil {
+					waitErr = err
+					failed.Store(true)
+				}
+				continue
+			}
+			total += n
 		}
+	}()
+	var err error
+	for !failed.Load() && r.Next() {
+		var w func() (int64, error)
+		if w, err = e.ls.WriteAsync(ctx, db, table, r.RecordBatch()); err != nil {
+			break
+		}
+		waits <- w
+	}
+	close(waits)
+	<-done
+	switch {
+	case waitErr != nil:
+		return total, mapErr(waitErr)
+	case err != nil:
+		return total, mapErr(err)
 	}
 	if err := r.Err(); err != nil {
 		return total, fmt.Errorf("%w: read ingest stream: %w", engine.ErrInvalid, err)
 	}
 	return total, nil
 }
+
+// ingestWindow bounds the batches of one ingest stream queued but not yet
+// durable (memory: about this many received batches).
+const ingestWindow = 8
 
 func (e *Engine) createFromArrow(ctx context.Context, db, table string, s *arrow.Schema) error {
 	var sc lake.Schema
