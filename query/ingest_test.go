@@ -20,7 +20,6 @@ import (
 	"github.com/flightd/flightd/tiering"
 )
 
-
 func idBatches(t *testing.T, n, rows int) []arrow.RecordBatch {
 	sc := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "v", Type: arrow.BinaryTypes.String}}, nil)
 	var out []arrow.RecordBatch

@@ -181,7 +181,9 @@ func TestPushdownNeverChangesResults(t *testing.T) {
 	conds := func() string {
 		atoms := []func() string{
 			func() string { return fmt.Sprintf("k = %d", rng.IntN(70)) },
-			func() string { return fmt.Sprintf("k %s %d", []string{"<", "<=", ">", ">="}[rng.IntN(4)], rng.IntN(70)) },
+			func() string {
+				return fmt.Sprintf("k %s %d", []string{"<", "<=", ">", ">="}[rng.IntN(4)], rng.IntN(70))
+			},
 			func() string { return fmt.Sprintf("%d < k", rng.IntN(70)) },
 			func() string { return fmt.Sprintf("k IN (%d, %d, %d)", rng.IntN(70), rng.IntN(70), rng.IntN(70)) },
 			func() string { return fmt.Sprintf("k BETWEEN %d AND %d", rng.IntN(40), 20+rng.IntN(50)) },
