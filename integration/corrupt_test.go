@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -47,6 +48,10 @@ func TestCorruptLakeFiles(t *testing.T) {
 	}
 	require.NotEmpty(t, victim)
 	require.NoError(t, os.WriteFile(victim, []byte("garbage"), 0o644))
+	// Manifests are immutable, so the server keeps them decoded once read:
+	// damage done under a running server shows after a restart.
+	srv.Restart(syscall.SIGTERM)
+	c = connect(t, srv)
 
 	_, err = c.query("SELECT * FROM bad_data")
 	require.ErrorContains(t, err, "bad_data")

@@ -478,6 +478,9 @@ func (t *Table) manifestPath(name string) string { return filepath.Join(t.path, 
 
 func (t *Table) readManifestList(ctx context.Context, name string) ([]ManifestFileMeta, error) {
 	p := t.manifestPath(name)
+	if c, ok := decodedManifests.get(p); ok && c.metas != nil {
+		return append([]ManifestFileMeta(nil), c.metas...), nil
+	}
 	data, err := t.fio.Read(ctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("lake: %s: read manifest list %s: %w", t.FullName(), p, err)
@@ -486,11 +489,17 @@ func (t *Table) readManifestList(ctx context.Context, name string) ([]ManifestFi
 	if err != nil {
 		return nil, fmt.Errorf("lake: %s: decode manifest list %s: %w: %w", t.FullName(), p, ErrCorrupt, err)
 	}
+	if metas != nil {
+		decodedManifests.put(&cachedManifest{path: p, size: metasSize(metas), metas: append([]ManifestFileMeta(nil), metas...)})
+	}
 	return metas, nil
 }
 
 func (t *Table) readManifest(ctx context.Context, name string) ([]ManifestEntry, error) {
 	p := t.manifestPath(name)
+	if c, ok := decodedManifests.get(p); ok && c.entries != nil {
+		return append([]ManifestEntry(nil), c.entries...), nil
+	}
 	data, err := t.fio.Read(ctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("lake: %s: read manifest %s: %w", t.FullName(), p, err)
@@ -498,6 +507,9 @@ func (t *Table) readManifest(ctx context.Context, name string) ([]ManifestEntry,
 	entries, err := decodeManifest(data)
 	if err != nil {
 		return nil, fmt.Errorf("lake: %s: decode manifest %s: %w: %w", t.FullName(), p, ErrCorrupt, err)
+	}
+	if entries != nil {
+		decodedManifests.put(&cachedManifest{path: p, size: entriesSize(entries), entries: append([]ManifestEntry(nil), entries...)})
 	}
 	return entries, nil
 }

@@ -12,6 +12,12 @@
 //     records are durable. Every bucket's part of one batch commits atomically.
 //   - Scan reads t (the newest lake snapshot) or t$rt (that snapshot plus the
 //     un-tiered log, see package union).
+//   - Changelog reads the changes every retained write made to the table
+//     (+I, -U/+U, -D, with the log offset, bucket and write time), from a
+//     lake snapshot whose state is known (normally the log retention's
+//     anchor) to the high watermarks. The before-images of keys the range
+//     finds already in the lake come from one batched, pruned lookup in
+//     that snapshot; nothing per key is kept on the write path.
 //   - SetRealtime switches a table's log off (drain, then writes commit to
 //     the lake directly) or on (a fresh log anchored at the current snapshot).
 //   - sys.tiering rows come from Status.

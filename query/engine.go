@@ -419,7 +419,12 @@ func (e *Engine) plainScan(ctx context.Context, ps plainScan, schemaOnly bool) (
 	sc := lakestream.StatusSchema
 	if !ps.ref.system {
 		var err error
-		if sc, err = e.ls.ArrowSchema(ps.ref.db, ps.ref.table); err != nil {
+		if ps.ref.changelog {
+			sc, err = e.ls.ChangelogSchema(ps.ref.db, ps.ref.table)
+		} else {
+			sc, err = e.ls.ArrowSchema(ps.ref.db, ps.ref.table)
+		}
+		if err != nil {
 			return nil, false, mapErr(err)
 		}
 	}
@@ -458,14 +463,17 @@ func (e *Engine) scan(ctx context.Context, r tableRef) (array.RecordReader, erro
 	if r.system {
 		return e.ls.Status(ctx)
 	}
+	if r.changelog {
+		return e.ls.Changelog(ctx, r.db, r.table)
+	}
 	return e.ls.Scan(ctx, r.db, r.table, r.realtime)
 }
 
 // scanHinted opens the reader behind a reference with the projection and
 // pruning filter of h; projected reports whether columns were left out.
 func (e *Engine) scanHinted(ctx context.Context, r tableRef, h scanHints) (rd array.RecordReader, projected bool, err error) {
-	if r.system {
-		rd, err = e.ls.Status(ctx)
+	if r.system || r.changelog {
+		rd, err = e.scan(ctx, r)
 		return rd, false, err
 	}
 	sc, err := e.ls.ArrowSchema(r.db, r.table)
@@ -486,9 +494,12 @@ func (e *Engine) resolve(schema, table string) (tableRef, bool, error) {
 	if db == "" {
 		db = DefaultDatabase
 	}
-	name, realtime := table, false
-	if strings.HasSuffix(strings.ToLower(name), lakestream.RealtimeSuffix) {
+	name, realtime, changelog := table, false, false
+	switch lower := strings.ToLower(name); {
+	case strings.HasSuffix(lower, lakestream.RealtimeSuffix):
 		name, realtime = name[:len(name)-len(lakestream.RealtimeSuffix)], true
+	case strings.HasSuffix(lower, lakestream.ChangelogSuffix):
+		name, changelog = name[:len(name)-len(lakestream.ChangelogSuffix)], true
 	}
 	dbName, found, err := e.lookupDatabase(db)
 	if err != nil {
@@ -506,14 +517,17 @@ func (e *Engine) resolve(schema, table string) (tableRef, bool, error) {
 	}
 	for _, t := range tables {
 		if t == name || strings.EqualFold(t, name) {
-			return tableRef{db: dbName, table: t, realtime: realtime}, true, nil
+			return tableRef{db: dbName, table: t, realtime: realtime, changelog: changelog}, true, nil
 		}
 	}
-	if schema == "" && !realtime {
+	if schema == "" && !realtime && !changelog {
 		return tableRef{}, false, nil
 	}
 	if realtime {
 		return tableRef{}, false, fmt.Errorf("%w: table %s.%s does not exist, so neither does its real-time view %s", engine.ErrNotFound, dbName, name, table)
+	}
+	if changelog {
+		return tableRef{}, false, fmt.Errorf("%w: table %s.%s does not exist, so neither does its changelog %s", engine.ErrNotFound, dbName, name, table)
 	}
 	return tableRef{}, false, fmt.Errorf("%w: table %s.%s does not exist", engine.ErrNotFound, dbName, table)
 }
@@ -553,6 +567,9 @@ func (e *Engine) Tables(ctx context.Context, db string) ([]engine.TableInfo, err
 		out = append(out, engine.TableInfo{Database: db, Name: n, Type: "TABLE", Schema: sc})
 		if lakestream.Realtime(t) {
 			out = append(out, engine.TableInfo{Database: db, Name: n + lakestream.RealtimeSuffix, Type: "VIEW", Schema: sc})
+			if cs, err := e.ls.ChangelogSchema(db, n); err == nil {
+				out = append(out, engine.TableInfo{Database: db, Name: n + lakestream.ChangelogSuffix, Type: "VIEW", Schema: cs})
+			}
 		}
 	}
 	return out, nil

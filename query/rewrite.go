@@ -6,6 +6,7 @@ import "strings"
 type tableRef struct {
 	db, table string
 	realtime  bool
+	changelog bool // t$changelog
 	system    bool // sys.tiering
 }
 

@@ -27,6 +27,19 @@
 // Memory is bounded by the un-tiered delta (its key index), not by the table:
 // lake batches stream through a key filter.
 //
+// # Changelog
+//
+// Changelog turns a range of log entries into the changes they made: per
+// bucket in offset order, for each row given its key's state before it, an
+// upsert (+I/+U) of an absent key gives +I(new), of a present key -U(old)
+// and +U(new), both with the row's offset and next to each other; a delete
+// (-U/-D) of a present key gives -D(old), the stored row; a delete of an
+// absent key gives nothing. The state of a key before the range is its row
+// in the lake snapshot the range starts at, offered by the caller through
+// AddBefore (absent when not offered). Append tables: every row is +I.
+// Memory: the range and the before-images (copied into one batch), and the
+// per-key state (a slot per distinct key, 4 bytes a row).
+//
 // # Ownership
 //
 // The readers returned here follow arrow's RecordReader rules: the current

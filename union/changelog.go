@@ -1,0 +1,534 @@
+package union
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/flightd/flightd/internal/arrowutil"
+)
+
+// The columns a changelog puts before the table's columns.
+const (
+	// ChangeTypeColumn holds "+I", "-U", "+U" or "-D" (utf8).
+	ChangeTypeColumn = "_change_type"
+	// LogOffsetColumn is the log offset of the write that produced the row
+	// (int64); the -U and +U of one update share it.
+	LogOffsetColumn = "_log_offset"
+	// BucketColumn is the bucket of the row (int32).
+	BucketColumn = "_bucket"
+	// CommitTimestampColumn is when the write was acknowledged (timestamp
+	// in milliseconds, UTC; null for log entries that carry no write time).
+	CommitTimestampColumn = "_commit_timestamp"
+)
+
+// ChangeTypes names the row kinds as the changelog spells them, indexed by
+// KindInsert..KindDelete.
+var ChangeTypes = [4]string{"+I", "-U", "+U", "-D"}
+
+// changelogChunkRows is the target size of a changelog output batch.
+const changelogChunkRows = 64 * 1024
+
+// ChangelogSchema returns the schema of the changelog of a table with
+// schema: the change columns, then the table's columns.
+func ChangelogSchema(schema *arrow.Schema) *arrow.Schema {
+	fields := []arrow.Field{
+		{Name: ChangeTypeColumn, Type: arrow.BinaryTypes.String},
+		{Name: LogOffsetColumn, Type: arrow.PrimitiveTypes.Int64},
+		{Name: BucketColumn, Type: arrow.PrimitiveTypes.Int32},
+		{Name: CommitTimestampColumn, Type: &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "UTC"}, Nullable: true},
+	}
+	return arrow.NewSchema(append(fields, schema.Fields()...), nil)
+}
+
+// ChangelogEntry is one log entry of a changelog range (or the part of it in
+// the range): its rows and kinds, its bucket, the offset of its first row,
+// and when it was written (zero: unknown).
+type ChangelogEntry struct {
+	LogBatch
+	Bucket int32
+	Offset int64
+	Time   time.Time
+
+	rows int64 // Rec's row count, kept once Rec is gone
+}
+
+// Changelog turns a range of log entries into the full changelog of the
+// table. See the package documentation for the semantics.
+//
+// Use: NewChangelog with the range; for a primary-key table whose range
+// starts at a lake snapshot, AddBefore with the snapshot's rows of the keys
+// the range touches (Keys says how many there are; rows of other keys are
+// skipped, so a caller may pass whole lake batches); then Reader. Release
+// a Changelog that never got to Reader.
+type Changelog struct {
+	mem     memory.Allocator
+	schema  *arrow.Schema
+	entries []ChangelogEntry
+	rows    int64    // log rows
+	keys    keyIndex // nil for an append table
+	hits    []arrow.RecordBatch
+	nHits   int64
+}
+
+// NewChangelog prepares the changelog of entries, which must be in bucket
+// order and, per bucket, in offset order. pk holds the indexes of the
+// primary-key columns in schema; empty means an append table (every row is
+// +I). It takes ownership of the entries' batches, also on error.
+//
+// For a primary-key table it indexes the log rows' keys: a slot per
+// distinct key (the key itself is kept until Reader, its current image for
+// the reader's life) and 4 bytes a log row naming its key's slot.
+func NewChangelog(mem memory.Allocator, schema *arrow.Schema, pk []int, entries []ChangelogEntry) (*Changelog, error) {
+	c := &Changelog{mem: mem, schema: schema, entries: entries}
+	for i, e := range entries {
+		if err := checkColumns(schema, e.Rec); err != nil {
+			c.Release()
+			return nil, fmt.Errorf("union: changelog: log entry at offset %d of bucket %d: %w", e.Offset, e.Bucket, err)
+		}
+		if i > 0 {
+			p := entries[i-1]
+			if e.Bucket < p.Bucket || (e.Bucket == p.Bucket && e.Offset < p.Offset+p.Rec.NumRows()) {
+				c.Release()
+				return nil, fmt.Errorf("union: changelog: log entries out of order (bucket %d offset %d after bucket %d offset %d)", e.Bucket, e.Offset, p.Bucket, p.Offset)
+			}
+		}
+		entries[i].rows = e.Rec.NumRows()
+		c.rows += e.Rec.NumRows()
+	}
+	if len(pk) == 0 {
+		return c, nil
+	}
+	c.keys = newKeyIndex(schema, pk, c.rows)
+	for _, e := range entries {
+		if err := c.keys.addLog(e.Rec); err != nil {
+			c.Release()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// checkColumns checks that rec carries the columns of schema.
+func checkColumns(schema *arrow.Schema, rec arrow.RecordBatch) error {
+	if rec.NumCols() != int64(schema.NumFields()) {
+		return fmt.Errorf("%d columns, the table has %d", rec.NumCols(), schema.NumFields())
+	}
+	for i, f := range schema.Fields() {
+		if t := rec.Column(i).DataType(); !arrow.TypeEqual(t, f.Type) {
+			return fmt.Errorf("column %q is %s, the table's is %s", f.Name, t, f.Type)
+		}
+	}
+	return nil
+}
+
+// newKeyIndex picks the key representation, as PrimaryKey does.
+func newKeyIndex(schema *arrow.Schema, pk []int, rows int64) keyIndex {
+	hint := min(rows, 1<<20) // many rows may share few keys
+	if len(pk) == 1 {
+		switch schema.Field(pk[0]).Type.ID() {
+		case arrow.INT64, arrow.TIMESTAMP, arrow.DATE64, arrow.INT32, arrow.DATE32:
+			return &keyed[int64]{keysOf: int64Keys(pk[0]), slots: make(map[int64]int32, hint), rows: make([]int32, 0, rows)}
+		}
+	}
+	return &keyed[string]{keysOf: func(rec arrow.RecordBatch) ([]string, error) { return rowKeys(rec, pk) }, slots: make(map[string]int32, hint), rows: make([]int32, 0, rows)}
+}
+
+// Keys returns the number of distinct keys the range touches (0 for an
+// append table).
+func (c *Changelog) Keys() int {
+	if c.keys == nil {
+		return 0
+	}
+	return c.keys.distinct()
+}
+
+// AddBefore offers rows of the lake snapshot the range starts at (merged:
+// one row per key, current versions only). The rows of keys the range
+// touches become those keys' before-images; the others are skipped. rec
+// must carry the table's columns; it is not retained.
+func (c *Changelog) AddBefore(ctx context.Context, rec arrow.RecordBatch) error {
+	if c.keys == nil || rec.NumRows() == 0 {
+		return nil
+	}
+	if err := checkColumns(c.schema, rec); err != nil {
+		return fmt.Errorf("union: changelog: lake batch: %w", err)
+	}
+	keep, n, err := c.keys.before(rec, c.rows+c.nHits)
+	if err != nil || n == 0 {
+		return err
+	}
+	hit, err := filterBatch(compute.WithAllocator(ctx, c.mem), c.mem, rec, keep)
+	if err != nil {
+		return err
+	}
+	c.hits = append(c.hits, hit)
+	c.nHits += int64(n)
+	return nil
+}
+
+// Release frees what the Changelog holds; after Reader it does nothing.
+func (c *Changelog) Release() {
+	for _, e := range c.entries {
+		e.Rec.Release()
+	}
+	c.entries = nil
+	releaseBatches(c.hits)
+	c.hits = nil
+	c.keys = nil
+}
+
+// Reader returns the changelog. It takes over everything c holds (c must
+// not be used again) and releases it when the reader is released.
+//
+// A primary-key changelog copies the range and the before-images into one
+// batch, from which output batches of about 64K rows are taken; the
+// per-key state is 8 bytes a distinct key, plus 4 a log row. An append
+// changelog passes the log batches through.
+func (c *Changelog) Reader(ctx context.Context) (array.RecordReader, error) {
+	r := &changelogReader{ctx: ctx, mem: c.mem, schema: ChangelogSchema(c.schema), table: c.schema, entries: c.entries, keys: c.keys}
+	r.refs.Store(1)
+	c.entries, c.keys = nil, nil
+	if r.keys != nil {
+		r.keys.done()
+	}
+	hits := c.hits
+	c.hits = nil
+	if r.keys == nil || c.rows == 0 {
+		releaseBatches(hits)
+		return r, nil
+	}
+	parts := make([]arrow.RecordBatch, 0, len(r.entries)+len(hits))
+	for _, e := range r.entries {
+		parts = append(parts, e.Rec)
+	}
+	parts = append(parts, hits...)
+	src, err := arrowutil.ConcatRecords(parts, c.mem)
+	releaseBatches(hits)
+	if err != nil {
+		r.Release()
+		return nil, fmt.Errorf("union: changelog: %w", err)
+	}
+	r.src = array.NewRecordBatch(c.schema, src.Columns(), src.NumRows())
+	src.Release()
+	// The rows now live in src; keep the entries only for their metadata.
+	for i := range r.entries {
+		r.entries[i].Rec.Release()
+		r.entries[i].Rec = nil
+	}
+	return r, nil
+}
+
+// keyIndex is the per-key state of a primary-key changelog: a slot per
+// distinct key holding its current image, and the slot of every log row.
+type keyIndex interface {
+	// addLog registers the keys of the next log batch (new keys absent
+	// before the range).
+	addLog(rec arrow.RecordBatch) error
+	distinct() int
+	// before marks the rows of rec whose key the range touches and makes
+	// them the keys' images, numbered from base in row order.
+	before(rec arrow.RecordBatch, base int64) (keep []bool, n int, err error)
+	// done drops the key lookup; only apply works afterwards.
+	done()
+	// apply sets the image of log row row's key to img (-1: absent) and
+	// returns the image it had.
+	apply(row int64, img int64) int64
+}
+
+type keyed[K comparable] struct {
+	keysOf func(arrow.RecordBatch) ([]K, error)
+	slots  map[K]int32 // distinct key -> slot; nil after done
+	rows   []int32     // the slot of every log row, in order
+	state  []int64     // slot -> the key's current image (a row of src), -1 absent
+}
+
+func (k *keyed[K]) addLog(rec arrow.RecordBatch) error {
+	keys, err := k.keysOf(rec)
+	if err != nil {
+		return err
+	}
+	for _, key := range keys {
+		s, ok := k.slots[key]
+		if !ok {
+			s = int32(len(k.state))
+			k.slots[key] = s
+			k.state = append(k.state, -1)
+		}
+		k.rows = append(k.rows, s)
+	}
+	return nil
+}
+
+func (k *keyed[K]) distinct() int { return len(k.state) }
+
+func (k *keyed[K]) before(rec arrow.RecordBatch, base int64) ([]bool, int, error) {
+	keys, err := k.keysOf(rec)
+	if err != nil {
+		return nil, 0, err
+	}
+	keep := make([]bool, len(keys))
+	n := 0
+	for i, key := range keys {
+		if s, ok := k.slots[key]; ok {
+			keep[i] = true
+			k.state[s] = base + int64(n)
+			n++
+		}
+	}
+	return keep, n, nil
+}
+
+func (k *keyed[K]) done() { k.slots = nil }
+
+func (k *keyed[K]) apply(row int64, img int64) int64 {
+	s := k.rows[row]
+	old := k.state[s]
+	k.state[s] = img
+	return old
+}
+
+// changelogReader produces the changelog batch by batch.
+type changelogReader struct {
+	refs    atomic.Int64
+	ctx     context.Context
+	mem     memory.Allocator
+	schema  *arrow.Schema // output
+	table   *arrow.Schema
+	entries []ChangelogEntry // Rec is nil once copied into src (primary-key tables)
+	keys    keyIndex
+	src     arrow.RecordBatch // primary-key tables: log rows, then before-images
+
+	e   int   // next entry
+	row int64 // next row of entry e
+	g   int64 // global log row of (e, row)
+	cur arrow.RecordBatch
+	err error
+
+	// the events of the batch being built
+	kinds   []byte
+	offsets []int64
+	buckets []int32
+	times   []int64
+	known   []bool
+	idx     []int64
+}
+
+func (r *changelogReader) Retain() { r.refs.Add(1) }
+
+func (r *changelogReader) Release() {
+	n := r.refs.Add(-1)
+	if n < 0 {
+		panic("union: changelog reader released too often")
+	}
+	if n > 0 {
+		return
+	}
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	for _, e := range r.entries {
+		if e.Rec != nil {
+			e.Rec.Release()
+		}
+	}
+	r.entries = nil
+	if r.src != nil {
+		r.src.Release()
+		r.src = nil
+	}
+	r.keys = nil
+}
+
+func (r *changelogReader) Schema() *arrow.Schema { return r.schema }
+
+func (r *changelogReader) RecordBatch() arrow.RecordBatch { return r.cur }
+
+// Record is the deprecated spelling of RecordBatch.
+func (r *changelogReader) Record() arrow.RecordBatch { return r.cur }
+
+func (r *changelogReader) Err() error { return r.err }
+
+func (r *changelogReader) Next() bool {
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	if r.err != nil || r.e >= len(r.entries) {
+		return false
+	}
+	if err := r.ctx.Err(); err != nil {
+		r.err = err
+		return false
+	}
+	var err error
+	if r.keys == nil {
+		r.cur, err = r.nextAppend()
+	} else {
+		r.cur, err = r.nextPK()
+	}
+	if err != nil {
+		r.err = err
+		return false
+	}
+	return r.cur != nil
+}
+
+// nextAppend passes the next entry through: every row is +I.
+func (r *changelogReader) nextAppend() (arrow.RecordBatch, error) {
+	for r.e < len(r.entries) {
+		e := r.entries[r.e]
+		r.e++
+		n := e.Rec.NumRows()
+		if n == 0 {
+			continue
+		}
+		r.resetEvents()
+		for i := int64(0); i < n; i++ {
+			r.event(KindInsert, e, i, -1)
+		}
+		meta := r.metaColumns()
+		cols := append(meta, e.Rec.Columns()...)
+		out := array.NewRecordBatch(r.schema, cols, n)
+		for _, c := range meta {
+			c.Release()
+		}
+		return out, nil
+	}
+	return nil, nil
+}
+
+// nextPK runs the per-key state machine until a batch is full.
+func (r *changelogReader) nextPK() (arrow.RecordBatch, error) {
+	r.resetEvents()
+	for r.e < len(r.entries) && len(r.idx) < changelogChunkRows {
+		e := r.entries[r.e]
+		for ; r.row < e.rows && len(r.idx) < changelogChunkRows; r.row, r.g = r.row+1, r.g+1 {
+			upsert := e.Kinds == nil || (e.Kinds[r.row] != KindUpdateBefore && e.Kinds[r.row] != KindDelete)
+			img := int64(-1)
+			if upsert {
+				img = r.g
+			}
+			old := r.keys.apply(r.g, img)
+			switch {
+			case upsert && old < 0:
+				r.event(KindInsert, e, r.row, r.g)
+			case upsert:
+				r.event(KindUpdateBefore, e, r.row, old)
+				r.event(KindUpdateAfter, e, r.row, r.g)
+			case old >= 0:
+				r.event(KindDelete, e, r.row, old)
+			}
+		}
+		if r.row >= e.rows {
+			r.e++
+			r.row = 0
+		}
+	}
+	if len(r.idx) == 0 {
+		return nil, nil
+	}
+	data, err := r.take()
+	if err != nil {
+		return nil, err
+	}
+	defer data.Release()
+	meta := r.metaColumns()
+	cols := append(meta, data.Columns()...)
+	out := array.NewRecordBatch(r.schema, cols, int64(len(r.idx)))
+	for _, c := range meta {
+		c.Release()
+	}
+	return out, nil
+}
+
+// take gathers the events' rows from src: a slice when they are
+// consecutive (inserts), else a Take.
+func (r *changelogReader) take() (arrow.RecordBatch, error) {
+	first := r.idx[0]
+	consecutive := true
+	for i, x := range r.idx {
+		if x != first+int64(i) {
+			consecutive = false
+			break
+		}
+	}
+	if consecutive {
+		return r.src.NewSlice(first, first+int64(len(r.idx))), nil
+	}
+	ib := array.NewInt64Builder(r.mem)
+	ib.AppendValues(r.idx, nil)
+	idx := ib.NewArray()
+	ib.Release()
+	defer idx.Release()
+	ectx := compute.WithAllocator(r.ctx, r.mem)
+	res, err := compute.Take(ectx, *compute.DefaultTakeOptions(), compute.NewDatumWithoutOwning(r.src), compute.NewDatumWithoutOwning(idx))
+	if err != nil {
+		return nil, fmt.Errorf("union: changelog: gather rows: %w", err)
+	}
+	return res.(*compute.RecordDatum).Value, nil
+}
+
+func (r *changelogReader) resetEvents() {
+	r.kinds, r.offsets, r.buckets, r.times, r.known, r.idx = r.kinds[:0], r.offsets[:0], r.buckets[:0], r.times[:0], r.known[:0], r.idx[:0]
+}
+
+// event records an output row of kind for row i of entry e, showing src row img.
+func (r *changelogReader) event(kind byte, e ChangelogEntry, i, img int64) {
+	r.kinds = append(r.kinds, kind)
+	r.offsets = append(r.offsets, e.Offset+i)
+	r.buckets = append(r.buckets, e.Bucket)
+	if e.Time.IsZero() {
+		r.times = append(r.times, 0)
+		r.known = append(r.known, false)
+	} else {
+		r.times = append(r.times, e.Time.UnixMilli())
+		r.known = append(r.known, true)
+	}
+	r.idx = append(r.idx, img)
+}
+
+// metaColumns builds the change columns of the recorded events.
+func (r *changelogReader) metaColumns() []arrow.Array {
+	n := len(r.kinds)
+	// Every change type is two bytes: build the utf8 buffers directly.
+	offs := memory.NewResizableBuffer(r.mem)
+	offs.Resize(arrow.Int32Traits.BytesRequired(n + 1))
+	data := memory.NewResizableBuffer(r.mem)
+	data.Resize(2 * n)
+	ov, dv := arrow.Int32Traits.CastFromBytes(offs.Bytes()), data.Bytes()
+	for i, k := range r.kinds {
+		ov[i] = int32(2 * i)
+		copy(dv[2*i:], ChangeTypes[k])
+	}
+	ov[n] = int32(2 * n)
+	kd := array.NewData(arrow.BinaryTypes.String, n, []*memory.Buffer{nil, offs, data}, nil, 0, 0)
+	offs.Release()
+	data.Release()
+	kinds := array.MakeFromData(kd)
+	kd.Release()
+	ob := array.NewInt64Builder(r.mem)
+	defer ob.Release()
+	ob.AppendValues(r.offsets, nil)
+	bb := array.NewInt32Builder(r.mem)
+	defer bb.Release()
+	bb.AppendValues(r.buckets, nil)
+	tb := array.NewTimestampBuilder(r.mem, r.schema.Field(3).Type.(*arrow.TimestampType))
+	defer tb.Release()
+	tb.Reserve(n)
+	for i, t := range r.times {
+		if r.known[i] {
+			tb.UnsafeAppend(arrow.Timestamp(t))
+		} else {
+			tb.UnsafeAppendBoolToBitmap(false)
+		}
+	}
+	return []arrow.Array{kinds, ob.NewArray(), bb.NewArray(), tb.NewArray()}
+}
