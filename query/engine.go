@@ -435,15 +435,52 @@ func (e *Engine) plainScan(ctx context.Context, ps plainScan, schemaOnly bool) (
 			return nil, false, nil
 		}
 	}
+	preds, ok := bindPredicates(sc, ps.filter)
+	if !ok || (len(preds) > 0 && e.noPushdown.Load()) {
+		return nil, false, nil
+	}
+	for i := range ps.filter {
+		ps.filter[i].Column = sc.Field(preds[i].col).Name
+	}
 	var r array.RecordReader
 	var err error
-	if schemaOnly {
+	switch {
+	case schemaOnly:
 		r, err = array.NewRecordReader(sc, nil)
-	} else {
+	case ps.ref.system || ps.ref.changelog || len(preds) == 0:
 		r, err = e.scan(ctx, ps.ref)
+	default:
+		// Read the selected and the filtered columns, filter, then select.
+		var read []string
+		if idx != nil {
+			need := map[int]bool{}
+			for _, i := range idx {
+				need[i] = true
+			}
+			for _, p := range preds {
+				need[p.col] = true
+			}
+			pos := map[int]int{}
+			for i, f := range sc.Fields() {
+				if need[i] {
+					pos[i] = len(read)
+					read = append(read, f.Name)
+				}
+			}
+			for i := range idx {
+				idx[i] = pos[idx[i]]
+			}
+			for i := range preds {
+				preds[i].col = pos[preds[i].col]
+			}
+		}
+		r, err = e.ls.ScanWith(ctx, ps.ref.db, ps.ref.table, lakestream.ScanOptions{Realtime: ps.ref.realtime, Columns: read, Filter: ps.filter})
 	}
 	if err != nil {
 		return nil, false, mapErr(err)
+	}
+	if len(preds) > 0 && !schemaOnly {
+		r = newFilterReader(ctx, e.mem, r, preds)
 	}
 	if idx != nil {
 		return arrowutil.NewProjectReader(r, idx), true, nil

@@ -4,15 +4,21 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/flightd/flightd/lake"
 )
 
 // plainScan describes a statement that is only a scan of one flightd table:
-// SELECT * | col, ... FROM t | t$rt, with nothing else. Such statements skip
-// DuckDB and stream the scan straight to the client, because passing a large
-// result through DuckDB costs more than the scan itself.
+// SELECT * | col, ... FROM t | t$rt [WHERE conjuncts], with nothing else,
+// where every conjunct is column op constant as pushdown.go reads them. Such
+// statements skip DuckDB and stream the scan straight to the client (the
+// filter evaluated by filter.go), because passing a large result through
+// DuckDB costs more than the scan itself, and planning a point query on
+// DuckDB costs more than the lookup.
 type plainScan struct {
 	ref     tableRef
 	columns []string // nil = all
+	filter  []lake.Predicate
 }
 
 // asPlainScan recognises a plain scan in DuckDB's parse tree.
@@ -32,7 +38,7 @@ func asPlainScan(tree *object, resolve resolver) (plainScan, bool) {
 	if node == nil || node.get("type") != "SELECT_NODE" {
 		return plainScan{}, false
 	}
-	for _, k := range []string{"where_clause", "having", "sample", "qualify"} {
+	for _, k := range []string{"having", "sample", "qualify"} {
 		if node.get(k) != nil {
 			return plainScan{}, false
 		}
@@ -66,6 +72,22 @@ func asPlainScan(tree *object, resolve resolver) (plainScan, bool) {
 	if err != nil || !ok {
 		return plainScan{}, false
 	}
+	var filter []lake.Predicate
+	if where, _ := node.get("where_clause").(*object); where != nil {
+		alias, _ := from.get("alias").(string)
+		for _, c := range conjuncts(where, nil) {
+			col, p, ok := predicateOf(c)
+			if !ok {
+				return plainScan{}, false
+			}
+			if len(col) == 2 && !strings.EqualFold(col[0], table) && !strings.EqualFold(col[0], alias) {
+				return plainScan{}, false
+			}
+			p.Column = col[len(col)-1]
+			filter = append(filter, p)
+		}
+		filter = expandBetween(filter)
+	}
 	sel, _ := node.get("select_list").([]any)
 	if len(sel) == 0 {
 		return plainScan{}, false
@@ -81,7 +103,7 @@ func asPlainScan(tree *object, resolve resolver) (plainScan, bool) {
 			if len(sel) != 1 || i != 0 || !emptyStar(ex) {
 				return plainScan{}, false
 			}
-			return plainScan{ref: ref}, true
+			return plainScan{ref: ref, filter: filter}, true
 		case "COLUMN_REF":
 			names, _ := ex.get("column_names").([]any)
 			if len(names) != 1 {
@@ -96,7 +118,7 @@ func asPlainScan(tree *object, resolve resolver) (plainScan, bool) {
 			return plainScan{}, false
 		}
 	}
-	return plainScan{ref: ref, columns: cols}, true
+	return plainScan{ref: ref, columns: cols, filter: filter}, true
 }
 
 func emptyStar(ex *object) bool {
