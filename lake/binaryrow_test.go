@@ -2,8 +2,12 @@ package lake
 
 import (
 	"encoding/hex"
+	"math"
 	"strings"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/stretchr/testify/require"
 )
@@ -75,4 +79,33 @@ func TestSerializedRowFixture(t *testing.T) {
 	got := serializeBinaryRow(2, encodeBinaryRow(types, []any{"1", int32(1)}))
 	require.Equal(t, "00000002"+"0000000000000000"+"3100000000000081"+"0100000000000000", hex.EncodeToString(got))
 	require.Equal(t, "000000000000000000000000", hex.EncodeToString(emptyRowBytes))
+}
+
+// TestBucketsOfIntKeyMatchesBinaryRow: the fast path for one BIGINT or INT
+// key gives the bucket of the general BinaryRow encoding.
+func TestBucketsOfIntKeyMatchesBinaryRow(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	vals := []int64{0, 1, -1, 42, 1 << 40, -(1 << 62), math.MaxInt64, math.MinInt64, 123456789}
+	for _, nb := range []int{1, 4, 7, 128} {
+		b64 := array.NewInt64Builder(mem)
+		b32 := array.NewInt32Builder(mem)
+		for _, v := range vals {
+			b64.Append(v)
+			b32.Append(int32(v))
+		}
+		a64, a32 := b64.NewArray(), b32.NewArray()
+		got64 := make([]int32, len(vals))
+		got32 := make([]int32, len(vals))
+		require.True(t, bucketsOfIntKey(a64, DataType{Root: TypeBigInt}, nb, got64))
+		require.True(t, bucketsOfIntKey(a32, DataType{Root: TypeInt}, nb, got32))
+		for i, v := range vals {
+			want64 := bucketOf(hashBinaryRow(encodeBinaryRow([]DataType{{Root: TypeBigInt}}, []any{v})), nb)
+			want32 := bucketOf(hashBinaryRow(encodeBinaryRow([]DataType{{Root: TypeInt}}, []any{int32(v)})), nb)
+			require.Equal(t, want64, got64[i], "BIGINT %d", v)
+			require.Equal(t, want32, got32[i], "INT %d", int32(v))
+		}
+		require.False(t, bucketsOfIntKey(a64, DataType{Root: TypeInt}, nb, got64), "type mismatch")
+		a64.Release()
+		a32.Release()
+	}
 }

@@ -2,6 +2,7 @@ package lake
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"sort"
 
@@ -41,6 +42,9 @@ func (t *Table) Buckets(rec arrow.RecordBatch) ([]int32, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(idx) == 1 && bucketsOfIntKey(rec.Column(idx[0]), types[0], nb, out) {
+		return out, nil
+	}
 	vals := make([]any, len(idx))
 	for r := 0; r < n; r++ {
 		for i, c := range idx {
@@ -49,6 +53,39 @@ func (t *Table) Buckets(rec arrow.RecordBatch) ([]int32, error) {
 		out[r] = bucketOf(hashBinaryRow(encodeBinaryRow(types, vals)), nb)
 	}
 	return out, nil
+}
+
+// bucketsOfIntKey is Buckets for a key of one BIGINT or INT column without
+// nulls, without building a row per value: an arity-1 BinaryRow is 8 bytes
+// of header (row kind 0, no null bit) then the value's 8-byte slot, the
+// integer little-endian (an INT's upper 4 bytes zero). It reports false for
+// any other key.
+func bucketsOfIntKey(col arrow.Array, t DataType, nb int, out []int32) bool {
+	if col.NullN() > 0 {
+		return false
+	}
+	var row [16]byte
+	switch c := col.(type) {
+	case *array.Int64:
+		if t.Root != TypeBigInt {
+			return false
+		}
+		for r := range out {
+			binary.LittleEndian.PutUint64(row[8:], uint64(c.Value(r)))
+			out[r] = bucketOf(hashBinaryRow(row[:]), nb)
+		}
+	case *array.Int32:
+		if t.Root != TypeInt {
+			return false
+		}
+		for r := range out {
+			binary.LittleEndian.PutUint32(row[8:], uint32(c.Value(r)))
+			out[r] = bucketOf(hashBinaryRow(row[:]), nb)
+		}
+	default:
+		return false
+	}
+	return true
 }
 
 // columnsOf finds named columns in rec by name and returns their positions and Paimon types.
