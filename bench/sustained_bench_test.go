@@ -18,7 +18,8 @@ import (
 // BenchmarkSustained ingests at a target rate for a while (4 ADBC clients,
 // 10k-row batches) with the default 30 s tiering interval, and reports the
 // rate reached, the largest tiering lag (sys.tiering) and the server's
-// memory at the start and the end. Run it with `make bench-sustained`;
+// anonymous memory at the start, its peak in each half of the run (flat
+// memory: the second half's peak is not above the first's) and at the end. Run it with `make bench-sustained`;
 // FLIGHTD_SUSTAIN_SECONDS (default 60) and FLIGHTD_SUSTAIN_RATE (rows/s,
 // default 1000000) set the load, FLIGHTD_SUSTAIN_TABLE=pk a primary-key
 // table with 4 buckets instead of an append table.
@@ -45,6 +46,7 @@ func BenchmarkSustained(b *testing.B) {
 	rssStart := srv.RSS()
 	var written atomic.Int64
 	maxLag := 0.0
+	var rssFirst, rssSecond int64 // the largest anonymous RSS in each half of the run
 	for b.Loop() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(secs)*time.Second)
 		start := time.Now()
@@ -67,8 +69,16 @@ func BenchmarkSustained(b *testing.B) {
 			}(w)
 		}
 		tick := time.NewTicker(time.Second)
-		for ctx.Err() == nil {
+		for n := 0; ctx.Err() == nil; n++ {
 			<-tick.C
+			if n%5 == 0 {
+				rss := srv.RSS()
+				if time.Since(start) < time.Duration(secs)*time.Second/2 {
+					rssFirst = max(rssFirst, rss)
+				} else {
+					rssSecond = max(rssSecond, rss)
+				}
+			}
 			st, _ := c.conn.NewStatement()
 			_ = st.SetSqlQuery(`SELECT coalesce(max(lag_seconds), 0) FROM sys.tiering`)
 			if r, _, err := st.ExecuteQuery(context.Background()); err == nil {
@@ -88,6 +98,8 @@ func BenchmarkSustained(b *testing.B) {
 	}
 	b.ReportMetric(maxLag, "max-lag-s")
 	b.ReportMetric(float64(rssStart)/(1<<20), "rss-start-MiB")
+	b.ReportMetric(float64(rssFirst)/(1<<20), "rss-max-1st-half-MiB")
+	b.ReportMetric(float64(rssSecond)/(1<<20), "rss-max-2nd-half-MiB")
 	b.ReportMetric(float64(srv.RSS())/(1<<20), "rss-end-MiB")
 }
 
