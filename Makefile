@@ -7,6 +7,7 @@ BIN         := bin/flightd
 VENV        := .venv
 PY          := $(VENV)/bin/python
 PVENV       := .venv-paimon
+PAIMON_PY   := $(CURDIR)/$(PVENV)/bin/python
 GOTESTFLAGS ?=
 # Versity S3 Gateway: the real S3 server of the lake's S3 tests (lake/s3_test.go).
 TOOLS             := $(CURDIR)/bin/tools
@@ -72,9 +73,10 @@ test-nocgo: tools
 test-engine:
 	$(GO) test -tags $(TAGS) -count=1 $(GOTESTFLAGS) ./query/... ./cmd/...
 
-# Black-box tests against the real binary (Go ADBC driver).
-test-integration: build tools paimon-check-jar
-	VERSITYGW=$(VERSITYGW) FLIGHTD_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 20m $(GOTESTFLAGS) ./integration/...
+# Black-box tests against the real binary (Go ADBC driver); the crash test
+# reads the snapshots with pypaimon through FLIGHTD_PAIMON_PYTHON.
+test-integration: build tools paimon-check-jar py-deps
+	VERSITYGW=$(VERSITYGW) FLIGHTD_BIN=$(CURDIR)/$(BIN) FLIGHTD_PAIMON_PYTHON=$(PAIMON_PY) $(GO) test -count=1 -timeout 20m $(GOTESTFLAGS) ./integration/...
 
 # Python clients: ADBC + pandas + Polars, and `flightd sql`.
 test-python: build py-deps
@@ -88,8 +90,8 @@ bench: build
 	FLIGHTD_BIN=$(CURDIR)/$(BIN) $(GO) test -tags $(TAGS) -run='^$$' -bench='$(QUICK_BENCH)' -benchmem -count=6 ./bench/... ./logstore/... ./union/...
 
 # The crash test with 200 SIGKILL cycles (make test runs 20).
-soak: build
-	FLIGHTD_BIN=$(CURDIR)/$(BIN) FLIGHTD_CRASH_CYCLES=200 $(GO) test -count=1 -timeout 60m -run TestCrashModel -v ./integration/
+soak: build py-deps
+	FLIGHTD_BIN=$(CURDIR)/$(BIN) FLIGHTD_PAIMON_PYTHON=$(PAIMON_PY) FLIGHTD_CRASH_CYCLES=200 $(GO) test -count=1 -timeout 60m -run TestCrashModel -v ./integration/
 
 # Every benchmark but the long sustained run.
 QUICK_BENCH := Ingest|ReadRealtime|Freshness|Parquet|PrimaryKey|Append

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,7 +61,11 @@ type crashWriter struct {
 // commits alike), restarts it, and checks t$rt against a model after every
 // restart: every acknowledged write is there exactly once (newest version
 // per key), a write in flight at the kill is there entirely or not at all,
-// and after a final drain the lake equals t$rt.
+// and after a final drain the lake equals t$rt. The snapshots must be valid
+// Paimon: every paimonEvery-th cycle and at the end, pypaimon reads the
+// snapshot flightd serves as crash.t and must see the same rows (see
+// checkLakeWithPaimon; skipped, with a log line, without
+// FLIGHTD_PAIMON_PYTHON).
 func TestCrashModel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash cycles are not short")
@@ -72,6 +77,8 @@ func TestCrashModel(t *testing.T) {
 	t.Logf("seed %d (replay with FLIGHTD_CRASH_SEED=%d)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, 7))
 	srv := testserver.Start(t, t.TempDir(), "--tiering-interval", "300ms", "--log-level", "info")
+	warehouse := filepath.Join(srv.DataDir, "warehouse")
+	pr := startPaimonReader(t)
 	c := connect(t, srv)
 	c.mustExec("CREATE DATABASE crash")
 	c.mustExec("CREATE TABLE crash.pk (id BIGINT, v BIGINT, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '4')")
@@ -84,6 +91,8 @@ func TestCrashModel(t *testing.T) {
 		ws[i] = &crashWriter{w: i, acked: map[int64]int64{}, apAcked: map[int64]bool{}, next: int64(i+1) * 1_000_000_000}
 	}
 	cycles := crashCycles()
+	var paimonTime time.Duration
+	paimonChecks := 0
 	for cycle := 0; cycle < cycles; cycle++ {
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
@@ -100,7 +109,14 @@ func TestCrashModel(t *testing.T) {
 		wg.Wait()
 		srv.Restart(syscall.SIGKILL) // already dead: just starts it again
 		c = connect(t, srv)
-		checkCrashModel(t, c, ws, fmt.Sprintf("cycle %d seed %d", cycle, seed))
+		where := fmt.Sprintf("cycle %d seed %d", cycle, seed)
+		checkCrashModel(t, c, ws, where)
+		if pr != nil && (cycle%paimonEvery == 0 || cycle == cycles-1) {
+			start := time.Now()
+			checkLakeWithPaimon(t, c, pr, warehouse, where, false)
+			paimonTime += time.Since(start)
+			paimonChecks++
+		}
 		c.close()
 	}
 	acked, apAcked := 0, 0
@@ -122,6 +138,72 @@ func TestCrashModel(t *testing.T) {
 		}
 		return nil
 	})
+	if pr != nil {
+		start := time.Now()
+		checkLakeWithPaimon(t, c, pr, warehouse, "after the final drain", true)
+		t.Logf("pypaimon agreed with flightd after %d of %d cycles (%s) and after the final drain, every row (%s)",
+			paimonChecks, cycles, paimonTime.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	}
+}
+
+// paimonEvery: the crash test checks the lake with pypaimon every
+// paimonEvery-th cycle (and after the last one).
+const paimonEvery = 1
+
+// checkLakeWithPaimon reads the newest snapshot of crash.pk and crash.ap
+// with flightd (as crash.pk / crash.ap, bracketed by sys.tiering so the
+// snapshot is known) and the same snapshot with pypaimon, and requires the
+// same rows: all of them for pk, and for ap when full is set; otherwise
+// the count and each column's sum, min, max and distinct count (the append
+// table grows to about a million rows).
+func checkLakeWithPaimon(t *testing.T, c *client, pr *paimonReader, warehouse, where string, full bool) {
+	t.Helper()
+	for _, tbl := range []string{"pk", "ap"} {
+		rows := full || tbl == "pk"
+		snapSQL := `SELECT max(snapshot_id) FROM sys.tiering WHERE "database" = 'crash' AND "table" = '` + tbl + `'`
+		var snap string
+		var want []string
+		testserver.Eventually(t, 30*time.Second, func() error {
+			before := c.scalar(snapSQL)
+			if rows {
+				want = sortedRows(c.mustQuery(`SELECT id, v FROM crash.` + tbl))
+			} else {
+				want = c.mustQuery(`SELECT count(*), CAST(sum(id) AS BIGINT), min(id), max(id), count(DISTINCT id), ` +
+					`CAST(sum(v) AS BIGINT), min(v), max(v), count(DISTINCT v) FROM crash.` + tbl)[0]
+			}
+			if after := c.scalar(snapSQL); after != before {
+				return fmt.Errorf("crash.%s: snapshot %s became %s while flightd read it", tbl, before, after)
+			}
+			snap = before
+			return nil
+		})
+		if snap == "NULL" {
+			continue // nothing tiered yet
+		}
+		id, err := strconv.ParseInt(snap, 10, 64)
+		require.NoError(t, err, "snapshot id %q", snap)
+		mode := "summary"
+		if rows {
+			mode = "rows"
+		}
+		ans, err := pr.read(warehouse, "crash."+tbl, id, mode)
+		require.NoError(t, err, "%s: crash.%s", where, tbl)
+		var got []string
+		if rows {
+			got = ans.sortedRows()
+		} else {
+			got, err = ans.summary("id", "v")
+			require.NoError(t, err)
+		}
+		if rows {
+			onlyFlightd, onlyPaimon := rowDiff(want, got, 5)
+			require.True(t, len(onlyFlightd)+len(onlyPaimon) == 0,
+				"%s: crash.%s snapshot %d: flightd reads %d rows, pypaimon %d; only flightd has (up to 5): %v; only pypaimon has: %v",
+				where, tbl, id, len(want), len(got), onlyFlightd, onlyPaimon)
+		} else {
+			require.Equal(t, want, got, "%s: crash.%s snapshot %d: count, then sum/min/max/distinct of id and v: flightd (want) and pypaimon (got) disagree", where, tbl, id)
+		}
+	}
 }
 
 func runCrashWriter(ctx context.Context, t *testing.T, srv *testserver.Server, w *crashWriter, writers int, seed uint64) {
@@ -259,4 +341,28 @@ func checkCrashModel(t *testing.T, c *client, ws []*crashWriter, where string) {
 		total += len(w.apAcked)
 	}
 	require.Equal(t, total, len(count), "%s: append table has rows nobody wrote", where)
+}
+
+// rowDiff compares two sorted row lists as multisets and returns up to n
+// rows only a has and up to n rows only b has.
+func rowDiff(a, b []string, n int) (onlyA, onlyB []string) {
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || (i < len(a) && a[i] < b[j]):
+			if len(onlyA) < n {
+				onlyA = append(onlyA, a[i])
+			}
+			i++
+		case i == len(a) || b[j] < a[i]:
+			if len(onlyB) < n {
+				onlyB = append(onlyB, b[j])
+			}
+			j++
+		default:
+			i++
+			j++
+		}
+	}
+	return onlyA, onlyB
 }

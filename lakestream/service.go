@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -21,8 +22,8 @@ import (
 const (
 	OptionEnabled = "lakestream.enabled"
 	OptionTableID = "lakestream.table-id"
-	// OptionFreshness is the per-table tiering interval (a Go duration such
-	// as "30s"); the server default applies when it is absent.
+	// OptionFreshness is the per-table tiering interval (see ParseFreshness);
+	// the server default applies when it is absent.
 	OptionFreshness = "lakestream.freshness"
 )
 
@@ -39,6 +40,8 @@ var (
 	ErrNotRealtime = errors.New("lakestream: table is not lake-stream enabled")
 	// ErrInvalidBatch marks a write whose batch does not fit the table.
 	ErrInvalidBatch = errors.New("lakestream: batch does not match table")
+	// ErrInvalidOption marks a table option value that flightd cannot use.
+	ErrInvalidOption = errors.New("invalid table option")
 )
 
 // Options configure a Service.
@@ -132,6 +135,11 @@ func (s *Service) CreateTable(ctx context.Context, db, name string, sc lake.Sche
 		opts[OptionEnabled] = "true"
 	}
 	opts[OptionTableID] = uuid.NewString()
+	if v, ok := opts[OptionFreshness]; ok {
+		if _, err := ParseFreshness(v); err != nil {
+			return fmt.Errorf("lakestream: create %s.%s: %w", db, name, err)
+		}
+	}
 	if len(sc.PrimaryKeys) > 0 {
 		if _, ok := opts["bucket"]; !ok {
 			opts["bucket"] = strconv.Itoa(DefaultPrimaryKeyBuckets)
@@ -168,7 +176,12 @@ func (s *Service) DropTable(ctx context.Context, db, name string, ifExists bool)
 
 // AlterTableOptions sets table options.
 func (s *Service) AlterTableOptions(ctx context.Context, db, name string, set map[string]string) error {
-	for k := range set {
+	for k, v := range set {
+		if k == OptionFreshness {
+			if _, err := ParseFreshness(v); err != nil {
+				return fmt.Errorf("lakestream: alter %s.%s: %w", db, name, err)
+			}
+		}
 		if k == OptionTableID {
 			return fmt.Errorf("lakestream: option %q is flightd's own and cannot be set", k)
 		}
@@ -179,6 +192,68 @@ func (s *Service) AlterTableOptions(ctx context.Context, db, name string, set ma
 	_, err := s.cat.AlterTableOptions(ctx, db, name, set)
 	s.forget(db, name)
 	return err
+}
+
+// ParseFreshness reads a lakestream.freshness value: a Go duration ("30s",
+// "1m30s", "500ms") or a Paimon one, an integer and a unit with optional
+// spaces between ("30 s", "1 min", "2 h", "1 day"; Paimon's unit names). It
+// must be positive. A bare number is refused: Paimon would read it as
+// milliseconds, which is rarely what a freshness means.
+func ParseFreshness(v string) (time.Duration, error) {
+	bad := func(why string) error {
+		return fmt.Errorf("%w: %s = %q: %s", ErrInvalidOption, OptionFreshness, v, why)
+	}
+	s := strings.TrimSpace(v)
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		i := 0
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		unit, ok := paimonUnits[strings.ToLower(strings.TrimSpace(s[i:]))]
+		n, nerr := strconv.ParseInt(s[:i], 10, 64)
+		switch {
+		case i == 0 || nerr != nil:
+			return 0, bad("want a duration such as '30s', '30 s', '1 min' or '2 h'")
+		case i == len(s):
+			return 0, bad("give a unit, e.g. '" + s + "s' or '" + s + " s'")
+		case !ok:
+			return 0, bad("unknown unit " + strconv.Quote(strings.TrimSpace(s[i:])) + " (want ms, s, min, h or d)")
+		case n > int64(1<<63-1)/int64(unit):
+			return 0, bad("too long")
+		}
+		d = time.Duration(n) * unit
+	}
+	if d <= 0 {
+		return 0, bad("must be positive")
+	}
+	return d, nil
+}
+
+// paimonUnits are the duration units Paimon (Flink's TimeUtils) accepts.
+var paimonUnits = map[string]time.Duration{
+	"d": 24 * time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour,
+	"h": time.Hour, "hour": time.Hour, "hours": time.Hour,
+	"min": time.Minute, "m": time.Minute, "minute": time.Minute, "minutes": time.Minute,
+	"s": time.Second, "sec": time.Second, "secs": time.Second, "second": time.Second, "seconds": time.Second,
+	"ms": time.Millisecond, "milli": time.Millisecond, "millis": time.Millisecond, "millisecond": time.Millisecond, "milliseconds": time.Millisecond,
+	"µs": time.Microsecond, "micro": time.Microsecond, "micros": time.Microsecond, "microsecond": time.Microsecond, "microseconds": time.Microsecond,
+	"ns": time.Nanosecond, "nano": time.Nanosecond, "nanos": time.Nanosecond, "nanosecond": time.Nanosecond, "nanoseconds": time.Nanosecond,
+}
+
+// Freshness returns how often t is tiered: its lakestream.freshness option,
+// else def. An option that does not parse (set by another engine, or before
+// flightd checked it) gives def and the error.
+func Freshness(t *lake.Table, def time.Duration) (time.Duration, error) {
+	v := t.Schema().Options[OptionFreshness]
+	if v == "" {
+		return def, nil
+	}
+	d, err := ParseFreshness(v)
+	if err != nil {
+		return def, err
+	}
+	return d, nil
 }
 
 func metaKey(db, name string) string { return db + "\x00" + name }

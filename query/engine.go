@@ -247,7 +247,7 @@ func mapErr(err error) error {
 		return fmt.Errorf("%w: %w", engine.ErrNotFound, err)
 	case errors.Is(err, lake.ErrTableExists), errors.Is(err, lake.ErrDatabaseExists):
 		return fmt.Errorf("%w: %w", engine.ErrExists, err)
-	case errors.Is(err, lakestream.ErrInvalidBatch):
+	case errors.Is(err, lakestream.ErrInvalidBatch), errors.Is(err, lakestream.ErrInvalidOption):
 		return fmt.Errorf("%w: %w", engine.ErrInvalid, err)
 	case errors.Is(err, lakestream.ErrNotRealtime):
 		return fmt.Errorf("%w: %w", engine.ErrRejected, err)

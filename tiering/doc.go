@@ -20,6 +20,19 @@
 // the offsets of the newest committed snapshot, and no duplicate because a
 // round commits only if that snapshot is still the newest.
 //
+// # Scheduling
+//
+// Run tiers each lake-stream table at its own interval: the table option
+// lakestream.freshness (see lakestream.ParseFreshness), else
+// Options.Interval. A round is due once that interval has passed since the
+// table's last successful round; options changed by ALTER TABLE apply at
+// the next pass (at most a second later). The first pass after start tiers
+// every table; a table that appears later gets its first round one interval
+// after it appeared. A capped round makes its table due again at once, a
+// failed round after min(interval, 1s). Rounds of different tables run one
+// after the other, so one slow round delays the others. Options.Observe
+// hears about every round (package metrics counts them).
+//
 // # Maintenance
 //
 // After a round, primary-key buckets with CompactMinFiles or more files are

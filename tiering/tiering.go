@@ -34,7 +34,21 @@ type Options struct {
 	// OrphansEvery is how often files no snapshot references are removed
 	// (only those older than a day).
 	OrphansEvery time.Duration
-	Logger       *slog.Logger
+	// Observe, if set, hears about every round TierTable runs (scheduled,
+	// drained or called directly), including rounds with nothing to tier.
+	// It runs on the goroutine that ran the round, with the table's round
+	// lock held: it must be quick.
+	Observe func(Round)
+	Logger  *slog.Logger
+}
+
+// Round describes one finished round, for Options.Observe.
+type Round struct {
+	Database, Table string
+	Result          Result        // zero when the round failed
+	Err             error         // the round failed: nothing was committed
+	CompactErr      error         // the round committed but its compaction failed
+	Duration        time.Duration // the whole round, compaction included
 }
 
 // DefaultOptions returns the defaults: 30s interval, 1M rows per bucket
@@ -58,7 +72,31 @@ type Service struct {
 
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex
-	last  map[string]time.Time
+
+	// The scheduler's state, used by the Run goroutine only (see runDue).
+	sched  map[string]*schedule // by table id
+	passes int
+}
+
+// schedule is what the scheduler knows of one table.
+type schedule struct {
+	last    time.Time // start of the pass that ran the last successful round
+	retry   time.Time // after a failed round: when to try again
+	catchUp bool      // the last round was capped: due again at once
+	badOpt  string    // a lakestream.freshness value already warned about
+	seen    time.Time // the last pass that listed the table
+}
+
+// dueAt is when the table's next round is due.
+func (sc *schedule) dueAt(now time.Time, every time.Duration) time.Time {
+	if sc.catchUp {
+		return now
+	}
+	at := sc.last.Add(every)
+	if !sc.retry.IsZero() && sc.retry.Before(at) {
+		at = sc.retry
+	}
+	return at
 }
 
 // New returns a tiering service over ls.
@@ -94,7 +132,7 @@ func New(ls *lakestream.Service, opts Options) *Service {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{ls: ls, opts: opts, lg: opts.Logger, locks: map[string]*sync.Mutex{}, last: map[string]time.Time{}}
+	return &Service{ls: ls, opts: opts, lg: opts.Logger, locks: map[string]*sync.Mutex{}, sched: map[string]*schedule{}}
 }
 
 // Result describes one round.
@@ -112,7 +150,18 @@ func (s *Service) TierTable(ctx context.Context, db, name string) (Result, error
 	l := s.tableLock(db, name)
 	l.Lock()
 	defer l.Unlock()
+	start := time.Now()
+	var compactErr error
+	res, err := s.tierTable(ctx, db, name, &compactErr)
+	if s.opts.Observe != nil {
+		s.opts.Observe(Round{Database: db, Table: name, Result: res, Err: err, CompactErr: compactErr, Duration: time.Since(start)})
+	}
+	return res, err
+}
 
+// tierTable is one round; the caller holds the table's lock. A failed
+// compaction (the round stands) is reported in *compactErr.
+func (s *Service) tierTable(ctx context.Context, db, name string, compactErr *error) (Result, error) {
 	t, err := s.ls.Table(db, name)
 	if err != nil {
 		return Result{}, err
@@ -220,6 +269,7 @@ func (s *Service) TierTable(ctx context.Context, db, name string) (Result, error
 		case errors.Is(err, lake.ErrCommitConflict):
 			// another committer was faster; the next round tries again
 		case err != nil:
+			*compactErr = err
 			s.lg.Warn("compaction failed", "table", db+"."+name, "err", err)
 		case cs != nil:
 			res.Compacted = cs.ID
@@ -255,32 +305,47 @@ func (s *Service) tableLock(db, name string) *sync.Mutex {
 	return l
 }
 
-// Run tiers every enabled table at its freshness interval, and applies the
-// log retention, until ctx ends.
+// Scheduler wake-ups: at least every maxWake (to notice new tables and
+// changed options), at most every minWake.
+const (
+	maxWake = time.Second
+	minWake = 20 * time.Millisecond
+	// forgetAfter: the scheduler forgets a table it has not listed for this
+	// long (not sooner: a failed listing must not make a table look new).
+	forgetAfter = time.Hour
+)
+
+// Freshness returns how often t is tiered: its lakestream.freshness option,
+// else Options.Interval (also when the option does not parse).
+func (s *Service) Freshness(t *lake.Table) time.Duration {
+	d, _ := lakestream.Freshness(t, s.opts.Interval)
+	return d
+}
+
+// Run tiers every enabled table at its own freshness interval, and applies
+// the log retention, until ctx ends. Tables are tiered one after the other.
 func (s *Service) Run(ctx context.Context) {
-	tick := s.opts.Interval
-	if tick > time.Second {
-		tick = time.Second
-	}
-	t := time.NewTicker(tick)
-	defer t.Stop()
+	timer := time.NewTimer(0) // the first pass tiers at once what the log holds
+	defer timer.Stop()
 	var lastCollect time.Time
 	lastOrphans := time.Now() // the first sweep waits a full period
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case now := <-t.C:
-			s.runDue(ctx, now)
-			if now.Sub(lastCollect) >= s.opts.CollectEvery {
-				s.collectAll(ctx, now)
-				lastCollect = now
-			}
-			if now.Sub(lastOrphans) >= s.opts.OrphansEvery {
-				s.removeOrphans(ctx, now)
-				lastOrphans = now
-			}
+		case <-timer.C:
 		}
+		now := time.Now()
+		next := s.runDue(ctx, now)
+		if now.Sub(lastCollect) >= s.opts.CollectEvery {
+			s.collectAll(ctx, now)
+			lastCollect = now
+		}
+		if now.Sub(lastOrphans) >= s.opts.OrphansEvery {
+			s.removeOrphans(ctx, now)
+			lastOrphans = now
+		}
+		timer.Reset(min(max(time.Until(next), minWake), maxWake))
 	}
 }
 
@@ -309,31 +374,49 @@ func (s *Service) forEachTable(ctx context.Context, fn func(db, name string, t *
 	}
 }
 
-func (s *Service) runDue(ctx context.Context, now time.Time) {
+// runDue runs a round for every table whose freshness interval has passed
+// since its last round and returns when the next round is due.
+// The first pass tiers every table (what the log held at startup); a table
+// seen for the first time later (created, or its log switched on) gets its
+// first round one interval after that. A capped round (Result.More) makes
+// its table due again at once, a failed one after min(interval, 1s).
+func (s *Service) runDue(ctx context.Context, now time.Time) time.Time {
+	first := s.passes == 0
+	s.passes++
+	next := now.Add(maxWake)
 	s.forEachTable(ctx, func(db, name string, t *lake.Table) {
-		k := db + "\x00" + name
-		every := s.opts.Interval
-		if v := t.Schema().Options[lakestream.OptionFreshness]; v != "" {
-			if d, err := time.ParseDuration(v); err == nil && d > 0 {
-				every = d
+		id := lakestream.TableID(t)
+		sc := s.sched[id]
+		if sc == nil {
+			sc = &schedule{}
+			if !first {
+				sc.last = now
+			}
+			s.sched[id] = sc
+		}
+		sc.seen = now
+		every, err := lakestream.Freshness(t, s.opts.Interval)
+		if opt := t.Schema().Options[lakestream.OptionFreshness]; err != nil && sc.badOpt != opt {
+			sc.badOpt = opt
+			s.lg.Warn("tiering: ignoring the table's freshness option", "table", db+"."+name, "default", s.opts.Interval, "err", err)
+		}
+		if !now.Before(sc.dueAt(now, every)) {
+			res, err := s.TierTable(ctx, db, name)
+			if err != nil {
+				s.lg.Warn("tiering round failed", "table", db+"."+name, "err", err)
+				sc.retry = now.Add(min(every, maxWake))
+			} else {
+				sc.last, sc.retry, sc.catchUp = now, time.Time{}, res.More
 			}
 		}
-		s.mu.Lock()
-		due := now.Sub(s.last[k]) >= every
-		s.mu.Unlock()
-		if !due {
-			return
+		if at := sc.dueAt(now, every); at.Before(next) {
+			next = at
 		}
-		res, err := s.TierTable(ctx, db, name)
-		if err != nil {
-			s.lg.Warn("tiering round failed", "table", db+"."+name, "err", err)
-			return
-		}
-		if res.More {
-			return // behind: due again at the next tick, not after a whole interval
-		}
-		s.mu.Lock()
-		s.last[k] = now
-		s.mu.Unlock()
 	})
+	for id, sc := range s.sched {
+		if now.Sub(sc.seen) > forgetAfter {
+			delete(s.sched, id) // dropped, or its log switched off
+		}
+	}
+	return next
 }

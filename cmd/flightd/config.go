@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -22,7 +23,8 @@ type Config struct {
 	LogRetention    time.Duration // how long log records stay after the lake holds them
 	LogDiskBudget   string        // the most disk the log may use, e.g. "50GiB"; "" or "0" = unlimited
 	LogLevel        string        // debug, info, warn, error
-	DebugAddr       string        // if set, serves Go's pprof handlers on this address
+	DebugAddr       string        // if set, serves Go's pprof handlers (and /metrics) on this address
+	MetricsAddr     string        // if set, serves Prometheus metrics at /metrics on this address
 
 	// S3 settings, used when Warehouse is s3://bucket/path. Empty: the lake falls back to
 	// AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, then the AWS
@@ -91,6 +93,14 @@ func (c *Config) validate() error {
 	if c.LogRetention <= 0 {
 		return fmt.Errorf("--log-retention must be positive, got %s", c.LogRetention)
 	}
+	for _, a := range []struct{ flag, addr string }{{"--debug-addr", c.DebugAddr}, {"--metrics-addr", c.MetricsAddr}} {
+		if a.addr == "" {
+			continue
+		}
+		if _, port, err := net.SplitHostPort(a.addr); err != nil || port == "" {
+			return fmt.Errorf("%s %q: want host:port, e.g. 127.0.0.1:9464", a.flag, a.addr)
+		}
+	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
@@ -100,8 +110,8 @@ func (c *Config) validate() error {
 }
 
 func (c Config) String() string {
-	s := fmt.Sprintf("--listen=%s --data-dir=%s --warehouse=%s --tiering-interval=%s --log-retention=%s --log-disk-budget=%s --log-level=%s",
-		c.Listen, c.DataDir, c.Warehouse, c.TieringInterval, c.LogRetention, c.LogDiskBudget, c.LogLevel)
+	s := fmt.Sprintf("--listen=%s --data-dir=%s --warehouse=%s --tiering-interval=%s --log-retention=%s --log-disk-budget=%s --log-level=%s --debug-addr=%s --metrics-addr=%s",
+		c.Listen, c.DataDir, c.Warehouse, c.TieringInterval, c.LogRetention, c.LogDiskBudget, c.LogLevel, c.DebugAddr, c.MetricsAddr)
 	if _, _, ok := lake.ParseS3URL(c.Warehouse); ok {
 		secret := ""
 		if c.S3SecretAccessKey != "" {
@@ -127,6 +137,7 @@ func parseServe(args []string) (Config, error) {
 	env("FLIGHTD_WAREHOUSE", &c.Warehouse)
 	env("FLIGHTD_LOG_LEVEL", &c.LogLevel)
 	env("FLIGHTD_DEBUG_ADDR", &c.DebugAddr)
+	env("FLIGHTD_METRICS_ADDR", &c.MetricsAddr)
 	env("FLIGHTD_LOG_DISK_BUDGET", &c.LogDiskBudget)
 	env("FLIGHTD_S3_ENDPOINT", &c.S3Endpoint)
 	env("FLIGHTD_S3_REGION", &c.S3Region)
@@ -156,7 +167,8 @@ func parseServe(args []string) (Config, error) {
 	fs.DurationVar(&c.TieringInterval, "tiering-interval", c.TieringInterval, "how often log records are committed to the lake (env FLIGHTD_TIERING_INTERVAL)")
 	fs.DurationVar(&c.LogRetention, "log-retention", c.LogRetention, "how long log records stay after the lake holds them (env FLIGHTD_LOG_RETENTION)")
 	fs.StringVar(&c.LogDiskBudget, "log-disk-budget", c.LogDiskBudget, "the most disk the log may use, e.g. 50GiB; writes past it are rejected (env FLIGHTD_LOG_DISK_BUDGET; default unlimited)")
-	fs.StringVar(&c.DebugAddr, "debug-addr", c.DebugAddr, "serve Go's /debug/pprof on this address, e.g. 127.0.0.1:6060 (env FLIGHTD_DEBUG_ADDR)")
+	fs.StringVar(&c.DebugAddr, "debug-addr", c.DebugAddr, "serve Go's /debug/pprof and /metrics on this address, e.g. 127.0.0.1:6060 (env FLIGHTD_DEBUG_ADDR)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", c.MetricsAddr, "serve Prometheus metrics at /metrics on this address, e.g. 127.0.0.1:9464 (env FLIGHTD_METRICS_ADDR; default off)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env FLIGHTD_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		return c, err

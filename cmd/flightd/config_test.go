@@ -40,10 +40,19 @@ func TestParseServe(t *testing.T) {
 		{name: "key without secret", args: []string{"--warehouse", "s3://b/p", "--s3-access-key-id", "ak"}, wantErr: "FLIGHTD_S3_SECRET_ACCESS_KEY"},
 		{name: "bad budget", args: []string{"--log-disk-budget", "lots"}, wantErr: "--log-disk-budget"},
 		{name: "bad level", args: []string{"--log-level", "loud"}, wantErr: "--log-level"},
+		{
+			name: "metrics and debug addresses",
+			env:  map[string]string{"FLIGHTD_METRICS_ADDR": "127.0.0.1:9464"},
+			args: []string{"--debug-addr", "127.0.0.1:6060"},
+			want: Config{Listen: "127.0.0.1:31337", DataDir: "./data", Warehouse: "data/warehouse", TieringInterval: 30 * time.Second, LogRetention: 24 * time.Hour, LogLevel: "info",
+				DebugAddr: "127.0.0.1:6060", MetricsAddr: "127.0.0.1:9464"},
+		},
+		{name: "metrics address without port", args: []string{"--metrics-addr", "9464"}, wantErr: "--metrics-addr"},
+		{name: "debug address without port", args: []string{"--debug-addr", "localhost"}, wantErr: "--debug-addr"},
 		{name: "stray argument", args: []string{"extra"}, wantErr: "unexpected argument"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, k := range []string{"FLIGHTD_LISTEN", "FLIGHTD_DATA_DIR", "FLIGHTD_WAREHOUSE", "FLIGHTD_TIERING_INTERVAL", "FLIGHTD_LOG_RETENTION", "FLIGHTD_LOG_LEVEL", "FLIGHTD_LOG_DISK_BUDGET", "FLIGHTD_DEBUG_ADDR", "FLIGHTD_S3_ENDPOINT", "FLIGHTD_S3_REGION", "FLIGHTD_S3_ACCESS_KEY_ID", "FLIGHTD_S3_SECRET_ACCESS_KEY", "FLIGHTD_S3_PATH_STYLE"} {
+			for _, k := range []string{"FLIGHTD_LISTEN", "FLIGHTD_DATA_DIR", "FLIGHTD_WAREHOUSE", "FLIGHTD_TIERING_INTERVAL", "FLIGHTD_LOG_RETENTION", "FLIGHTD_LOG_LEVEL", "FLIGHTD_LOG_DISK_BUDGET", "FLIGHTD_DEBUG_ADDR", "FLIGHTD_METRICS_ADDR", "FLIGHTD_S3_ENDPOINT", "FLIGHTD_S3_REGION", "FLIGHTD_S3_ACCESS_KEY_ID", "FLIGHTD_S3_SECRET_ACCESS_KEY", "FLIGHTD_S3_PATH_STYLE"} {
 				t.Setenv(k, "")
 			}
 			for k, v := range tc.env {

@@ -46,13 +46,13 @@ func usage() {
   flightd serve [--listen ADDR] [--data-dir DIR] [--warehouse DIR|s3://BUCKET/PATH]
                 [--s3-endpoint URL] [--s3-region R] [--s3-access-key-id ID] [--s3-path-style BOOL]
                 [--tiering-interval DUR] [--log-retention DUR] [--log-disk-budget SIZE]
-                [--log-level LEVEL] [--debug-addr ADDR]
+                [--log-level LEVEL] [--debug-addr ADDR] [--metrics-addr ADDR]
   flightd sql [--server ADDR] "SQL"
   flightd version
 
 Every serve flag has an environment variable: FLIGHTD_LISTEN, FLIGHTD_DATA_DIR,
 FLIGHTD_WAREHOUSE, FLIGHTD_TIERING_INTERVAL, FLIGHTD_LOG_RETENTION, FLIGHTD_LOG_DISK_BUDGET,
-FLIGHTD_LOG_LEVEL, FLIGHTD_DEBUG_ADDR, FLIGHTD_S3_ENDPOINT, FLIGHTD_S3_REGION,
+FLIGHTD_LOG_LEVEL, FLIGHTD_DEBUG_ADDR, FLIGHTD_METRICS_ADDR, FLIGHTD_S3_ENDPOINT, FLIGHTD_S3_REGION,
 FLIGHTD_S3_ACCESS_KEY_ID, FLIGHTD_S3_PATH_STYLE; the S3 secret only as FLIGHTD_S3_SECRET_ACCESS_KEY.
 Flags win; empty variables count as unset.
 `)

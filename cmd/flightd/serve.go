@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	_ "net/http/pprof" // served only with --debug-addr
+	_ "net/http/pprof" // registers on http.DefaultServeMux, served only with --debug-addr
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -22,6 +22,7 @@ import (
 	"github.com/flightd/flightd/lake"
 	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/logstore"
+	"github.com/flightd/flightd/metrics"
 	"github.com/flightd/flightd/query"
 	"github.com/flightd/flightd/tiering"
 )
@@ -50,12 +51,13 @@ func serve(args []string) error {
 	if err != nil {
 		return fmt.Errorf("open warehouse %s: %w", cfg.Warehouse, err)
 	}
+	logDir := filepath.Join(cfg.DataDir, "log")
 	lopts := logstore.DefaultOptions()
 	lopts.DiskBudget, _ = parseSize(cfg.LogDiskBudget) // validated
 	lopts.Logger = lg.With("component", "logstore")
-	log, err := logstore.Open(filepath.Join(cfg.DataDir, "log"), lopts)
+	log, err := logstore.Open(logDir, lopts)
 	if err != nil {
-		return fmt.Errorf("open log %s: %w", filepath.Join(cfg.DataDir, "log"), err)
+		return fmt.Errorf("open log %s: %w", logDir, err)
 	}
 	defer func() {
 		if err := log.Close(); err != nil {
@@ -63,7 +65,11 @@ func serve(args []string) error {
 		}
 	}()
 	ls := lakestream.New(cat, log, lakestream.Options{Logger: lg.With("component", "lakestream")})
-	tier := tiering.New(ls, tiering.Options{Interval: cfg.TieringInterval, Retention: cfg.LogRetention, Logger: lg.With("component", "tiering")})
+	met := metrics.New(ls, metrics.Options{
+		LogDir: logDir, DiskBudget: lopts.DiskBudget, Version: version, Logger: lg.With("component", "metrics"),
+		Freshness: func(t *lake.Table) time.Duration { d, _ := lakestream.Freshness(t, cfg.TieringInterval); return d },
+	})
+	tier := tiering.New(ls, tiering.Options{Interval: cfg.TieringInterval, Retention: cfg.LogRetention, Observe: met.ObserveRound, Logger: lg.With("component", "tiering")})
 	eng, err := query.New(ls, query.Options{Logger: lg.With("component", "query"), Drain: tier.Drain})
 	if err != nil {
 		return err
@@ -75,14 +81,11 @@ func serve(args []string) error {
 	}
 	defer srv.Close()
 
-	if cfg.DebugAddr != "" {
-		dl, err := net.Listen("tcp", cfg.DebugAddr)
-		if err != nil {
-			return fmt.Errorf("listen on --debug-addr %s: %w", cfg.DebugAddr, err)
-		}
-		go func() { _ = http.Serve(dl, nil) }() // net/http/pprof registers on the default mux
-		lg.Info("debug handlers", "addr", "http://"+dl.Addr().String()+"/debug/pprof/")
+	stopHTTP, err := serveHTTP(cfg, met, lg)
+	if err != nil {
+		return err
 	}
+	defer stopHTTP()
 
 	lis, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -130,6 +133,45 @@ func serve(args []string) error {
 	wg.Wait()
 	lg.Info("stopped")
 	return nil
+}
+
+// serveHTTP serves /metrics on --metrics-addr, and Go's /debug/pprof plus
+// /metrics on --debug-addr (one listener when both name the same address).
+func serveHTTP(cfg Config, met *metrics.Metrics, lg *slog.Logger) (stop func(), err error) {
+	var servers []*http.Server
+	stop = func() {
+		for _, s := range servers {
+			_ = s.Close()
+		}
+	}
+	listen := func(flag, addr string, mux *http.ServeMux, what string) error {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("listen on %s %s: %w", flag, addr, err)
+		}
+		s := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		servers = append(servers, s)
+		go func() { _ = s.Serve(l) }()
+		lg.Info(what, "addr", "http://"+l.Addr().String())
+		return nil
+	}
+	if cfg.DebugAddr != "" {
+		mux := http.NewServeMux()
+		mux.Handle("/debug/pprof/", http.DefaultServeMux) // net/http/pprof registers there
+		mux.Handle("/metrics", met.Handler())
+		if err := listen("--debug-addr", cfg.DebugAddr, mux, "debug handlers (/debug/pprof/, /metrics)"); err != nil {
+			return stop, err
+		}
+	}
+	if cfg.MetricsAddr != "" && cfg.MetricsAddr != cfg.DebugAddr {
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", met.Handler())
+		if err := listen("--metrics-addr", cfg.MetricsAddr, mux, "metrics (/metrics)"); err != nil {
+			stop()
+			return func() {}, err
+		}
+	}
+	return stop, nil
 }
 
 func newLogger(level string) *slog.Logger {

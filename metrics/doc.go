@@ -1,0 +1,33 @@
+// Package metrics exposes flightd's Prometheus metrics on a private
+// registry (plus the Go runtime and process collectors), served by Handler
+// in the text exposition format.
+//
+// What it promises:
+//
+//   - Lag is computed on every scrape from the same source as the system
+//     table sys.tiering (lakestream.Service.Status), so it is never stale:
+//     flightd_tiering_lag_seconds is the age of the oldest log record of a
+//     table that is not in the lake (the largest over its buckets; 0 when
+//     the lake holds everything), flightd_tiering_lag_rows the rows not yet
+//     in the lake, summed over buckets. flightd_log_rows_appended_total is
+//     the rows ever appended to a table's log (the sum of its buckets' high
+//     watermarks: it survives restarts, and starts again when the log is
+//     switched off and on or the table re-created).
+//     flightd_tiering_freshness_seconds is the table's tiering interval.
+//   - flightd_log_disk_used_bytes measures the log's directory on every
+//     scrape (allocated blocks, as the disk budget counts them);
+//     flightd_log_disk_budget_bytes is the budget, absent when unlimited.
+//   - Rounds are counted as the tiering service reports them (ObserveRound,
+//     wired to tiering.Options.Observe): flightd_tiering_rounds_committed_total
+//     and flightd_tiering_rounds_failed_total (a round with nothing to tier
+//     is neither), flightd_tiering_rows_total (rows moved into the lake),
+//     flightd_tiering_round_duration_seconds (committed rounds, their
+//     compaction included), flightd_tiering_compactions_total and
+//     flightd_tiering_compactions_failed_total. These counters start at zero
+//     with the process.
+//
+// Every per-table metric carries the labels database and table. A scrape
+// that cannot read the tiering status (a snapshot unreadable within
+// Options.ScrapeTimeout) serves the other metrics, leaves the per-table
+// gauges out and logs the error.
+package metrics

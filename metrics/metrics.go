@@ -1,0 +1,263 @@
+package metrics
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lakestream"
+	"github.com/flightd/flightd/tiering"
+)
+
+// Options say where the metrics come from.
+type Options struct {
+	// LogDir is the log's directory, measured on every scrape ("" = not reported).
+	LogDir string
+	// DiskBudget is the log's disk budget in bytes; 0 = unlimited (not reported).
+	DiskBudget int64
+	// Freshness returns a table's tiering interval (tiering.Service.Freshness);
+	// nil = flightd_tiering_freshness_seconds is not reported.
+	Freshness func(*lake.Table) time.Duration
+	// Version is reported as flightd_build_info{version}.
+	Version string
+	// ScrapeTimeout bounds reading the tiering status in one scrape (default 10s).
+	ScrapeTimeout time.Duration
+	Logger        *slog.Logger
+}
+
+// Metrics holds flightd's registry. ObserveRound is safe for concurrent use.
+type Metrics struct {
+	reg           *prometheus.Registry
+	lg            *slog.Logger
+	committed     *prometheus.CounterVec
+	failed        *prometheus.CounterVec
+	rows          *prometheus.CounterVec
+	compactions   *prometheus.CounterVec
+	compactFailed *prometheus.CounterVec
+	duration      *prometheus.HistogramVec
+}
+
+var tableLabels = []string{"database", "table"}
+
+// RoundDurationBuckets are the buckets of flightd_tiering_round_duration_seconds.
+var RoundDurationBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120}
+
+// New returns the metrics of a server over ls.
+func New(ls *lakestream.Service, opts Options) *Metrics {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.ScrapeTimeout <= 0 {
+		opts.ScrapeTimeout = 10 * time.Second
+	}
+	counter := func(name, help string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, tableLabels)
+	}
+	m := &Metrics{
+		reg:           prometheus.NewRegistry(),
+		lg:            opts.Logger,
+		committed:     counter("flightd_tiering_rounds_committed_total", "Tiering rounds that committed a snapshot."),
+		failed:        counter("flightd_tiering_rounds_failed_total", "Tiering rounds that failed (nothing was committed)."),
+		rows:          counter("flightd_tiering_rows_total", "Log rows moved into the lake."),
+		compactions:   counter("flightd_tiering_compactions_total", "COMPACT snapshots committed after tiering rounds."),
+		compactFailed: counter("flightd_tiering_compactions_failed_total", "Compactions after tiering rounds that failed."),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "flightd_tiering_round_duration_seconds",
+			Help:    "Duration of committed tiering rounds, compaction included.",
+			Buckets: RoundDurationBuckets,
+		}, tableLabels),
+	}
+	m.reg.MustRegister(m.committed, m.failed, m.rows, m.compactions, m.compactFailed, m.duration,
+		&statusCollector{ls: ls, opts: opts, lg: opts.Logger},
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "flightd_build_info", Help: "Always 1; the label says which flightd this is.",
+			ConstLabels: prometheus.Labels{"version": opts.Version},
+		}, func() float64 { return 1 }),
+	)
+	return m
+}
+
+// Registry returns the registry (for tests and further collectors).
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// ObserveRound counts one tiering round; pass it as tiering.Options.Observe.
+func (m *Metrics) ObserveRound(r tiering.Round) {
+	l := []string{r.Database, r.Table}
+	// Touch every counter of the table, so they are 0 (not absent) before
+	// the first committed or failed round and increase() sees the first one.
+	committed, failed, rows := m.committed.WithLabelValues(l...), m.failed.WithLabelValues(l...), m.rows.WithLabelValues(l...)
+	compactions, compactFailed := m.compactions.WithLabelValues(l...), m.compactFailed.WithLabelValues(l...)
+	switch {
+	case r.Err != nil:
+		failed.Inc()
+	case r.Result.Snapshot > 0:
+		committed.Inc()
+		rows.Add(float64(r.Result.Rows))
+		m.duration.WithLabelValues(l...).Observe(r.Duration.Seconds())
+	}
+	if r.Result.Compacted > 0 {
+		compactions.Inc()
+	}
+	if r.CompactErr != nil {
+		compactFailed.Inc()
+	}
+}
+
+// Handler serves the registry in Prometheus' exposition formats.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
+		ErrorLog:            errorLog{m.lg},
+		ErrorHandling:       promhttp.ContinueOnError,
+		MaxRequestsInFlight: 4,
+		Registry:            m.reg, // promhttp_metric_handler_errors_total
+	})
+}
+
+type errorLog struct{ lg *slog.Logger }
+
+func (e errorLog) Println(v ...any) { e.lg.Warn("metrics", "err", fmt.Sprint(v...)) }
+
+var (
+	descLagSeconds = prometheus.NewDesc("flightd_tiering_lag_seconds",
+		"Age of the oldest log record of the table that is not in the lake (largest over buckets; 0: none).", tableLabels, nil)
+	descLagRows = prometheus.NewDesc("flightd_tiering_lag_rows",
+		"Log rows of the table not yet in the lake.", tableLabels, nil)
+	descAppended = prometheus.NewDesc("flightd_log_rows_appended_total",
+		"Rows ever appended to the table's log (the sum of its buckets' high watermarks).", tableLabels, nil)
+	descFreshness = prometheus.NewDesc("flightd_tiering_freshness_seconds",
+		"The table's tiering interval (option lakestream.freshness, else --tiering-interval).", tableLabels, nil)
+	descDiskUsed = prometheus.NewDesc("flightd_log_disk_used_bytes",
+		"Disk space the log's directory occupies (allocated blocks).", nil, nil)
+	descDiskBudget = prometheus.NewDesc("flightd_log_disk_budget_bytes",
+		"The log's disk budget (--log-disk-budget); absent when unlimited.", nil, nil)
+)
+
+// statusCollector computes the lag metrics on every scrape from
+// lakestream.Service.Status, the rows of sys.tiering.
+type statusCollector struct {
+	ls   *lakestream.Service
+	opts Options
+	lg   *slog.Logger
+}
+
+func (c *statusCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descLagSeconds, descLagRows, descAppended, descFreshness, descDiskUsed, descDiskBudget} {
+		ch <- d
+	}
+}
+
+// tableStatus is sys.tiering summed up over one table's buckets.
+type tableStatus struct {
+	db, name        string
+	lagRows, logEnd int64
+	lagSeconds      float64 // the largest known over the buckets
+	lagSecondsKnown bool
+}
+
+func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
+	if c.opts.LogDir != "" {
+		ch <- prometheus.MustNewConstMetric(descDiskUsed, prometheus.GaugeValue, float64(dirSize(c.opts.LogDir)))
+	}
+	if c.opts.DiskBudget > 0 {
+		ch <- prometheus.MustNewConstMetric(descDiskBudget, prometheus.GaugeValue, float64(c.opts.DiskBudget))
+	}
+	tables, err := c.status()
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(descLagRows, fmt.Errorf("read the tiering status (sys.tiering): %w", err))
+		return
+	}
+	for _, ts := range tables {
+		ch <- prometheus.MustNewConstMetric(descLagRows, prometheus.GaugeValue, float64(ts.lagRows), ts.db, ts.name)
+		ch <- prometheus.MustNewConstMetric(descAppended, prometheus.CounterValue, float64(ts.logEnd), ts.db, ts.name)
+		if ts.lagSecondsKnown {
+			ch <- prometheus.MustNewConstMetric(descLagSeconds, prometheus.GaugeValue, ts.lagSeconds, ts.db, ts.name)
+		}
+		if c.opts.Freshness != nil {
+			if t, err := c.ls.Table(ts.db, ts.name); err == nil {
+				ch <- prometheus.MustNewConstMetric(descFreshness, prometheus.GaugeValue, c.opts.Freshness(t).Seconds(), ts.db, ts.name)
+			}
+		}
+	}
+}
+
+// status reads sys.tiering and sums it up per table, in its order.
+func (c *statusCollector) status() ([]*tableStatus, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.opts.ScrapeTimeout)
+	defer cancel()
+	r, err := c.ls.Status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Release()
+	sc := r.Schema()
+	idx := map[string]int{}
+	for _, name := range []string{"database", "table", "lag_rows", "log_end", "lag_seconds"} {
+		is := sc.FieldIndices(name)
+		if len(is) != 1 {
+			return nil, fmt.Errorf("sys.tiering has no column %q", name)
+		}
+		idx[name] = is[0]
+	}
+	var out []*tableStatus
+	byName := map[[2]string]*tableStatus{}
+	for r.Next() {
+		rec := r.RecordBatch()
+		dbs, ok1 := rec.Column(idx["database"]).(*array.String)
+		names, ok2 := rec.Column(idx["table"]).(*array.String)
+		lagRows, ok3 := rec.Column(idx["lag_rows"]).(*array.Int64)
+		logEnd, ok4 := rec.Column(idx["log_end"]).(*array.Int64)
+		lagSecs, ok5 := rec.Column(idx["lag_seconds"]).(*array.Float64)
+		if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
+			return nil, fmt.Errorf("sys.tiering columns have unexpected types: %s", sc)
+		}
+		for i := 0; i < int(rec.NumRows()); i++ {
+			k := [2]string{dbs.Value(i), names.Value(i)}
+			ts := byName[k]
+			if ts == nil {
+				ts = &tableStatus{db: k[0], name: k[1]}
+				byName[k] = ts
+				out = append(out, ts)
+			}
+			ts.lagRows += lagRows.Value(i)
+			ts.logEnd += logEnd.Value(i)
+			if lagSecs.IsValid(i) {
+				ts.lagSeconds = max(ts.lagSeconds, lagSecs.Value(i))
+				ts.lagSecondsKnown = true
+			}
+		}
+	}
+	return out, r.Err()
+}
+
+// dirSize is the disk space the directory's files occupy: allocated
+// blocks, not apparent sizes (Badger preallocates and mmaps its files), as
+// the log's disk budget counts them.
+func dirSize(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				if st, ok := info.Sys().(*syscall.Stat_t); ok {
+					n += st.Blocks * 512
+				} else {
+					n += info.Size()
+				}
+			}
+		}
+		return nil
+	})
+	return n
+}

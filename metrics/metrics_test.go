@@ -1,0 +1,151 @@
+package metrics
+
+import (
+	"context"
+	"io"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lakestream"
+	"github.com/flightd/flightd/logstore"
+	"github.com/flightd/flightd/tiering"
+)
+
+// value returns the value of the series name{database="db", table=table}
+// (table "" for a series without labels), and whether it exists.
+func value(t *testing.T, m *Metrics, name, table string) (float64, bool) {
+	t.Helper()
+	mfs, err := m.Registry().Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, s := range mf.GetMetric() {
+			if table != "" && !hasLabels(s, "db", table) {
+				continue
+			}
+			switch {
+			case s.Counter != nil:
+				return s.Counter.GetValue(), true
+			case s.Gauge != nil:
+				return s.Gauge.GetValue(), true
+			case s.Histogram != nil:
+				return float64(s.Histogram.GetSampleCount()), true
+			}
+		}
+	}
+	return 0, false
+}
+
+func hasLabels(s *dto.Metric, db, table string) bool {
+	got := map[string]string{}
+	for _, l := range s.GetLabel() {
+		got[l.GetName()] = l.GetValue()
+	}
+	return got["database"] == db && got["table"] == table
+}
+
+func TestMetricsFollowWritesAndRounds(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	cat, err := lake.OpenCatalog(filepath.Join(dir, "warehouse"))
+	require.NoError(t, err)
+	log, err := logstore.Open(filepath.Join(dir, "log"), logstore.DefaultOptions())
+	require.NoError(t, err)
+	t.Cleanup(func() { log.Close() })
+	ls := lakestream.New(cat, log, lakestream.Options{})
+	require.NoError(t, ls.CreateDatabase("db", false))
+	bigint, err := lake.ParseType("BIGINT")
+	require.NoError(t, err)
+	require.NoError(t, ls.CreateTable(ctx, "db", "t", lake.Schema{
+		Columns:     []lake.Column{{Name: "id", Type: bigint}},
+		PrimaryKeys: []string{"id"},
+		Options:     map[string]string{"bucket": "2", lakestream.OptionFreshness: "5 s"},
+	}, false))
+
+	var m *Metrics
+	tr := tiering.New(ls, tiering.Options{Interval: time.Minute, Observe: func(r tiering.Round) { m.ObserveRound(r) }})
+	m = New(ls, Options{LogDir: filepath.Join(dir, "log"), DiskBudget: 1 << 30, Freshness: tr.Freshness, Version: "test"})
+
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	for i := int64(0); i < 10; i++ {
+		b.Append(i)
+	}
+	col := b.NewArray()
+	b.Release()
+	rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil), []arrow.Array{col}, 10)
+	col.Release()
+	_, err = ls.Write(ctx, "db", "t", rec)
+	rec.Release()
+	require.NoError(t, err)
+	time.Sleep(20 * time.Millisecond)
+
+	must := func(name, table string) float64 {
+		t.Helper()
+		v, ok := value(t, m, name, table)
+		require.True(t, ok, "%s{table=%q} is missing", name, table)
+		return v
+	}
+	require.Equal(t, 10.0, must("flightd_tiering_lag_rows", "t"))
+	require.Equal(t, 10.0, must("flightd_log_rows_appended_total", "t"))
+	require.Greater(t, must("flightd_tiering_lag_seconds", "t"), 0.01)
+	require.Equal(t, 5.0, must("flightd_tiering_freshness_seconds", "t"))
+	require.Positive(t, must("flightd_log_disk_used_bytes", ""))
+	require.Equal(t, float64(1<<30), must("flightd_log_disk_budget_bytes", ""))
+	require.Equal(t, 1.0, must("flightd_build_info", ""))
+	_, ok := value(t, m, "flightd_tiering_rounds_committed_total", "t")
+	require.False(t, ok, "no round yet")
+
+	_, err = tr.TierTable(ctx, "db", "t")
+	require.NoError(t, err)
+	require.Equal(t, 1.0, must("flightd_tiering_rounds_committed_total", "t"))
+	require.Equal(t, 0.0, must("flightd_tiering_rounds_failed_total", "t"))
+	require.Equal(t, 10.0, must("flightd_tiering_rows_total", "t"))
+	require.Equal(t, 1.0, must("flightd_tiering_round_duration_seconds", "t"), "one observation")
+	require.Equal(t, 0.0, must("flightd_tiering_lag_rows", "t"))
+	require.Equal(t, 0.0, must("flightd_tiering_lag_seconds", "t"))
+	require.Equal(t, 10.0, must("flightd_log_rows_appended_total", "t"), "tiering does not change what was appended")
+
+	_, err = tr.TierTable(ctx, "db", "gone")
+	require.Error(t, err)
+	require.Equal(t, 1.0, must("flightd_tiering_rounds_failed_total", "gone"))
+
+	// The HTTP handler serves the text format, Go and process metrics included.
+	srv := httptest.NewServer(m.Handler())
+	defer srv.Close()
+	resp, err := srv.Client().Get(srv.URL)
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, 200, resp.StatusCode)
+	text := string(body)
+	for _, want := range []string{`flightd_tiering_rounds_committed_total{database="db",table="t"} 1`, "go_goroutines ", "process_resident_memory_bytes "} {
+		require.True(t, strings.Contains(text, want), "missing %q in\n%s", want, text)
+	}
+}
+
+func TestBudgetAbsentWhenUnlimited(t *testing.T) {
+	dir := t.TempDir()
+	cat, err := lake.OpenCatalog(filepath.Join(dir, "warehouse"))
+	require.NoError(t, err)
+	log, err := logstore.Open(filepath.Join(dir, "log"), logstore.DefaultOptions())
+	require.NoError(t, err)
+	t.Cleanup(func() { log.Close() })
+	m := New(lakestream.New(cat, log, lakestream.Options{}), Options{LogDir: filepath.Join(dir, "log")})
+	_, ok := value(t, m, "flightd_log_disk_budget_bytes", "")
+	require.False(t, ok)
+	_, ok = value(t, m, "flightd_log_disk_used_bytes", "")
+	require.True(t, ok)
+}
