@@ -314,6 +314,13 @@ func (c *Catalog) AlterTableOptions(ctx context.Context, db, name string, set ma
 				ns.Options[k] = v
 			}
 		}
+		// As Java's SchemaManager: switching deletion vectors on or off without a full
+		// compaction duplicates or hides rows, unless deletion-vectors.modifiable says so.
+		if DeletionVectorsEnabled(ns.Options) != DeletionVectorsEnabled(t.schema.Options) &&
+			!strings.EqualFold(strings.TrimSpace(ns.Options["deletion-vectors.modifiable"]), "true") {
+			return nil, fmt.Errorf("lake: alter table %s.%s: %w: deletion-vectors.enabled cannot be changed (set 'deletion-vectors.modifiable' = 'true' to force it)",
+				db, name, ErrUnsupported)
+		}
 		ns.ID = t.schema.ID + 1
 		ns.TimeMillis = c.now().UnixMilli()
 		data, _ := ns.MarshalJSON()

@@ -497,7 +497,7 @@ func (t *Table) writeDataFile(ctx context.Context, out arrow.RecordBatch, meta *
 		partTypes[i] = ts.Fields[ts.FieldIndex(k)].Type
 	}
 	path := t.dataFilePath(partTypes, partVals, bucket, name)
-	size, err := writeParquet(ctx, t.fio, path, out, codec, mem)
+	size, err := writeParquet(ctx, t.fio, path, out, codec, t.zstdLevel(), mem)
 	if err != nil {
 		return path, fmt.Errorf("lake: %s: write data file %s: %w", t.FullName(), path, err)
 	}

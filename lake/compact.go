@@ -70,6 +70,9 @@ func (t *Table) Compact(ctx context.Context, opts CompactOptions) (snap *Snapsho
 	if opts.CommitUser == "" {
 		return nil, fmt.Errorf("lake: %s: compact needs a CommitUser", t.FullName())
 	}
+	if err := t.checkWritable(); err != nil {
+		return nil, err
+	}
 	latestID, err := t.latestSnapshotID(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("lake: %s: find latest snapshot: %w", t.FullName(), err)

@@ -22,6 +22,22 @@
 //     shares its key, so skipping by key never resurrects an older version) or value statistics
 //     (append tables, files of the current schema). Value statistics of primary-key files are
 //     never used: skipping the file with a key's newest version would expose an older one.
+//   - Schema evolution: a data file written under an older schema (its _SCHEMA_ID, schema/schema-N)
+//     is read with the table's schema by field id, as Java does: a renamed column keeps its data, a
+//     column added later (or dropped and re-added under the same name, a new id) reads as null for
+//     older files, a changed type is cast (INT to BIGINT, FLOAT to DOUBLE, ...; a value that does not
+//     fit is an error), and fields of nested ROWs are matched by id too.
+//   - ARRAY, MAP, MULTISET and ROW columns read at any depth, with null values, null elements and
+//     null fields (Parquet LIST/MAP/group as Java writes them).
+//   - Deletion vectors ('deletion-vectors.enabled' = 'true') are read: a scan reads the snapshot's
+//     index manifest and drops the row positions each data file's vector deletes (32-bit
+//     BitmapDeletionVector and 64-bit Bitmap64DeletionVector; checksums, cardinalities and
+//     positions are checked). Primary-key tables read as Java's batch scan: level-0 files are not
+//     visible (Java compacts them into deletion vectors), a bucket without delete rows is read
+//     without merging, any other bucket is merged with the vectors applied; append tables apply
+//     the vectors to every file. Such tables are read-only for flightd: Write and Compact fail
+//     with ErrUnsupported, and AlterTableOptions refuses to switch deletion vectors on or off
+//     unless deletion-vectors.modifiable = true (as Java).
 //
 // Maintenance (flightd commits a snapshot per table every ~30 s; without these, reads slow down
 // without bound):
@@ -42,7 +58,14 @@
 //     snapshot's properties forward unless given others. A bucket is merged in memory, one at a
 //     time, into a single output file (no rolling at target-file-size). Not promised: append
 //     tables (Compact returns nil, nil), merge engines other than deduplicate (error), deletion
-//     vectors, changelog files, partial (leveled/universal) compaction.
+//     vectors (ErrUnsupported), changelog files, partial (leveled/universal) compaction.
+//   - Table.CompactAppend compacts append tables as Paimon's append compaction: per (partition,
+//     bucket), the files below 70% of target-file-size (256 MiB) are rewritten in sequence order
+//     into files of about target-file-size once there are compaction.min.file-num (5) of them
+//     (or MinFiles); outputs are level 0, _FILE_SOURCE COMPACT, current schema, the inputs'
+//     sequence-number range, committed as one COMPACT snapshot (deltaRecordCount 0) fenced on
+//     ExpectedLatest with the latest snapshot's properties carried forward. The inputs of one
+//     output file are read into memory. Tables with deletion vectors or row tracking are refused.
 //   - Table.ExpireSnapshots removes a prefix of the history by Paimon's rules
 //     (snapshot.num-retained.min/max, snapshot.time-retained; Java consumers' nextSnapshot and
 //     ExpireOptions.Protect stop it), deletes snapshot files oldest first, writes EARLIEST, then
@@ -60,7 +83,7 @@
 //     every snapshot in use; a reader elsewhere must tolerate fs.ErrNotExist and re-plan on the
 //     latest snapshot.
 //
-// Limitations (current): deduplicate merge engine only, no deletion vectors, no
+// Limitations (current): deduplicate merge engine only, deletion-vector tables read-only, no
 // dynamic-bucket HASH index (a PK table with bucket = -1 writes everything to bucket 0), Parquet only,
 // TIMESTAMP(7..9) cannot be written, and rows of a Write are buffered in memory until Commit. All
 // file access goes through FileIO: LocalFileIO (a directory) or S3FileIO (an S3 bucket).

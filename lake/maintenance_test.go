@@ -555,7 +555,6 @@ func TestUnsupportedTablesAreRefused(t *testing.T) {
 		{"bucket": "1", "merge-engine": "partial-update"},
 		{"bucket": "1", "merge-engine": "first-row"},
 		{"bucket": "1", "sequence.field": "v"},
-		{"bucket": "1", "deletion-vectors.enabled": "true"},
 	} {
 		cat, err := OpenCatalog(t.TempDir())
 		require.NoError(t, err)

@@ -2,7 +2,10 @@ package lake
 
 import (
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 )
 
 // Op is the comparison of a Predicate.
@@ -331,11 +334,13 @@ func (p *pruner) keep(e *ManifestEntry) bool {
 	if ts.HasPrimaryKey() {
 		return p.statsMatch(ts.TrimmedPrimaryKeys(), f.KeyStats, f.RowCount)
 	}
+	if f.SchemaID != ts.ID {
+		// Stats laid out and named by an older schema: a name may now be another column
+		// (renamed, or dropped and re-added) or another type (widened), so they cannot prune.
+		return true
+	}
 	names := f.ValueStatsCols
 	if names == nil {
-		if f.SchemaID != ts.ID {
-			return true // stats laid out by an older schema
-		}
 		for _, fd := range ts.Fields {
 			names = append(names, fd.Name)
 		}
@@ -423,4 +428,80 @@ func decodeStatsRow(types []DataType, b []byte) ([]any, error) {
 		return nil, nil
 	}
 	return decodeBinaryRow(types, row)
+}
+
+// rowGroupMatches reports whether row group rg of a data file can hold a
+// row matching the filter, by the row group's Parquet column statistics:
+// key columns for primary-key tables (every version of a key shares it),
+// any column for append tables. Only files of the current schema are
+// pruned (names and types are the current ones), string statistics only in
+// files flightd wrote (older writers may order them as signed bytes), and
+// missing statistics keep the group.
+func (p *pruner) rowGroupMatches(pf *parquetFile, f *DataFileMeta, rg int) bool {
+	ts := p.t.schema
+	if f.SchemaID != ts.ID {
+		return true
+	}
+	cols := ts.TrimmedPrimaryKeys()
+	if !ts.HasPrimaryKey() {
+		cols = nil
+		for _, fd := range ts.Fields {
+			cols = append(cols, fd.Name)
+		}
+	}
+	md := pf.pr.MetaData()
+	ours := strings.HasPrefix(md.GetCreatedBy(), "flightd")
+	rgm := md.RowGroup(rg)
+	for _, c := range cols {
+		preds := p.preds[c]
+		if len(preds) == 0 {
+			continue
+		}
+		leaves := pf.fieldLeaves(c)
+		if len(leaves) != 1 {
+			continue
+		}
+		cc, err := rgm.ColumnChunk(leaves[0])
+		if err != nil {
+			continue
+		}
+		if set, err := cc.StatsSet(); err != nil || !set {
+			continue
+		}
+		st, err := cc.Statistics()
+		if err != nil || st == nil {
+			continue
+		}
+		if st.HasNullCount() && st.NullCount() == rgm.NumRows() && rgm.NumRows() > 0 {
+			return false // only nulls
+		}
+		if !st.HasMinMax() {
+			continue
+		}
+		var lo, hi any
+		switch s := st.(type) {
+		case *metadata.Int32Statistics:
+			lo, hi = int64(s.Min()), int64(s.Max())
+		case *metadata.Int64Statistics:
+			lo, hi = s.Min(), s.Max()
+		case *metadata.ByteArrayStatistics:
+			if !ours {
+				continue
+			}
+			lo, hi = string(s.Min()), string(s.Max())
+		default:
+			continue
+		}
+		if pruneKindOf(ts.Fields[ts.FieldIndex(c)].Type) == pruneString {
+			if _, ok := lo.(string); !ok {
+				continue
+			}
+		} else if _, ok := lo.(int64); !ok {
+			continue
+		}
+		if !mayMatchRange(preds, lo, hi) {
+			return false
+		}
+	}
+	return true
 }

@@ -50,6 +50,7 @@ func (t *Table) Scan(ctx context.Context, snap *Snapshot, opts ScanOptions) (arr
 	}
 	groups := map[string]*scanGroup{}
 	prune := t.newPruner(opts.Filter)
+	r.prune = prune
 	for _, e := range entries {
 		if prune != nil && !prune.keep(&e) {
 			continue
@@ -70,6 +71,7 @@ func (t *Table) Scan(ctx context.Context, snap *Snapshot, opts ScanOptions) (arr
 		}
 		return a.bucket < b.bucket
 	})
+	r.err = r.attachDeletionVectors(snap)
 	return r, nil
 }
 
@@ -77,6 +79,7 @@ type scanGroup struct {
 	partition []byte
 	bucket    int32
 	files     []DataFileMeta
+	deletions map[string]deletionFile // deletion vector by data file name (deletion-vector tables)
 }
 
 type scanReader struct {
@@ -87,9 +90,14 @@ type scanReader struct {
 	refs   atomic.Int64
 
 	groups  []*scanGroup
+	prune   *pruner             // nil: no filter
 	pending []arrow.RecordBatch // ready batches
 	cur     arrow.RecordBatch
 	err     error
+
+	dvEnabled bool                       // the table has deletion vectors (see attachDeletionVectors)
+	dvs       map[string]*deletionVector // deletion vectors of the group being loaded
+	schemas   map[int64]*TableSchema     // schemas of files written under older schema ids
 }
 
 var _ array.RecordReader = (*scanReader)(nil)
@@ -187,31 +195,77 @@ func (r *scanReader) filePath(g *scanGroup, f *DataFileMeta) (string, error) {
 	return r.t.dataFilePath(types, vals, g.bucket, f.FileName), nil
 }
 
-// readFile reads the wanted fields of a whole data file, one record per row group.
+// readFile reads the wanted fields of a whole data file, one record per row group. Columns are
+// mapped from the file's schema by field id (see filePlan) and rows its deletion vector deletes
+// are dropped.
 func (r *scanReader) readFile(g *scanGroup, f *DataFileMeta, want []arrow.Field, emit func(arrow.RecordBatch)) error {
 	path, err := r.filePath(g, f)
 	if err != nil {
 		return fmt.Errorf("lake: %s: data file %s: %w", r.t.FullName(), f.FileName, err)
 	}
+	plan, err := r.filePlan(f, want)
+	if err != nil {
+		return fmt.Errorf("lake: %s: data file %s: %w", r.t.FullName(), path, err)
+	}
+	dv := r.dvs[f.FileName]
 	pf, err := openParquet(r.ctx, r.t.fio, path, r.mem)
 	if err != nil {
 		return fmt.Errorf("lake: %s: open data file %s: %w", r.t.FullName(), path, err)
 	}
 	defer pf.Close()
+	if dv != nil && pf.pr.NumRows() != f.RowCount {
+		return fmt.Errorf("lake: %s: data file %s: %w: %d rows, the manifest says %d (its deletion vector counts positions)",
+			r.t.FullName(), path, ErrCorrupt, pf.pr.NumRows(), f.RowCount)
+	}
+	var pos int64
 	for rg := 0; rg < pf.pr.NumRowGroups(); rg++ {
 		if err := r.ctx.Err(); err != nil {
 			return err
 		}
-		rec, err := pf.readRowGroup(r.ctx, rg, want, r.mem)
+		if r.prune != nil && !r.prune.rowGroupMatches(pf, f, rg) {
+			pos += pf.pr.MetaData().RowGroup(rg).NumRows()
+			continue
+		}
+		rec, err := readPlanned(r.ctx, pf, rg, plan, want, r.mem)
 		if err != nil {
 			return fmt.Errorf("lake: %s: read data file %s: %w", r.t.FullName(), path, err)
+		}
+		start := pos
+		pos += rec.NumRows()
+		if dv != nil && dv.countIn(start, pos) > 0 {
+			keep := make([]int64, 0, rec.NumRows())
+			for i := int64(0); i < rec.NumRows(); i++ {
+				if !dv.contains(start + i) {
+					keep = append(keep, i)
+				}
+			}
+			kept, err := takeRecord(r.ctx, rec, keep, r.mem)
+			rec.Release()
+			if err != nil {
+				return fmt.Errorf("lake: %s: read data file %s: apply deletion vector: %w", r.t.FullName(), path, err)
+			}
+			rec = kept
 		}
 		emit(rec)
 	}
 	return nil
 }
 
+// loadDeletions loads the deletion vectors of g's files for the next readFile calls.
+func (r *scanReader) loadDeletions(g *scanGroup) error {
+	r.dvs = nil
+	dvs, err := r.loadDeletionVectors(g)
+	if err != nil {
+		return err
+	}
+	r.dvs = dvs
+	return nil
+}
+
 func (r *scanReader) loadAppend(g *scanGroup) error {
+	if err := r.loadDeletions(g); err != nil {
+		return err
+	}
 	for i := range g.files {
 		err := r.readFile(g, &g.files[i], r.schema.Fields(), func(rec arrow.RecordBatch) {
 			if rec.NumRows() == 0 {
@@ -249,8 +303,21 @@ func rawConvertible(files []DataFileMeta) bool {
 	return true
 }
 
+// rawConvertibleDV is rawConvertible for a table with deletion vectors: files
+// above level 0 without delete rows (a null _DELETE_ROW_COUNT counts as none,
+// as in Java) are read raw whatever their levels, since the vectors delete the
+// older versions of a key.
+func rawConvertibleDV(files []DataFileMeta) bool {
+	for _, f := range files {
+		if f.Level == 0 || (f.DeleteRowCount != nil && *f.DeleteRowCount != 0) {
+			return false
+		}
+	}
+	return true
+}
+
 func (r *scanReader) loadPK(g *scanGroup) error {
-	if rawConvertible(g.files) {
+	if (r.dvEnabled && rawConvertibleDV(g.files)) || (!r.dvEnabled && rawConvertible(g.files)) {
 		return r.loadAppend(g) // value columns straight from the files
 	}
 	all, want, kept, _, err := r.mergePK(g)
@@ -309,6 +376,9 @@ func (r *scanReader) mergePK(g *scanGroup) (all arrow.RecordBatch, want []arrow.
 			rc.Release()
 		}
 	}()
+	if err := r.loadDeletions(g); err != nil {
+		return nil, nil, nil, nil, err
+	}
 	for i := range g.files {
 		if err := r.readFile(g, &g.files[i], want, func(rec arrow.RecordBatch) { recs = append(recs, rec) }); err != nil {
 			return nil, nil, nil, nil, err

@@ -138,7 +138,7 @@ func (w *Write) Write(ctx context.Context, bucket int32, rec arrow.RecordBatch, 
 		return fmt.Errorf("lake: write already committed or aborted")
 	}
 	t := w.t
-	if err := t.checkSupported(); err != nil {
+	if err := t.checkWritable(); err != nil {
 		return err
 	}
 	n := int(rec.NumRows())

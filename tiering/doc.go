@@ -36,8 +36,10 @@
 // # Maintenance
 //
 // After a round, primary-key buckets with CompactMinFiles or more files are
-// compacted into one top-level file (a COMPACT snapshot that carries the
-// round's offsets forward). Every CollectEvery, each table's log is
+// compacted into one top-level file, and append-table buckets with that many
+// small files (below 70% of target-file-size) into files of about
+// target-file-size, as Paimon's append compaction does; either is a COMPACT
+// snapshot that carries the round's offsets forward. Every CollectEvery, each table's log is
 // truncated below the offsets of the newest snapshot older than Retention
 // (the retention anchor), and snapshots expire as Paimon's rules say, except
 // the anchor, the snapshot that records the offsets, the snapshots running

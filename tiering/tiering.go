@@ -25,8 +25,8 @@ type Options struct {
 	Retention time.Duration
 	// CollectEvery is how often retention runs.
 	CollectEvery time.Duration
-	// CompactMinFiles: after a round, a primary-key bucket with at least
-	// this many data files is compacted into one top-level file.
+	// CompactMinFiles: after a round, a bucket with at least this many data
+	// files (of an append table: small ones) is compacted (see doc.go).
 	CompactMinFiles int
 	// Expire configures snapshot expiration (run with the log retention);
 	// its Protect and Now are set per run.
@@ -261,10 +261,18 @@ func (s *Service) tierTable(ctx context.Context, db, name string, compactErr *er
 	s.ls.Tiered(id, next)
 	s.lg.Info("tiered", "table", db+"."+name, "snapshot", ns.ID, "rows", rows)
 	res := Result{Snapshot: ns.ID, Rows: rows, More: more}
-	if pk {
-		// Keep level 0 short so reads (ours and Java's) merge few files. The
-		// COMPACT snapshot carries this round's offsets forward.
-		cs, err := t.Compact(ctx, lake.CompactOptions{CommitUser: lakestream.CommitUser, ExpectedLatest: ns.ID, MinFiles: s.opts.CompactMinFiles})
+	{
+		// Keep level 0 short so reads (ours and Java's) merge few files, and
+		// an append table from growing a file per bucket and round forever.
+		// The COMPACT snapshot carries this round's offsets forward.
+		copts := lake.CompactOptions{CommitUser: lakestream.CommitUser, ExpectedLatest: ns.ID, MinFiles: s.opts.CompactMinFiles}
+		var cs *lake.Snapshot
+		var err error
+		if pk {
+			cs, err = t.Compact(ctx, copts)
+		} else {
+			cs, err = t.CompactAppend(ctx, copts)
+		}
 		switch {
 		case errors.Is(err, lake.ErrCommitConflict):
 			// another committer was faster; the next round tries again

@@ -433,3 +433,36 @@ func createTable(t *testing.T, e *env, name string, buckets int) {
 	}
 	require.NoError(t, e.ls.CreateTable(context.Background(), "db", name, sc, false))
 }
+
+// TestAppendTablesAreCompacted: rounds into an append table add a file per
+// bucket each; once five are small, they are rewritten into one (a COMPACT
+// snapshot that keeps the offsets) and every row stays exactly once.
+func TestAppendTablesAreCompacted(t *testing.T) {
+	e := open(t, t.TempDir())
+	ctx := context.Background()
+	createTable(t, e, "ap", 0)
+	var compacted int64
+	for round := 0; round < 7; round++ {
+		rec := batch([]int64{int64(round), int64(round)}, []string{"a", "b"})
+		_, err := e.ls.Write(ctx, "db", "ap", rec)
+		rec.Release()
+		require.NoError(t, err)
+		res, err := e.tr.TierTable(ctx, "db", "ap")
+		require.NoError(t, err)
+		if res.Compacted > 0 {
+			compacted = res.Compacted
+		}
+	}
+	require.Positive(t, compacted)
+	tbl := mustTable(t, e, "ap")
+	snap, err := tbl.Snapshot(ctx, compacted)
+	require.NoError(t, err)
+	require.Equal(t, "COMPACT", snap.CommitKind)
+	require.Len(t, scan(t, e, "ap", false), 14)
+	require.Len(t, scan(t, e, "ap", true), 14)
+	latest, err := tbl.LatestSnapshot(ctx)
+	require.NoError(t, err)
+	offs, err := lakestream.LakeOffsets(ctx, tbl, latest)
+	require.NoError(t, err)
+	require.Equal(t, int64(14), offs.Of(0), "the offsets survive the compaction")
+}

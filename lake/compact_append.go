@@ -1,0 +1,250 @@
+package lake
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/google/uuid"
+
+	"github.com/flightd/flightd/internal/arrowutil"
+)
+
+// CompactAppend compacts the small files of an append table, as Paimon's append compaction does:
+// in every (partition, bucket) of the latest snapshot the files smaller than 70% of
+// target-file-size (default 256 MiB; Java's compactionFileSize) are rewritten, in sequence-number
+// order, into files of about target-file-size, when there are at least MinFiles of them (0: the
+// table's compaction.min.file-num, default 5). The new files are level 0 with _FILE_SOURCE
+// COMPACT, the current schema and the sequence-number range of their inputs; they are committed
+// as one COMPACT snapshot (DELETE of every input, ADD of the outputs, deltaRecordCount 0) fenced
+// on ExpectedLatest, carrying the latest snapshot's properties forward unless given others.
+//
+// Rows are kept as they are (files of older schemas are read with the current one). It returns
+// (nil, nil) and commits nothing when no bucket qualifies, and for primary-key tables (see
+// Compact). Tables with deletion vectors or row tracking are refused. The inputs of one output
+// file are read into memory together. On failure nothing becomes visible and the files it wrote
+// are removed; ErrCommitConflict means another snapshot was committed (re-plan and retry).
+func (t *Table) CompactAppend(ctx context.Context, opts CompactOptions) (snap *Snapshot, err error) {
+	if opts.CommitUser == "" {
+		return nil, fmt.Errorf("lake: %s: compact needs a CommitUser", t.FullName())
+	}
+	if err := t.checkWritable(); err != nil {
+		return nil, err
+	}
+	if strings.EqualFold(strings.TrimSpace(t.schema.Options["row-tracking.enabled"]), "true") ||
+		strings.EqualFold(strings.TrimSpace(t.schema.Options["data-evolution.enabled"]), "true") {
+		return nil, fmt.Errorf("lake: %s: %w: compacting a table with row tracking", t.FullName(), ErrUnsupported)
+	}
+	if f, ok := t.schema.Options["file.format"]; ok && f != defaultFileFormat {
+		return nil, fmt.Errorf("lake: %s: file.format %q is not supported (only parquet)", t.FullName(), f)
+	}
+	latestID, err := t.latestSnapshotID(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("lake: %s: find latest snapshot: %w", t.FullName(), err)
+	}
+	if latestID != opts.ExpectedLatest {
+		return nil, fmt.Errorf("lake: %s: latest snapshot is %d, expected %d: %w", t.FullName(), latestID, opts.ExpectedLatest, ErrCommitConflict)
+	}
+	if t.schema.HasPrimaryKey() || latestID == 0 {
+		return nil, nil
+	}
+	target, err := t.sizeOption("target-file-size", 256<<20)
+	if err != nil {
+		return nil, err
+	}
+	if target <= 0 {
+		return nil, fmt.Errorf("lake: %s: target-file-size must be positive", t.FullName())
+	}
+	minFiles := opts.MinFiles
+	if minFiles <= 0 {
+		if minFiles, err = t.intOption("compaction.min.file-num", defaultCompactMinFiles); err != nil {
+			return nil, err
+		}
+		minFiles = max(minFiles, 2)
+	}
+	codec, err := compressionFor(t.schema.Options["file.compression"])
+	if err != nil {
+		return nil, err
+	}
+	prev, err := t.Snapshot(ctx, latestID)
+	if err != nil {
+		return nil, err
+	}
+	live, prevMetas, err := t.dataFiles(ctx, prev)
+	if err != nil {
+		return nil, err
+	}
+
+	type bucketFiles struct {
+		partition []byte
+		bucket    int32
+		total     int32
+		files     []DataFileMeta
+	}
+	groups := map[string]*bucketFiles{}
+	var order []*bucketFiles
+	small := target / 10 * 7
+	for _, e := range live {
+		if e.File.FileSize >= small {
+			continue
+		}
+		if e.File.FirstRowID != nil {
+			return nil, fmt.Errorf("lake: %s: %w: data file %s has a row id (row tracking)", t.FullName(), ErrUnsupported, e.File.FileName)
+		}
+		k := string(e.Partition) + "/" + strconv.Itoa(int(e.Bucket))
+		g := groups[k]
+		if g == nil {
+			g = &bucketFiles{partition: e.Partition, bucket: e.Bucket, total: e.TotalBuckets}
+			groups[k] = g
+			order = append(order, g)
+		}
+		g.files = append(g.files, e.File)
+	}
+	sort.Slice(order, func(i, j int) bool {
+		if a, b := string(order[i].partition), string(order[j].partition); a != b {
+			return a < b
+		}
+		return order[i].bucket < order[j].bucket
+	})
+
+	pf := &pathFactory{uuid: uuid.NewString()}
+	dataPF := &pathFactory{uuid: uuid.NewString()}
+	var written []string
+	defer func() {
+		if err != nil {
+			for _, p := range written {
+				_ = t.fio.Remove(context.WithoutCancel(ctx), p)
+			}
+		}
+	}()
+	var entries []ManifestEntry
+	for _, g := range order {
+		if len(g.files) < minFiles {
+			continue
+		}
+		sort.Slice(g.files, func(i, j int) bool { return g.files[i].MinSequenceNumber < g.files[j].MinSequenceNumber })
+		// Consecutive runs of at most target bytes (at least two files each) become one file.
+		var bins [][]DataFileMeta
+		var cur []DataFileMeta
+		var size int64
+		for _, f := range g.files {
+			if len(cur) > 0 && size+f.FileSize > target {
+				bins = append(bins, cur)
+				cur, size = nil, 0
+			}
+			cur = append(cur, f)
+			size += f.FileSize
+		}
+		bins = append(bins, cur)
+		for _, bin := range bins {
+			if len(bin) < 2 {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			out, path, err := t.compactAppendFiles(ctx, g.partition, g.bucket, bin, codec, dataPF)
+			if path != "" {
+				written = append(written, path)
+			}
+			if err != nil {
+				return nil, err
+			}
+			for _, f := range bin {
+				entries = append(entries, ManifestEntry{Kind: FileKindDelete, Partition: g.partition, Bucket: g.bucket, TotalBuckets: g.total, File: f})
+			}
+			if out != nil {
+				entries = append(entries, ManifestEntry{Kind: FileKindAdd, Partition: g.partition, Bucket: g.bucket, TotalBuckets: g.total, File: *out})
+			}
+		}
+	}
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	props := opts.Properties
+	if props == nil {
+		props = maps.Clone(prev.Properties)
+	}
+	ident := opts.Identifier
+	if ident == 0 {
+		ident = math.MaxInt64
+		if prev.CommitUser == opts.CommitUser {
+			ident = prev.CommitIdentifier
+		}
+	}
+	snap, err = t.commitSnapshot(ctx, commitRequest{prev: prev, prevMetas: prevMetas, entries: entries,
+		kind: CommitKindCompact, user: opts.CommitUser, ident: ident, props: props}, pf, &written)
+	if err != nil {
+		return nil, err
+	}
+	written = nil
+	return snap, nil
+}
+
+// compactAppendFiles rewrites files (of one bucket, in sequence order) into one file. It returns
+// nil meta when they hold no row.
+func (t *Table) compactAppendFiles(ctx context.Context, partition []byte, bucket int32, files []DataFileMeta,
+	codec compress.Compression, pf *pathFactory) (*DataFileMeta, string, error) {
+	ts := t.schema
+	mem := memory.DefaultAllocator
+	r := &scanReader{t: t, ctx: ctx, mem: mem, schema: ts.ArrowSchema()}
+	g := &scanGroup{partition: partition, bucket: bucket}
+	minSeq, maxSeq := int64(math.MaxInt64), int64(math.MinInt64)
+	var recs []arrow.RecordBatch
+	defer func() {
+		for _, rc := range recs {
+			rc.Release()
+		}
+	}()
+	for i := range files {
+		minSeq = min(minSeq, files[i].MinSequenceNumber)
+		maxSeq = max(maxSeq, files[i].MaxSequenceNumber)
+		err := r.readFile(g, &files[i], ts.ArrowSchema().Fields(), func(rec arrow.RecordBatch) {
+			if rec.NumRows() == 0 {
+				rec.Release()
+				return
+			}
+			recs = append(recs, rec)
+		})
+		if err != nil {
+			return nil, "", err
+		}
+	}
+	if len(recs) == 0 {
+		return nil, "", nil
+	}
+	out, err := arrowutil.ConcatRecords(recs, mem)
+	if err != nil {
+		return nil, "", err
+	}
+	defer out.Release()
+	var zero int64
+	source := fileSourceCompact
+	now := time.Now()
+	ct := time.Date(now.Year(), now.Month(), now.Day(), now.Hour(), now.Minute(), now.Second(), now.Nanosecond()/1e6*1e6, time.UTC)
+	meta := &DataFileMeta{SchemaID: ts.ID, Level: 0, ExtraFiles: []string{}, FileSource: &source, CreationTime: &ct,
+		MinSequenceNumber: minSeq, MaxSequenceNumber: maxSeq, DeleteRowCount: &zero,
+		MinKey: emptyRowBytes, MaxKey: emptyRowBytes, KeyStats: emptyStats()}
+	_, prow, err := deserializeBinaryRow(partition)
+	if err != nil {
+		return nil, "", err
+	}
+	partTypes := make([]DataType, len(ts.PartitionKeys))
+	for i, k := range ts.PartitionKeys {
+		partTypes[i] = ts.Fields[ts.FieldIndex(k)].Type
+	}
+	partVals, err := decodeBinaryRow(partTypes, prow)
+	if err != nil {
+		return nil, "", err
+	}
+	path, err := t.writeDataFile(ctx, out, meta, partVals, bucket, codec, pf, mem)
+	return meta, path, err
+}

@@ -1,0 +1,72 @@
+package lake
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestRowGroupPruning: a filter on the key reads only the row groups whose
+// statistics can match (the scan does not filter rows, so the rows it
+// returns are those of the groups it read), on a PK table and an append
+// table, and the rows it keeps are right.
+func TestRowGroupPruning(t *testing.T) {
+	ctx := context.Background()
+	c := newTestCatalog(t)
+	n := 3*maxRowGroupRows + 10
+	rows := make([]row, n)
+	for i := range rows {
+		rows[i] = row{int64(i), sp(fmt.Sprint("n", i)), "x"}
+	}
+	for _, tc := range []struct {
+		name string
+		sc   Schema
+	}{
+		{"pk", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}},
+		{"ap", Schema{Columns: testCols}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tb, err := c.CreateTable("db", tc.name, tc.sc, false)
+			require.NoError(t, err)
+			w := tb.NewWrite(ctx)
+			var kinds []RowKind
+			var seqs []int64
+			if tc.sc.PrimaryKeys != nil {
+				kinds = make([]RowKind, n)
+				seqs = make([]int64, n)
+				for i := range seqs {
+					seqs[i] = int64(i)
+				}
+			}
+			writeRows(t, w, tb, rows, kinds, seqs)
+			snap, err := w.Commit(ctx, CommitOptions{CommitUser: "u", Identifier: 1})
+			require.NoError(t, err)
+			count := func(f []Predicate) (int, bool) {
+				rr, err := tb.Scan(ctx, snap, ScanOptions{Filter: f})
+				require.NoError(t, err)
+				defer rr.Release()
+				got, found := 0, false
+				for rr.Next() {
+					rec := rr.RecordBatch()
+					got += int(rec.NumRows())
+					for _, id := range rec.Column(0).(interface{ Int64Values() []int64 }).Int64Values() {
+						found = found || id == int64(maxRowGroupRows+5)
+					}
+				}
+				require.NoError(t, rr.Err())
+				return got, found
+			}
+			all, _ := count(nil)
+			require.Equal(t, n, all)
+			got, found := count([]Predicate{{Column: "id", Op: OpEq, Values: []any{int64(maxRowGroupRows + 5)}}})
+			require.Equal(t, maxRowGroupRows, got, "one row group")
+			require.True(t, found)
+			got, _ = count([]Predicate{{Column: "id", Op: OpGe, Values: []any{int64(3 * maxRowGroupRows)}}})
+			require.Equal(t, 10, got, "the last, short row group")
+			got, _ = count([]Predicate{{Column: "id", Op: OpLt, Values: []any{int64(-1)}}})
+			require.Equal(t, 0, got)
+		})
+	}
+}
