@@ -52,6 +52,11 @@ func (t *Table) Scan(ctx context.Context, snap *Snapshot, opts ScanOptions) (arr
 	prune := t.newPruner(opts.Filter)
 	r.prune = prune
 	for _, e := range entries {
+		// Checked before pruning, so that the answer never depends on the filter.
+		if w := e.File.WriteCols; len(w) > 0 && len(w) < len(t.schema.Fields) {
+			return nil, fmt.Errorf("%s: %w: data file %s holds only the columns %v (a data-evolution update); flightd does not merge files by row id",
+				t.FullName(), ErrUnsupported, e.File.FileName, w)
+		}
 		if prune != nil && !prune.keep(&e) {
 			continue
 		}
