@@ -29,6 +29,10 @@ type CompactOptions struct {
 	// MinFiles: a (partition, bucket) is compacted only when it has at least this many data
 	// files. 0 means 5 (num-sorted-run.compaction-trigger).
 	MinFiles int
+	// TargetFileSize overrides the table's target-file-size for append
+	// compaction (0: the table's): files below 70% of it are compacted into
+	// files of about it, and an output file's inputs are held in memory.
+	TargetFileSize int64
 	// Properties of the COMPACT snapshot. nil carries the latest snapshot's properties forward
 	// (flightd keeps its log offsets there); pass an empty map for none.
 	Properties map[string]string

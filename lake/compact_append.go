@@ -60,6 +60,9 @@ func (t *Table) CompactAppend(ctx context.Context, opts CompactOptions) (snap *S
 	if err != nil {
 		return nil, err
 	}
+	if opts.TargetFileSize > 0 {
+		target = opts.TargetFileSize
+	}
 	if target <= 0 {
 		return nil, fmt.Errorf("lake: %s: target-file-size must be positive", t.FullName())
 	}

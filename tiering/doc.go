@@ -37,9 +37,9 @@
 //
 // After a round, primary-key buckets with CompactMinFiles or more files are
 // compacted into one top-level file, and append-table buckets with that many
-// small files (below 70% of target-file-size) into files of about
-// target-file-size, as Paimon's append compaction does; either is a COMPACT
-// snapshot that carries the round's offsets forward. Every CollectEvery, each table's log is
+// small files into files of about 32 MiB (Paimon's append compaction with
+// that target-file-size: it bounds the memory a compaction takes); either is
+// a COMPACT snapshot that carries the round's offsets forward. Every CollectEvery, each table's log is
 // truncated below the offsets of the newest snapshot older than Retention
 // (the retention anchor), and snapshots expire as Paimon's rules say, except
 // the anchor, the snapshot that records the offsets, the snapshots running

@@ -271,6 +271,7 @@ func (s *Service) tierTable(ctx context.Context, db, name string, compactErr *er
 		if pk {
 			cs, err = t.Compact(ctx, copts)
 		} else {
+			copts.TargetFileSize = appendCompactTarget
 			cs, err = t.CompactAppend(ctx, copts)
 		}
 		switch {
@@ -286,6 +287,13 @@ func (s *Service) tierTable(ctx context.Context, db, name string, compactErr *er
 	}
 	return res, nil
 }
+
+// appendCompactTarget is the file size tiering compacts append tables to.
+// Files below 70% of it (a slow table's rounds) are merged; a busy table's
+// rounds already write larger files and are left alone. An output's inputs
+// are decoded in memory together, so this also bounds the memory compaction
+// takes (Paimon's own default, 256 MiB, held ~3 GiB under sustained ingest).
+const appendCompactTarget = 32 << 20
 
 // Drain runs rounds until everything acknowledged before the call is in the
 // lake.
