@@ -33,7 +33,7 @@ func (b *budget) admit(n int64) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if time.Since(b.at) > budgetRefresh {
-		b.measured, b.at, b.since = dirSize(b.dir), time.Now(), 0
+		b.measured, b.at, b.since = DirSize(b.dir), time.Now(), 0
 	}
 	used := b.measured + b.since
 	if used+n > b.limit {
@@ -45,10 +45,10 @@ func (b *budget) admit(n int64) error {
 	return nil
 }
 
-// dirSize is the disk space the directory's files occupy: allocated
+// DirSize is the disk space the directory's files occupy: allocated
 // blocks, not apparent sizes, since Badger preallocates and mmaps files
-// much larger than what they hold.
-func dirSize(dir string) int64 {
+// much larger than what they hold. The disk budget counts this.
+func DirSize(dir string) int64 {
 	var n int64
 	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {

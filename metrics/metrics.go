@@ -3,11 +3,8 @@ package metrics
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"net/http"
-	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -17,6 +14,7 @@ import (
 
 	"github.com/flightd/flightd/lake"
 	"github.com/flightd/flightd/lakestream"
+	"github.com/flightd/flightd/logstore"
 	"github.com/flightd/flightd/tiering"
 )
 
@@ -169,7 +167,7 @@ type tableStatus struct {
 
 func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 	if c.opts.LogDir != "" {
-		ch <- prometheus.MustNewConstMetric(descDiskUsed, prometheus.GaugeValue, float64(dirSize(c.opts.LogDir)))
+		ch <- prometheus.MustNewConstMetric(descDiskUsed, prometheus.GaugeValue, float64(logstore.DirSize(c.opts.LogDir)))
 	}
 	if c.opts.DiskBudget > 0 {
 		ch <- prometheus.MustNewConstMetric(descDiskBudget, prometheus.GaugeValue, float64(c.opts.DiskBudget))
@@ -240,24 +238,4 @@ func (c *statusCollector) status() ([]*tableStatus, error) {
 		}
 	}
 	return out, r.Err()
-}
-
-// dirSize is the disk space the directory's files occupy: allocated
-// blocks, not apparent sizes (Badger preallocates and mmaps its files), as
-// the log's disk budget counts them.
-func dirSize(dir string) int64 {
-	var n int64
-	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if info, err := d.Info(); err == nil {
-				if st, ok := info.Sys().(*syscall.Stat_t); ok {
-					n += st.Blocks * 512
-				} else {
-					n += info.Size()
-				}
-			}
-		}
-		return nil
-	})
-	return n
 }
