@@ -130,8 +130,6 @@ func fieldIndex(s *arrow.Schema, name string) int {
 	return -1
 }
 
-func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
-
 // Ingest appends r to db.table; with create, a missing table is created
 // from r's schema as an append table.
 func (e *Engine) Ingest(ctx context.Context, db, table string, create bool, r array.RecordReader) (int64, error) {

@@ -115,8 +115,10 @@ func arrowTypeOf(name string, precision, scale int64) arrow.DataType {
 	case name == "BLOB":
 		return arrow.BinaryTypes.Binary
 	}
-	// VARCHAR, and for now every other type (UUID, INTERVAL, LIST, STRUCT,
-	// MAP, ...) rendered as text.
+	if t, ok := nestedTypeOf(name); ok {
+		return t
+	}
+	// VARCHAR, and every other type (UUID, INTERVAL, ...) rendered as text.
 	return arrow.BinaryTypes.String
 }
 
@@ -183,6 +185,9 @@ func appendValue(b array.Builder, v driver.Value) error {
 	if v == nil {
 		b.AppendNull()
 		return nil
+	}
+	if nested, err := appendNested(b, v); nested {
+		return err
 	}
 	switch b := b.(type) {
 	case *array.BooleanBuilder:

@@ -2,15 +2,34 @@ package query
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 )
 
-// duckType spells an Arrow type as the DuckDB type to cast INSERT values to.
-// ok is false for types without a plain spelling (nested types): their
-// values are passed through and converted on write.
+// duckType spells an Arrow type as the DuckDB type to cast INSERT values to
+// (nested types too: T[], STRUCT("f" T, ...), MAP(K, V)). ok is false for
+// types without a spelling: their values are passed through and converted
+// on write.
 func duckType(t arrow.DataType) (string, bool) {
 	switch t := t.(type) {
+	case *arrow.ListType:
+		e, ok := duckType(t.Elem())
+		return e + "[]", ok
+	case *arrow.MapType:
+		k, ok1 := duckType(t.KeyType())
+		v, ok2 := duckType(t.ItemType())
+		return "MAP(" + k + ", " + v + ")", ok1 && ok2
+	case *arrow.StructType:
+		parts := make([]string, t.NumFields())
+		for i, f := range t.Fields() {
+			ft, ok := duckType(f.Type)
+			if !ok {
+				return "", false
+			}
+			parts[i] = quoteIdent(f.Name) + " " + ft
+		}
+		return "STRUCT(" + strings.Join(parts, ", ") + ")", true
 	case *arrow.BooleanType:
 		return "BOOLEAN", true
 	case *arrow.Int8Type:
@@ -94,3 +113,6 @@ func paimonType(t arrow.DataType) (string, error) {
 	}
 	return "", fmt.Errorf("arrow type %s has no Paimon counterpart yet", t)
 }
+
+// quoteIdent quotes an identifier for DuckDB.
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
