@@ -100,18 +100,20 @@ func (w *Write) Commit(ctx context.Context, opts CommitOptions) (snap *Snapshot,
 	dataPF := &pathFactory{uuid: uuid.NewString()}
 	// Encode the groups' files in parallel, one per core: Parquet encoding
 	// is the expensive part of a tiering round.
-	groups := w.sortedGroups()
+	cores := max(runtime.GOMAXPROCS(0), 1)
+	groups, bases := splitAppendGroups(w.sortedGroups(), t.schema.HasPrimaryKey(), cores, func(g *writeGroup) int64 {
+		if base, ok := maxSeq[string(g.partition)+"/"+strconv.Itoa(int(g.bucket))]; ok {
+			return base
+		}
+		return -1
+	})
 	metas := make([]*DataFileMeta, len(groups))
 	paths := make([]string, len(groups))
 	errs := make([]error, len(groups))
-	sem := make(chan struct{}, max(runtime.GOMAXPROCS(0), 1))
+	sem := make(chan struct{}, cores)
 	var wg sync.WaitGroup
 	for i, g := range groups {
-		k := string(g.partition) + "/" + strconv.Itoa(int(g.bucket))
-		base, ok := maxSeq[k]
-		if !ok {
-			base = -1
-		}
+		base := bases[i]
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
@@ -331,6 +333,52 @@ func (s *statsCollector) stats() SimpleStats {
 
 func emptyStats() SimpleStats {
 	return SimpleStats{MinValues: emptyRowBytes, MaxValues: emptyRowBytes, NullCounts: []*int64{}}
+}
+
+// appendSplitRows is the fewest rows a file split off a large append group
+// holds (one Parquet row group).
+const appendSplitRows = maxRowGroupRows
+
+// splitAppendGroups returns the groups to encode and each one's sequence
+// base (the highest sequence number before its rows). With fewer groups than
+// cores, a large group of an append table is cut into consecutive runs of
+// whole batches, one file each with consecutive sequence ranges, so that a
+// round of one busy bucket is encoded on every core. Primary-key groups stay
+// whole: one sorted file per bucket and round keeps level 0 small.
+func splitAppendGroups(groups []*writeGroup, pk bool, cores int, baseOf func(*writeGroup) int64) ([]*writeGroup, []int64) {
+	var out []*writeGroup
+	var bases []int64
+	for _, g := range groups {
+		base := baseOf(g)
+		var rows int64
+		for _, r := range g.recs {
+			rows += r.NumRows()
+		}
+		parts := int64(1)
+		if !pk && len(groups) < cores {
+			parts = min(int64(cores), rows/appendSplitRows)
+		}
+		if parts <= 1 {
+			out, bases = append(out, g), append(bases, base)
+			continue
+		}
+		per := (rows + parts - 1) / parts
+		cur := &writeGroup{partition: g.partition, partVals: g.partVals, bucket: g.bucket}
+		var n int64
+		for _, r := range g.recs {
+			cur.recs = append(cur.recs, r)
+			n += r.NumRows()
+			if n >= per {
+				out, bases = append(out, cur), append(bases, base)
+				base += n
+				cur, n = &writeGroup{partition: g.partition, partVals: g.partVals, bucket: g.bucket}, 0
+			}
+		}
+		if len(cur.recs) > 0 {
+			out, bases = append(out, cur), append(bases, base)
+		}
+	}
+	return out, bases
 }
 
 // flushGroup writes one (partition, bucket) group as one level-0 file. bucketMaxSeq is the highest

@@ -3,6 +3,8 @@ package lake
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"sort"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -68,5 +70,55 @@ func TestRowGroupPruning(t *testing.T) {
 			got, _ = count([]Predicate{{Column: "id", Op: OpLt, Values: []any{int64(-1)}}})
 			require.Equal(t, 0, got)
 		})
+	}
+}
+
+// TestLargeAppendGroupsAreSplit: a round of one busy append bucket is
+// written as several files (encoded in parallel) with consecutive sequence
+// ranges, and every row is there once.
+func TestLargeAppendGroupsAreSplit(t *testing.T) {
+	ctx := context.Background()
+	c := newTestCatalog(t)
+	tb, err := c.CreateTable("db", "big", Schema{Columns: testCols}, false)
+	require.NoError(t, err)
+	w := tb.NewWrite(ctx)
+	const batches, per = 60, 10000
+	for b := 0; b < batches; b++ {
+		rows := make([]row, per)
+		for i := range rows {
+			rows[i] = row{int64(b*per + i), sp("n"), "x"}
+		}
+		writeRows(t, w, tb, rows, nil, nil)
+	}
+	snap, err := w.Commit(ctx, CommitOptions{CommitUser: "u", Identifier: 1})
+	require.NoError(t, err)
+	entries, _, err := tb.dataFiles(ctx, snap)
+	require.NoError(t, err)
+	if runtime.GOMAXPROCS(0) > 1 {
+		require.Greater(t, len(entries), 1, "split for parallel encoding")
+	}
+	seq := int64(0)
+	var total int64
+	sort.Slice(entries, func(i, j int) bool { return entries[i].File.MinSequenceNumber < entries[j].File.MinSequenceNumber })
+	for _, e := range entries {
+		require.Equal(t, seq, e.File.MinSequenceNumber)
+		require.Equal(t, seq+e.File.RowCount-1, e.File.MaxSequenceNumber)
+		seq += e.File.RowCount
+		total += e.File.RowCount
+	}
+	require.Equal(t, int64(batches*per), total)
+	rr, err := tb.Scan(ctx, snap, ScanOptions{Columns: []string{"id"}})
+	require.NoError(t, err)
+	defer rr.Release()
+	seen := make([]bool, batches*per)
+	for rr.Next() {
+		for _, id := range rr.RecordBatch().Column(0).(interface{ Int64Values() []int64 }).Int64Values() {
+			require.False(t, seen[id], "row %d twice", id)
+			seen[id] = true
+		}
+	}
+	require.NoError(t, rr.Err())
+	for id, ok := range seen {
+		require.True(t, ok, "row %d missing", id)
 	}
 }
