@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"sort"
-	"strconv"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -114,29 +112,7 @@ func (t *Table) Compact(ctx context.Context, opts CompactOptions) (snap *Snapsho
 		return nil, err
 	}
 
-	type bucketFiles struct {
-		partition []byte
-		bucket    int32
-		entries   []ManifestEntry
-	}
-	groups := map[string]*bucketFiles{}
-	var order []*bucketFiles
-	for _, e := range live {
-		k := string(e.Partition) + "/" + strconv.Itoa(int(e.Bucket))
-		g := groups[k]
-		if g == nil {
-			g = &bucketFiles{partition: e.Partition, bucket: e.Bucket}
-			groups[k] = g
-			order = append(order, g)
-		}
-		g.entries = append(g.entries, e)
-	}
-	sort.Slice(order, func(i, j int) bool {
-		if a, b := string(order[i].partition), string(order[j].partition); a != b {
-			return a < b
-		}
-		return order[i].bucket < order[j].bucket
-	})
+	order := groupByBucket(live)
 
 	pf := &pathFactory{uuid: uuid.NewString()}
 	dataPF := &pathFactory{uuid: uuid.NewString()}

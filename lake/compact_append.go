@@ -6,7 +6,6 @@ import (
 	"maps"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -86,15 +85,8 @@ func (t *Table) CompactAppend(ctx context.Context, opts CompactOptions) (snap *S
 		return nil, err
 	}
 
-	type bucketFiles struct {
-		partition []byte
-		bucket    int32
-		total     int32
-		files     []DataFileMeta
-	}
-	groups := map[string]*bucketFiles{}
-	var order []*bucketFiles
 	small := target / 10 * 7
+	var candidates []ManifestEntry
 	for _, e := range live {
 		if e.File.FileSize >= small {
 			continue
@@ -102,21 +94,9 @@ func (t *Table) CompactAppend(ctx context.Context, opts CompactOptions) (snap *S
 		if e.File.FirstRowID != nil {
 			return nil, fmt.Errorf("lake: %s: %w: data file %s has a row id (row tracking)", t.FullName(), ErrUnsupported, e.File.FileName)
 		}
-		k := string(e.Partition) + "/" + strconv.Itoa(int(e.Bucket))
-		g := groups[k]
-		if g == nil {
-			g = &bucketFiles{partition: e.Partition, bucket: e.Bucket, total: e.TotalBuckets}
-			groups[k] = g
-			order = append(order, g)
-		}
-		g.files = append(g.files, e.File)
+		candidates = append(candidates, e)
 	}
-	sort.Slice(order, func(i, j int) bool {
-		if a, b := string(order[i].partition), string(order[j].partition); a != b {
-			return a < b
-		}
-		return order[i].bucket < order[j].bucket
-	})
+	order := groupByBucket(candidates)
 
 	pf := &pathFactory{uuid: uuid.NewString()}
 	dataPF := &pathFactory{uuid: uuid.NewString()}
@@ -130,15 +110,18 @@ func (t *Table) CompactAppend(ctx context.Context, opts CompactOptions) (snap *S
 	}()
 	var entries []ManifestEntry
 	for _, g := range order {
-		if len(g.files) < minFiles {
+		if len(g.entries) < minFiles {
 			continue
 		}
-		sort.Slice(g.files, func(i, j int) bool { return g.files[i].MinSequenceNumber < g.files[j].MinSequenceNumber })
+		sort.Slice(g.entries, func(i, j int) bool {
+			return g.entries[i].File.MinSequenceNumber < g.entries[j].File.MinSequenceNumber
+		})
 		// Consecutive runs of at most target bytes (at least two files each) become one file.
 		var bins [][]DataFileMeta
 		var cur []DataFileMeta
 		var size int64
-		for _, f := range g.files {
+		for _, e := range g.entries {
+			f := e.File
 			if len(cur) > 0 && size+f.FileSize > target {
 				bins = append(bins, cur)
 				cur, size = nil, 0
@@ -162,10 +145,10 @@ func (t *Table) CompactAppend(ctx context.Context, opts CompactOptions) (snap *S
 				return nil, err
 			}
 			for _, f := range bin {
-				entries = append(entries, ManifestEntry{Kind: FileKindDelete, Partition: g.partition, Bucket: g.bucket, TotalBuckets: g.total, File: f})
+				entries = append(entries, ManifestEntry{Kind: FileKindDelete, Partition: g.partition, Bucket: g.bucket, TotalBuckets: g.entries[0].TotalBuckets, File: f})
 			}
 			if out != nil {
-				entries = append(entries, ManifestEntry{Kind: FileKindAdd, Partition: g.partition, Bucket: g.bucket, TotalBuckets: g.total, File: *out})
+				entries = append(entries, ManifestEntry{Kind: FileKindAdd, Partition: g.partition, Bucket: g.bucket, TotalBuckets: g.entries[0].TotalBuckets, File: *out})
 			}
 		}
 	}

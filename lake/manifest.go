@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -582,4 +584,35 @@ func (t *Table) dataFiles(ctx context.Context, snap *Snapshot) ([]ManifestEntry,
 		}
 	}
 	return out, metas, nil
+}
+
+// bucketEntries are the manifest entries of one (partition, bucket).
+type bucketEntries struct {
+	partition []byte
+	bucket    int32
+	entries   []ManifestEntry
+}
+
+// groupByBucket groups entries by (partition, bucket), in partition then
+// bucket order; within a group, entries keep their order.
+func groupByBucket(entries []ManifestEntry) []*bucketEntries {
+	byKey := map[string]*bucketEntries{}
+	var out []*bucketEntries
+	for _, e := range entries {
+		k := string(e.Partition) + "/" + strconv.Itoa(int(e.Bucket))
+		g := byKey[k]
+		if g == nil {
+			g = &bucketEntries{partition: e.Partition, bucket: e.Bucket}
+			byKey[k] = g
+			out = append(out, g)
+		}
+		g.entries = append(g.entries, e)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if a, b := string(out[i].partition), string(out[j].partition); a != b {
+			return a < b
+		}
+		return out[i].bucket < out[j].bucket
+	})
+	return out
 }

@@ -3,7 +3,6 @@ package lake
 import (
 	"context"
 	"fmt"
-	"sort"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -48,34 +47,26 @@ func (t *Table) Scan(ctx context.Context, snap *Snapshot, opts ScanOptions) (arr
 	if err != nil {
 		return nil, err
 	}
-	groups := map[string]*scanGroup{}
 	prune := t.newPruner(opts.Filter)
 	r.prune = prune
+	var kept []ManifestEntry
 	for _, e := range entries {
 		// Checked before pruning, so that the answer never depends on the filter.
 		if w := e.File.WriteCols; len(w) > 0 && len(w) < len(t.schema.Fields) {
 			return nil, fmt.Errorf("%s: %w: data file %s holds only the columns %v (a data-evolution update); flightd does not merge files by row id",
 				t.FullName(), ErrUnsupported, e.File.FileName, w)
 		}
-		if prune != nil && !prune.keep(&e) {
-			continue
+		if prune == nil || prune.keep(&e) {
+			kept = append(kept, e)
 		}
-		k := string(e.Partition) + "/" + fmt.Sprint(e.Bucket)
-		g := groups[k]
-		if g == nil {
-			g = &scanGroup{partition: e.Partition, bucket: e.Bucket}
-			groups[k] = g
-			r.groups = append(r.groups, g)
-		}
-		g.files = append(g.files, e.File)
 	}
-	sort.SliceStable(r.groups, func(i, j int) bool {
-		a, b := r.groups[i], r.groups[j]
-		if string(a.partition) != string(b.partition) {
-			return string(a.partition) < string(b.partition)
+	for _, b := range groupByBucket(kept) {
+		g := &scanGroup{partition: b.partition, bucket: b.bucket}
+		for _, e := range b.entries {
+			g.files = append(g.files, e.File)
 		}
-		return a.bucket < b.bucket
-	})
+		r.groups = append(r.groups, g)
+	}
 	r.err = r.attachDeletionVectors(snap)
 	return r, nil
 }
