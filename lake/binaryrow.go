@@ -108,14 +108,7 @@ func compareValues(a, b any) int {
 	}
 	switch x := a.(type) {
 	case bool:
-		y := b.(bool)
-		switch {
-		case x == y:
-			return 0
-		case !x:
-			return -1
-		}
-		return 1
+		return cmpBool(x, b.(bool))
 	case int8:
 		return cmpOrdered(x, b.(int8))
 	case int16:

@@ -309,12 +309,7 @@ func (s *statsCollector) add(vals []any) {
 			s.nulls[i]++
 			continue
 		}
-		if s.min[i] == nil || compareValues(v, s.min[i]) < 0 {
-			s.min[i] = v
-		}
-		if s.max[i] == nil || compareValues(v, s.max[i]) > 0 {
-			s.max[i] = v
-		}
+		s.fold(i, v)
 	}
 }
 
@@ -525,12 +520,8 @@ func (t *Table) writeDataFile(ctx context.Context, out arrow.RecordBatch, meta *
 	// value stats are over the table columns as written (the last ts.Fields columns of out)
 	vs := newStatsCollector(statTypes)
 	off := int(out.NumCols()) - len(ts.Fields)
-	vals := make([]any, len(statCols))
-	for r := 0; r < int(out.NumRows()); r++ {
-		for i, c := range statCols {
-			vals[i] = valueAt(out.Column(off+c), r, statTypes[i])
-		}
-		vs.add(vals)
+	for i, c := range statCols {
+		vs.addColumn(i, out.Column(off+c))
 	}
 	meta.ValueStats = vs.stats()
 	if len(statCols) != len(ts.Fields) {

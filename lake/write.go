@@ -175,7 +175,11 @@ func (w *Write) Write(ctx context.Context, bucket int32, rec arrow.RecordBatch, 
 	}
 	parts := map[string]*part{}
 	var order []string
-	for r := 0; r < n; r++ {
+	if len(partIdx) == 0 { // unpartitioned: every row is in the one empty partition
+		key := string(encodeBinaryRow(nil, nil))
+		parts[key], order = &part{}, []string{key}
+	}
+	for r := 0; r < n && len(partIdx) > 0; r++ {
 		vals := make([]any, len(partIdx))
 		for i, c := range partIdx {
 			vals[i] = valueAt(rec.Column(c), r, partTypes[i])
@@ -208,8 +212,13 @@ func (w *Write) Write(ctx context.Context, bucket int32, rec arrow.RecordBatch, 
 			}
 		}
 		g.recs = append(g.recs, sub)
-		for _, r := range p.rows {
-			if pk {
+		switch {
+		case !pk:
+		case len(order) == 1: // all rows, in order
+			g.kinds = append(g.kinds, kinds...)
+			g.seqs = append(g.seqs, seqs...)
+		default:
+			for _, r := range p.rows {
 				g.kinds = append(g.kinds, kinds[r])
 				g.seqs = append(g.seqs, seqs[r])
 			}
