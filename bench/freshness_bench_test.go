@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"os"
 	"sort"
 	"testing"
 	"time"
@@ -17,39 +18,21 @@ import (
 //     returns it, with a 1 s tiering interval.
 //
 // FLIGHTD_FRESHNESS_LOAD=<rows/s> adds a paced background ingest of 10k-row
-// batches into another append table while it measures (the target
+// batches into another append table, from another process (loadgen_test.go),
+// while it measures (the target
 // is p99 <= 5 ms at half the maximum ingest rate); ack→lake is then not
 // measured, since tiering the loaded table delays the probe table's rounds.
 func BenchmarkFreshness(b *testing.B) {
-	srv := testserver.Start(b, b.TempDir(), "--tiering-interval", "1s", "--log-level", "warn")
+	srv := testserver.Start(b, b.TempDir(), "--tiering-interval", envStr("FLIGHTD_FRESHNESS_INTERVAL", "1s"), "--log-level", "warn")
 	c := open(b, srv.URI())
 	c.exec(b, "CREATE DATABASE bench")
 	c.exec(b, "CREATE TABLE bench.t "+fmt.Sprintf(eightColsDDL, ", PRIMARY KEY (id) NOT ENFORCED", " WITH ('bucket' = '4')"))
 	load := envInt("FLIGHTD_FRESHNESS_LOAD", 0)
 	if load > 0 {
 		c.exec(b, "CREATE TABLE bench.load "+fmt.Sprintf(eightColsDDL, "", ""))
-		batch := makeBatch(0, batchRows, 7)
-		defer batch.Release()
-		stop := make(chan struct{})
-		done := make(chan struct{})
-		defer func() { close(stop); <-done }()
-		go func() {
-			defer close(done)
-			lc := open(b, srv.URI())
-			start := time.Now()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if d := time.Until(start.Add(time.Duration(float64(i*batchRows) / float64(load) * float64(time.Second)))); d > 0 {
-					time.Sleep(d)
-				}
-				lc.ingest(b, "load", batch)
-			}
-		}()
-		time.Sleep(time.Second) // let the load settle
+		g := startLoad(b, srv.URI(), "load", load)
+		defer func() { b.ReportMetric(g.stop(b), "load-rows/s") }()
+		time.Sleep(2 * time.Second) // let the load settle
 	}
 	var rt, lake []time.Duration
 	id := int64(0)
@@ -85,4 +68,11 @@ func report(b *testing.B, name string, ds []time.Duration) {
 	q := func(p float64) float64 { return float64(ds[int(p*float64(len(ds)-1))].Microseconds()) / 1000 }
 	b.ReportMetric(q(0.5), name+"-p50-ms")
 	b.ReportMetric(q(0.99), name+"-p99-ms")
+}
+
+func envStr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
 }

@@ -58,7 +58,7 @@ type conn struct {
 	conn adbc.Connection
 }
 
-func open(b *testing.B, uri string) *conn {
+func open(b testing.TB, uri string) *conn {
 	drv := flightsql.NewDriver(memory.DefaultAllocator)
 	db, err := drv.NewDatabase(map[string]string{adbc.OptionKeyURI: uri})
 	if err != nil {
@@ -73,7 +73,7 @@ func open(b *testing.B, uri string) *conn {
 	return c
 }
 
-func (c *conn) exec(b *testing.B, sql string) {
+func (c *conn) exec(b testing.TB, sql string) {
 	st, _ := c.conn.NewStatement()
 	defer st.Close()
 	if err := st.SetSqlQuery(sql); err != nil {
@@ -86,7 +86,7 @@ func (c *conn) exec(b *testing.B, sql string) {
 
 // ingestStream sends batches as one ADBC bulk ingest (one DoPut stream),
 // acknowledged once, when all are durable.
-func (c *conn) ingestStream(b *testing.B, table string, batches []arrow.RecordBatch) {
+func (c *conn) ingestStream(b testing.TB, table string, batches []arrow.RecordBatch) {
 	st, _ := c.conn.NewStatement()
 	defer st.Close()
 	_ = st.SetOption(adbc.OptionKeyIngestTargetTable, table)
@@ -105,7 +105,7 @@ func (c *conn) ingestStream(b *testing.B, table string, batches []arrow.RecordBa
 	}
 }
 
-func (c *conn) ingest(b *testing.B, table string, rec arrow.RecordBatch) {
+func (c *conn) ingest(b testing.TB, table string, rec arrow.RecordBatch) {
 	st, _ := c.conn.NewStatement()
 	defer st.Close()
 	_ = st.SetOption(adbc.OptionKeyIngestTargetTable, table)
@@ -120,7 +120,7 @@ func (c *conn) ingest(b *testing.B, table string, rec arrow.RecordBatch) {
 }
 
 // queryRows runs sql and returns the rows it read.
-func (c *conn) queryRows(b *testing.B, sql string) int64 {
+func (c *conn) queryRows(b testing.TB, sql string) int64 {
 	st, _ := c.conn.NewStatement()
 	defer st.Close()
 	_ = st.SetSqlQuery(sql)

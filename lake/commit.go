@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"sync"
@@ -19,6 +18,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/flightd/flightd/internal/arrowutil"
+	"github.com/flightd/flightd/internal/background"
 )
 
 // CommitOptions controls a commit.
@@ -98,10 +98,11 @@ func (w *Write) Commit(ctx context.Context, opts CommitOptions) (snap *Snapshot,
 		return nil, fmt.Errorf("lake: %s: file.format %q is not supported (only parquet)", t.FullName(), f)
 	}
 	dataPF := &pathFactory{uuid: uuid.NewString()}
-	// Encode the groups' files in parallel, one per core: Parquet encoding
-	// is the expensive part of a tiering round.
-	cores := max(runtime.GOMAXPROCS(0), 1)
-	groups, bases := splitAppendGroups(w.sortedGroups(), t.schema.HasPrimaryKey(), cores, func(g *writeGroup) int64 {
+	// Encode the groups' files in parallel, as background tasks (one per
+	// background worker, at lower priority): Parquet encoding is the
+	// expensive part of a tiering round.
+	workers := background.Workers()
+	groups, bases := splitAppendGroups(w.sortedGroups(), t.schema.HasPrimaryKey(), workers, func(g *writeGroup) int64 {
 		if base, ok := maxSeq[string(g.partition)+"/"+strconv.Itoa(int(g.bucket))]; ok {
 			return base
 		}
@@ -110,18 +111,17 @@ func (w *Write) Commit(ctx context.Context, opts CommitOptions) (snap *Snapshot,
 	metas := make([]*DataFileMeta, len(groups))
 	paths := make([]string, len(groups))
 	errs := make([]error, len(groups))
-	sem := make(chan struct{}, cores)
 	var wg sync.WaitGroup
 	for i, g := range groups {
 		base := bases[i]
 		wg.Add(1)
-		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
-			defer func() { <-sem }()
-			if errs[i] = ctx.Err(); errs[i] == nil {
-				metas[i], paths[i], errs[i] = w.flushGroup(ctx, g, base, codec, dataPF)
-			}
+			background.Do(func() {
+				if errs[i] = ctx.Err(); errs[i] == nil {
+					metas[i], paths[i], errs[i] = w.flushGroup(ctx, g, base, codec, dataPF)
+				}
+			})
 		}()
 	}
 	wg.Wait()

@@ -30,6 +30,7 @@ type Engine struct {
 	ls    *lakestream.Service
 	drain lakestream.DrainFunc
 	conn  *duckdb.Connector
+	pool  connPool
 	mem   memory.Allocator
 	lg    *slog.Logger
 	seq   atomic.Uint64
@@ -79,7 +80,10 @@ func New(ls *lakestream.Service, opts Options) (*Engine, error) {
 }
 
 // Close closes DuckDB.
-func (e *Engine) Close() error { return e.conn.Close() }
+func (e *Engine) Close() error {
+	e.pool.closeIdle()
+	return e.conn.Close()
+}
 
 // Execute runs one statement.
 func (e *Engine) Execute(ctx context.Context, sql string) (engine.Result, error) {
@@ -127,8 +131,8 @@ func (e *Engine) syntaxError(ctx context.Context, sql string) string {
 	if err != nil {
 		return ""
 	}
-	defer c.c.Close()
-	js, err := c.scalar(ctx, "SELECT json_serialize_sql(?::VARCHAR)::VARCHAR", sql)
+	defer e.release(c)
+	js, err := c.serialize(ctx, sql)
 	if err != nil {
 		return ""
 	}
@@ -260,44 +264,6 @@ func mapErr(err error) error {
 }
 
 // conn is one DuckDB connection used by one statement.
-type conn struct {
-	c  driver.Conn
-	ar *duckdb.Arrow
-}
-
-func (e *Engine) connect(ctx context.Context) (*conn, error) {
-	c, err := e.conn.Connect(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("query: connect duckdb: %w", err)
-	}
-	ar, err := duckdb.NewArrowFromConn(c)
-	if err != nil {
-		c.Close()
-		return nil, err
-	}
-	return &conn{c: c, ar: ar}, nil
-}
-
-func (c *conn) exec(ctx context.Context, sql string) error {
-	_, err := c.c.(driver.ExecerContext).ExecContext(ctx, sql, nil)
-	return err
-}
-
-// scalar runs a query that returns one string.
-func (c *conn) scalar(ctx context.Context, sql string, arg any) (string, error) {
-	rows, err := c.c.(driver.QueryerContext).QueryContext(ctx, sql, []driver.NamedValue{{Ordinal: 1, Value: arg}})
-	if err != nil {
-		return "", err
-	}
-	defer rows.Close()
-	v := make([]driver.Value, 1)
-	if err := rows.Next(v); err != nil {
-		return "", fmt.Errorf("query: no result: %w", err)
-	}
-	s, _ := v[0].(string)
-	return s, nil
-}
-
 // query runs a row-returning statement with flightd tables bound.
 // With schemaOnly the statement runs under LIMIT 0 when DuckDB allows it.
 func (e *Engine) query(ctx context.Context, sql string, schemaOnly bool) (array.RecordReader, error) {
@@ -308,10 +274,10 @@ func (e *Engine) query(ctx context.Context, sql string, schemaOnly bool) (array.
 	ok := false
 	defer func() {
 		if !ok {
-			c.c.Close()
+			e.release(c) // after dropViews, deferred later
 		}
 	}()
-	js, err := c.scalar(ctx, "SELECT json_serialize_sql(?::VARCHAR)::VARCHAR", sql)
+	js, err := c.serialize(ctx, sql)
 	if err != nil {
 		return nil, fmt.Errorf("query: serialise statement: %w", err)
 	}
@@ -403,7 +369,7 @@ func (e *Engine) query(ctx context.Context, sql string, schemaOnly bool) (array.
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s", engine.ErrInvalid, cleanDuckErr(err))
 	}
-	rr, err := newRowReader(e.mem, rows, func() { c.c.Close() })
+	rr, err := newRowReader(e.mem, rows, func() { e.release(c) })
 	if err != nil {
 		rows.Close()
 		return nil, err
@@ -537,6 +503,10 @@ func (e *Engine) resolve(schema, table string) (tableRef, bool, error) {
 		name, realtime = name[:len(name)-len(lakestream.RealtimeSuffix)], true
 	case strings.HasSuffix(lower, lakestream.ChangelogSuffix):
 		name, changelog = name[:len(name)-len(lakestream.ChangelogSuffix)], true
+	}
+	if _, err := e.ls.Table(db, name); err == nil {
+		// spelled as stored: no listing (the table's metadata is cached)
+		return tableRef{db: db, table: name, realtime: realtime, changelog: changelog}, true, nil
 	}
 	dbName, found, err := e.lookupDatabase(db)
 	if err != nil {

@@ -18,7 +18,7 @@ import (
 	"github.com/flightd/flightd/logstore"
 )
 
-func newTestEngine(t *testing.T) *Engine {
+func newTestEngine(t testing.TB) *Engine {
 	t.Helper()
 	dir := t.TempDir()
 	cat, err := lake.OpenCatalog(filepath.Join(dir, "warehouse"))
@@ -116,7 +116,7 @@ func TestPlainScansSkipDuckDB(t *testing.T) {
 			tree, ok := func() (*object, bool) {
 				c, err := e.connect(context.Background())
 				require.NoError(t, err)
-				defer c.c.Close()
+				defer c.close()
 				js, err := c.scalar(context.Background(), "SELECT json_serialize_sql(?::VARCHAR)::VARCHAR", tc.sql)
 				require.NoError(t, err)
 				return parseTree(js)

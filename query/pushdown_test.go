@@ -242,7 +242,7 @@ func TestScanHints(t *testing.T) {
 	require.NoError(t, err)
 	c, err := e.connect(context.Background())
 	require.NoError(t, err)
-	defer c.c.Close()
+	defer c.close()
 	hints := func(sql string) (cols []string, filter []lake.Predicate) {
 		js, err := c.scalar(context.Background(), "SELECT json_serialize_sql(?::VARCHAR)::VARCHAR", sql)
 		require.NoError(t, err)

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/flightd/flightd/internal/background"
 	"github.com/flightd/flightd/lake"
 	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/logstore"
@@ -268,12 +269,14 @@ func (s *Service) tierTable(ctx context.Context, db, name string, compactErr *er
 		copts := lake.CompactOptions{CommitUser: lakestream.CommitUser, ExpectedLatest: ns.ID, MinFiles: s.opts.CompactMinFiles}
 		var cs *lake.Snapshot
 		var err error
-		if pk {
-			cs, err = t.Compact(ctx, copts)
-		} else {
-			copts.TargetFileSize = appendCompactTarget
-			cs, err = t.CompactAppend(ctx, copts)
-		}
+		background.Do(func() { // merging and encoding: low priority, like the round's encoding
+			if pk {
+				cs, err = t.Compact(ctx, copts)
+			} else {
+				copts.TargetFileSize = appendCompactTarget
+				cs, err = t.CompactAppend(ctx, copts)
+			}
+		})
 		switch {
 		case errors.Is(err, lake.ErrCommitConflict):
 			// another committer was faster; the next round tries again

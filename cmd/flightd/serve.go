@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/flightd/flightd/flightsql"
+	"github.com/flightd/flightd/internal/background"
 	"github.com/flightd/flightd/lake"
 	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/logstore"
@@ -41,6 +43,8 @@ func serve(args []string) error {
 	}
 	lg := newLogger(cfg.LogLevel)
 	lg.Info("config", "effective", cfg.String())
+	cores, procs := schedule()
+	lg.Info("scheduling", "background_workers", cores, "gomaxprocs", procs)
 
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return fmt.Errorf("create data dir: %w", err)
@@ -178,4 +182,18 @@ func newLogger(level string) *slog.Logger {
 	var l slog.Level
 	_ = l.UnmarshalText([]byte(level))
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+}
+
+// schedule sizes the Go scheduler for latency under load (see package
+// internal/background): background work (Parquet encoding, compaction)
+// runs on at most one thread per core, at lower priority, and there are
+// twice as many Ps as cores, so that a query finds a free P at once while
+// every core encodes. GOMAXPROCS set in the environment is left alone.
+func schedule() (workers, procs int) {
+	cores := runtime.GOMAXPROCS(0) // the cores this process may use (cgroup aware)
+	background.SetWorkers(cores)
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(2 * cores)
+	}
+	return cores, runtime.GOMAXPROCS(0)
 }

@@ -1,0 +1,71 @@
+// Package background runs CPU-heavy maintenance work (Parquet encoding of
+// tiering rounds, compaction) so that it yields the cores to queries and
+// ingest.
+//
+// Do runs a task on an OS thread of its own whose scheduling priority is
+// lowered (on Linux: nice +10 for that thread only; elsewhere unchanged),
+// and at most Workers tasks run at once. The thread is discarded when the
+// task ends, so its priority never leaks to other goroutines.
+//
+// Priority alone cannot help inside one Go process: a goroutine runs only
+// on one of GOMAXPROCS Ps, and a low-priority thread still holds its P. So
+// the server runs with more Ps than cores (cmd/flightd: twice as many) and
+// Workers at the number of cores: background tasks can hold at most that
+// many Ps, the other Ps stay free for a query to start on at once, and the
+// kernel gives the cores to the query's thread first.
+package background
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+)
+
+// Nice is the priority increment of a background thread.
+const Nice = 10
+
+var (
+	mu    sync.Mutex
+	slots = make(chan struct{}, max(runtime.GOMAXPROCS(0), 1))
+)
+
+// SetWorkers sets how many tasks run at once (at least 1). Call it at
+// start, before any task runs.
+func SetWorkers(n int) {
+	mu.Lock()
+	defer mu.Unlock()
+	slots = make(chan struct{}, max(n, 1))
+}
+
+// Workers is how many tasks run at once.
+func Workers() int {
+	mu.Lock()
+	defer mu.Unlock()
+	return cap(slots)
+}
+
+// Do runs fn as a background task and returns when it is done, waiting
+// first for a free worker. fn must not call Do (it could wait for its own
+// worker). A panic in fn is raised again in the caller.
+func Do(fn func()) {
+	mu.Lock()
+	s := slots
+	mu.Unlock()
+	s <- struct{}{}
+	defer func() { <-s }()
+	var p any
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() { p = recover() }()
+		// Never unlocked: the thread exits with this goroutine, and its
+		// lowered priority with it.
+		runtime.LockOSThread()
+		lowerPriority()
+		fn()
+	}()
+	<-done
+	if p != nil {
+		panic(fmt.Sprintf("background task: %v", p))
+	}
+}

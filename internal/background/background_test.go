@@ -1,0 +1,73 @@
+package background
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestDoRunsAtLowerPriorityOnItsOwnThread(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("thread priorities are lowered on Linux only")
+	}
+	before, err := threadNice()
+	require.NoError(t, err)
+	var inside int
+	Do(func() { inside, err = threadNice() })
+	require.NoError(t, err)
+	require.Equal(t, min(before+Nice, 19), inside)
+	// the caller's thread is untouched, and so is a later goroutine's
+	after, err := threadNice()
+	require.NoError(t, err)
+	require.Equal(t, before, after)
+	for i := 0; i < 20; i++ {
+		var n int
+		done := make(chan struct{})
+		go func() { defer close(done); n, _ = threadNice() }()
+		<-done
+		require.Equal(t, before, n)
+	}
+}
+
+func TestDoBoundsConcurrency(t *testing.T) {
+	SetWorkers(2)
+	defer SetWorkers(runtime.GOMAXPROCS(0))
+	require.Equal(t, 2, Workers())
+	var running, most atomic.Int32
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			Do(func() {
+				n := running.Add(1)
+				for {
+					m := most.Load()
+					if n <= m || most.CompareAndSwap(m, n) {
+						break
+					}
+				}
+				time.Sleep(5 * time.Millisecond)
+				running.Add(-1)
+			})
+		}()
+	}
+	wg.Wait()
+	require.Equal(t, int32(2), most.Load())
+}
+
+func TestDoRaisesPanicInCaller(t *testing.T) {
+	require.PanicsWithValue(t, "background task: boom", func() { Do(func() { panic("boom") }) })
+	// the worker was given back
+	done := make(chan struct{})
+	go func() { Do(func() {}); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a panicking task kept its worker")
+	}
+}

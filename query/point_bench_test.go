@@ -1,0 +1,47 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"testing"
+)
+
+// BenchmarkPointQuery is the engine's share of a point query's latency
+// (bench/freshness_bench_test.go measures it end to end): a statement that
+// needs no table, a key lookup in t$rt that the fast path serves without
+// DuckDB's executor, and one that DuckDB runs.
+func BenchmarkPointQuery(b *testing.B) {
+	e := newTestEngine(b)
+	ctx := context.Background()
+	for _, s := range []string{
+		"CREATE DATABASE bench",
+		"CREATE TABLE bench.t (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '4')",
+		"INSERT INTO bench.t SELECT i, 'v' || i FROM range(1000) t(i)",
+	} {
+		if _, err := e.Execute(ctx, s); err != nil {
+			b.Fatal(s, err)
+		}
+	}
+	for _, q := range []struct{ name, sql string }{
+		{"select-1", "SELECT 1"},
+		{"rt-key", `SELECT id, v FROM bench."t$rt" WHERE id = 42`},
+		{"rt-key-duckdb", `SELECT v || '!' FROM bench."t$rt" WHERE id = 42`},
+	} {
+		b.Run(q.name, func(b *testing.B) {
+			for b.Loop() {
+				res, err := e.Execute(ctx, q.sql)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n := 0
+				for res.Reader.Next() {
+					n += int(res.Reader.RecordBatch().NumRows())
+				}
+				res.Reader.Release()
+				if n != 1 {
+					b.Fatal(fmt.Sprintf("%s: %d rows", q.sql, n))
+				}
+			}
+		})
+	}
+}
