@@ -37,7 +37,7 @@ func TestLogCacheKeepsDropsAndBounds(t *testing.T) {
 	r2.Release()
 	r3.Release()
 
-	got, kinds, ok := c.get(b0, 10)
+	got, kinds, _, ok := c.get(b0, 10)
 	require.True(t, ok)
 	require.EqualValues(t, 5, got.NumRows())
 	require.Equal(t, byte(3), kinds[4])
@@ -49,4 +49,44 @@ func TestLogCacheKeepsDropsAndBounds(t *testing.T) {
 	c.dropTable("t")
 	require.False(t, c.has(b0, 10))
 	require.Zero(t, c.bytes)
+	require.Zero(t, c.small)
+}
+
+// A busy table's large entries filling the cache leave small entries (a
+// table of single-row writes) their own budget, which bounds them too.
+func TestLogCacheKeepsRoomForSmallEntries(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	sc := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	mk := func(n int) arrow.RecordBatch {
+		b := array.NewRecordBuilder(mem, sc)
+		defer b.Release()
+		for i := 0; i < n; i++ {
+			b.Field(0).(*array.Int64Builder).Append(int64(i))
+		}
+		return b.NewRecordBatch()
+	}
+	big, small := mk(smallEntryBytes/8), mk(1)
+	defer big.Release()
+	defer small.Release()
+	busy, quiet := logstore.Bucket{Table: "busy"}, logstore.Bucket{Table: "quiet"}
+	c := newLogCache(2 * recordSize(big))
+	for i := int64(0); i < 3; i++ {
+		c.put(busy, i*big.NumRows(), big, nil, time.Now())
+	}
+	require.True(t, c.has(busy, big.NumRows()))
+	require.False(t, c.has(busy, 2*big.NumRows()), "the main budget holds two large entries")
+	c.put(quiet, 0, small, nil, time.Now())
+	require.True(t, c.has(quiet, 0), "a small entry is kept although large ones filled the main budget")
+
+	n := int64(smallCacheBytes / recordSize(small))
+	for i := int64(1); i <= n; i++ {
+		c.put(quiet, i, small, nil, time.Now())
+	}
+	require.False(t, c.has(quiet, n), "small entries have a bound of their own")
+	require.LessOrEqual(t, c.small, int64(smallCacheBytes))
+	c.dropTable("quiet")
+	c.dropTable("busy")
+	require.Zero(t, c.bytes)
+	require.Zero(t, c.small)
 }

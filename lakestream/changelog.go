@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -364,8 +365,7 @@ func (s *Service) readChangelogRange(ctx context.Context, b logstore.Bucket, fro
 	if from >= to {
 		return nil
 	}
-	return s.ReadLog(ctx, b, from, to, func(lb union.LogBatch, base int64) error {
-		at, _ := s.entryTime(ctx, b, base)
+	return s.readLog(ctx, b, from, to, true, func(lb union.LogBatch, base int64, at time.Time) error {
 		*out = append(*out, union.ChangelogEntry{LogBatch: lb, Bucket: b.Bucket, Offset: base, Time: at})
 		return nil
 	})
