@@ -154,3 +154,99 @@ func extremesBytes[O int32 | int64](arr arrow.Array, offs []O, data []byte) (lo,
 	}
 	return lo, hi, lo >= 0
 }
+
+// rowCompare orders the rows of rec by the columns idx (of types types) as
+// compareRows orders their values: typed loops for the types minMaxRows
+// has them for, boxed values otherwise. Sorting a tiering round's rows by
+// boxed keys cost two allocations per row and an interface switch per
+// comparison.
+func rowCompare(rec arrow.RecordBatch, idx []int, types []DataType) func(a, b int) int {
+	cmps := make([]func(a, b int) int, len(idx))
+	for i, c := range idx {
+		f, ok := columnCompare(rec.Column(c))
+		if !ok {
+			keys := make([][]any, rec.NumRows())
+			for r := range keys {
+				k := make([]any, len(idx))
+				for j, c := range idx {
+					k[j] = valueAt(rec.Column(c), r, types[j])
+				}
+				keys[r] = k
+			}
+			return func(a, b int) int { return compareRows(keys[a], keys[b]) }
+		}
+		cmps[i] = f
+	}
+	if len(cmps) == 1 {
+		return cmps[0]
+	}
+	return func(a, b int) int {
+		for _, f := range cmps {
+			if c := f(a, b); c != 0 {
+				return c
+			}
+		}
+		return 0
+	}
+}
+
+// columnCompare orders two rows of arr as compareValues orders their
+// values, nulls first; ok is false for types without a typed loop.
+func columnCompare(arr arrow.Array) (f func(a, b int) int, ok bool) {
+	switch a := arr.(type) {
+	case *array.Int8:
+		f = valuesCompare(a.Int8Values(), cmp.Compare[int8])
+	case *array.Int16:
+		f = valuesCompare(a.Int16Values(), cmp.Compare[int16])
+	case *array.Int32:
+		f = valuesCompare(a.Int32Values(), cmp.Compare[int32])
+	case *array.Int64:
+		f = valuesCompare(a.Int64Values(), cmp.Compare[int64])
+	case *array.Date32:
+		f = valuesCompare(a.Date32Values(), cmp.Compare[arrow.Date32])
+	case *array.Time32:
+		f = valuesCompare(a.Time32Values(), cmp.Compare[arrow.Time32])
+	case *array.Timestamp:
+		f = valuesCompare(a.TimestampValues(), cmp.Compare[arrow.Timestamp])
+	case *array.Float32:
+		f = valuesCompare(a.Float32Values(), func(x, y float32) int { return cmpFloat(float64(x), float64(y)) })
+	case *array.Float64:
+		f = valuesCompare(a.Float64Values(), cmpFloat)
+	case *array.Boolean:
+		f = func(x, y int) int { return cmpBool(a.Value(x), a.Value(y)) }
+	case *array.String:
+		f = bytesCompare(a.ValueOffsets(), a.ValueBytes())
+	case *array.LargeString:
+		f = bytesCompare(a.ValueOffsets(), a.ValueBytes())
+	case *array.Binary:
+		f = bytesCompare(a.ValueOffsets(), a.ValueBytes())
+	default:
+		return nil, false
+	}
+	if arr.NullN() == 0 {
+		return f, true
+	}
+	values := f
+	return func(x, y int) int {
+		switch nx, ny := arr.IsNull(x), arr.IsNull(y); {
+		case nx && ny:
+			return 0
+		case nx:
+			return -1
+		case ny:
+			return 1
+		}
+		return values(x, y)
+	}, true
+}
+
+func valuesCompare[T any](vals []T, compare func(a, b T) int) func(a, b int) int {
+	return func(a, b int) int { return compare(vals[a], vals[b]) }
+}
+
+func bytesCompare[O int32 | int64](offs []O, data []byte) func(a, b int) int {
+	base := offs[0]
+	return func(a, b int) int {
+		return bytes.Compare(data[offs[a]-base:offs[a+1]-base], data[offs[b]-base:offs[b+1]-base])
+	}
+}

@@ -1,11 +1,13 @@
 package lake
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -402,19 +404,26 @@ func (w *Write) flushGroup(ctx context.Context, g *writeGroup, bucketMaxSeq int6
 		if err != nil {
 			return nil, "", err
 		}
-		keys := make([][]any, n)
-		for r := 0; r < n; r++ {
-			k := make([]any, len(keyIdx))
-			for i, c := range keyIdx {
-				k[i] = valueAt(rec.Column(c), r, keyTypes[i])
-			}
-			keys[r] = k
+		cmpKey := rowCompare(rec, keyIdx, keyTypes)
+		// rows by key, then sequence number, then position: the order in
+		// which Paimon merges versions of a key (newest last)
+		order := make([]int, n)
+		for i := range order {
+			order[i] = i
 		}
-		order := orderByKeySeq(keys, func(r int) int64 { return g.seqs[r] })
+		slices.SortFunc(order, func(a, b int) int {
+			if c := cmpKey(a, b); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(g.seqs[a], g.seqs[b]); c != 0 {
+				return c
+			}
+			return cmp.Compare(a, b)
+		})
 		// keep the last (highest sequence, then latest written) row per key
 		var kept []int64
 		for i := 0; i < n; i++ {
-			if i+1 < n && compareRows(keys[order[i]], keys[order[i+1]]) == 0 {
+			if i+1 < n && cmpKey(order[i], order[i+1]) == 0 {
 				continue
 			}
 			kept = append(kept, int64(order[i]))
@@ -452,7 +461,16 @@ func (w *Write) flushGroup(ctx context.Context, g *writeGroup, bucketMaxSeq int6
 			if i == 0 || s > meta.MaxSequenceNumber {
 				meta.MaxSequenceNumber = s
 			}
-			keyStats.add(keys[r])
+		}
+		for i, c := range keyIdx { // the kept rows' keys
+			keyStats.addColumn(i, taken.Column(c))
+		}
+		keyAt := func(r int64) []any {
+			k := make([]any, len(keyIdx))
+			for i, c := range keyIdx {
+				k[i] = valueAt(rec.Column(c), int(r), keyTypes[i])
+			}
+			return k
 		}
 		seqArr, kindArr := seqB.NewArray(), kindB.NewArray()
 		seqB.Release()
@@ -460,8 +478,8 @@ func (w *Write) flushGroup(ctx context.Context, g *writeGroup, bucketMaxSeq int6
 		defer seqArr.Release()
 		defer kindArr.Release()
 		out = pkFileRecord(ts, taken, keyIdx, seqArr, kindArr)
-		meta.MinKey = serializeBinaryRow(len(keyTypes), encodeBinaryRow(keyTypes, keys[kept[0]]))
-		meta.MaxKey = serializeBinaryRow(len(keyTypes), encodeBinaryRow(keyTypes, keys[kept[len(kept)-1]]))
+		meta.MinKey = serializeBinaryRow(len(keyTypes), encodeBinaryRow(keyTypes, keyAt(kept[0])))
+		meta.MaxKey = serializeBinaryRow(len(keyTypes), encodeBinaryRow(keyTypes, keyAt(kept[len(kept)-1])))
 		meta.KeyStats = keyStats.stats()
 		meta.DeleteRowCount = &deletes
 	} else {

@@ -15,15 +15,7 @@ import (
 func TestLogCacheKeepsDropsAndBounds(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
-	sc := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64}}, nil)
-	mk := func(n int) arrow.RecordBatch {
-		b := array.NewRecordBuilder(mem, sc)
-		defer b.Release()
-		for i := 0; i < n; i++ {
-			b.Field(0).(*array.Int64Builder).Append(int64(i))
-		}
-		return b.NewRecordBatch()
-	}
+	mk := func(n int) arrow.RecordBatch { return int64Batch(mem, n) }
 	b0 := logstore.Bucket{Table: "t", Bucket: 0}
 	r1, r2 := mk(10), mk(5)
 	size := recordSize(r1) + recordSize(r2)
@@ -57,15 +49,7 @@ func TestLogCacheKeepsDropsAndBounds(t *testing.T) {
 func TestLogCacheKeepsRoomForSmallEntries(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
-	sc := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64}}, nil)
-	mk := func(n int) arrow.RecordBatch {
-		b := array.NewRecordBuilder(mem, sc)
-		defer b.Release()
-		for i := 0; i < n; i++ {
-			b.Field(0).(*array.Int64Builder).Append(int64(i))
-		}
-		return b.NewRecordBatch()
-	}
+	mk := func(n int) arrow.RecordBatch { return int64Batch(mem, n) }
 	big, small := mk(smallEntryBytes/8), mk(1)
 	defer big.Release()
 	defer small.Release()
@@ -89,4 +73,15 @@ func TestLogCacheKeepsRoomForSmallEntries(t *testing.T) {
 	c.dropTable("busy")
 	require.Zero(t, c.bytes)
 	require.Zero(t, c.small)
+}
+
+// int64Batch is a batch of one BIGINT column holding 0..n-1.
+func int64Batch(mem memory.Allocator, n int) arrow.RecordBatch {
+	sc := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	b := array.NewRecordBuilder(mem, sc)
+	defer b.Release()
+	for i := 0; i < n; i++ {
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+	}
+	return b.NewRecordBatch()
 }
