@@ -2,10 +2,11 @@ package lake
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
-	"slices"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -170,5 +171,40 @@ func TestRowCompareMatchesBoxedCompare(t *testing.T) {
 			}
 		}
 		rec.Release()
+	}
+}
+
+// TestOrderByKeySeqPos: the integer fast path and the general path give
+// the same order (key, then sequence number, then position) on keys with
+// many repeats and sequence numbers with ties.
+func TestOrderByKeySeqPos(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for round := 0; round < 50; round++ {
+		n := rng.IntN(200)
+		b64 := array.NewInt64Builder(memory.DefaultAllocator)
+		b32 := array.NewInt32Builder(memory.DefaultAllocator)
+		seqs := make([]int64, n)
+		for i := 0; i < n; i++ {
+			k := rng.Int64N(20) - 10
+			b64.Append(k * 1e10)
+			b32.Append(int32(k))
+			seqs[i] = rng.Int64N(5)
+		}
+		for _, col := range []arrow.Array{b64.NewArray(), b32.NewArray()} {
+			rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "k", Type: col.DataType()}}, nil), []arrow.Array{col}, int64(n))
+			_, fast := intKeys(col)
+			require.True(t, fast)
+			got := orderByKeySeqPos(rec, []int{0}, rowCompare(rec, []int{0}, nil), seqs)
+			// the general path: a comparison that intKeys does not know
+			slow := orderByKeySeqPos(rec, []int{0, 0}, rowCompare(rec, []int{0}, nil), seqs)
+			require.Equal(t, slow, got, "round %d, %s", round, col.DataType())
+			require.True(t, slices.IsSortedFunc(got, func(a, b int) int {
+				return cmp.Or(rowCompare(rec, []int{0}, nil)(a, b), cmp.Compare(seqs[a], seqs[b]), cmp.Compare(a, b))
+			}))
+			rec.Release()
+			col.Release()
+		}
+		b64.Release()
+		b32.Release()
 	}
 }

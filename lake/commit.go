@@ -1,13 +1,11 @@
 package lake
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -405,21 +403,7 @@ func (w *Write) flushGroup(ctx context.Context, g *writeGroup, bucketMaxSeq int6
 			return nil, "", err
 		}
 		cmpKey := rowCompare(rec, keyIdx, keyTypes)
-		// rows by key, then sequence number, then position: the order in
-		// which Paimon merges versions of a key (newest last)
-		order := make([]int, n)
-		for i := range order {
-			order[i] = i
-		}
-		slices.SortFunc(order, func(a, b int) int {
-			if c := cmpKey(a, b); c != 0 {
-				return c
-			}
-			if c := cmp.Compare(g.seqs[a], g.seqs[b]); c != 0 {
-				return c
-			}
-			return cmp.Compare(a, b)
-		})
+		order := orderByKeySeqPos(rec, keyIdx, cmpKey, g.seqs)
 		// keep the last (highest sequence, then latest written) row per key
 		var kept []int64
 		for i := 0; i < n; i++ {
