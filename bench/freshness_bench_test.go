@@ -22,6 +22,8 @@ import (
 // while it measures (the target
 // is p99 <= 5 ms at half the maximum ingest rate); ack→lake is then not
 // measured, since tiering the loaded table delays the probe table's rounds.
+// FLIGHTD_FRESHNESS_INTERVAL sets --tiering-interval (default 1s; use the
+// server's default, 30s, for the loaded measurement).
 func BenchmarkFreshness(b *testing.B) {
 	srv := testserver.Start(b, b.TempDir(), "--tiering-interval", envStr("FLIGHTD_FRESHNESS_INTERVAL", "1s"), "--log-level", "warn")
 	c := open(b, srv.URI())
