@@ -121,6 +121,11 @@ func TestMetricsAndFreshness(t *testing.T) {
 		if lag := m[series("flightd_tiering_lag_rows", "m", "fast")]; lag != 0 {
 			return fmt.Errorf("fast: lag %v rows", lag)
 		}
+		// a round is counted when it ends, after the compaction that
+		// follows its commit (lag_rows is 0 from the commit on)
+		if tiered := m[series("flightd_tiering_rows_total", "m", "fast")]; tiered != fastAppended {
+			return fmt.Errorf("fast: %v rows appended, %v counted as tiered", fastAppended, tiered)
+		}
 		return nil
 	})
 	committed := m[series("flightd_tiering_rounds_committed_total", "m", "fast")] - committed0

@@ -3,7 +3,8 @@
 // ingest.
 //
 // Do runs a task on an OS thread of its own whose scheduling priority is
-// lowered (on Linux: nice +10 for that thread only; elsewhere unchanged),
+// lowered (on Linux: nice +10 for that thread only, unless it is the main
+// thread, whose priority ps shows as the process's; elsewhere unchanged),
 // and at most Workers tasks run at once. The thread is discarded when the
 // task ends, so its priority never leaks to other goroutines.
 //

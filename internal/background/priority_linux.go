@@ -3,10 +3,15 @@ package background
 import "syscall"
 
 // lowerPriority lowers the calling thread's priority by Nice (on Linux,
-// PRIO_PROCESS with a thread id applies to that thread only). Failure
-// leaves the priority as it was.
+// PRIO_PROCESS with a thread id applies to that thread only), unless it is
+// the main thread. Failure leaves the priority as it was.
 func lowerPriority() {
 	tid := syscall.Gettid()
+	if onMainThread() {
+		// The main thread: ps and top show its priority as the process's,
+		// and Go parks it for good when a locked goroutine exits on it.
+		return
+	}
 	cur, err := syscall.Getpriority(syscall.PRIO_PROCESS, tid)
 	if err != nil {
 		return
@@ -20,3 +25,5 @@ func threadNice() (int, error) {
 	cur, err := syscall.Getpriority(syscall.PRIO_PROCESS, syscall.Gettid())
 	return 20 - cur, err
 }
+
+func onMainThread() bool { return syscall.Gettid() == syscall.Getpid() }

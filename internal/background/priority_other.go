@@ -7,3 +7,5 @@ import "errors"
 func lowerPriority() {}
 
 func threadNice() (int, error) { return 0, errors.New("thread priority is not supported here") }
+
+func onMainThread() bool { return false }
