@@ -26,7 +26,10 @@
 // properties under OffsetsProperty (see offsets.go for the format).
 //
 // Decoded log entries of the un-tiered delta are cached (filled on write,
-// dropped once tiered, bounded by Options.LogCacheBytes), so t$rt reads and
-// tiering rounds do not read and decode the log again. Every scan pins its
+// dropped once tiered, bounded by Options.LogCacheBytes, small entries by a
+// budget of their own), so t$rt reads and tiering rounds do not read and
+// decode the log again. A read joins consecutive small cached entries into
+// one and caches that in their place, so a table of single-row writes is
+// merged as a few batches, not one per write. Every scan pins its
 // snapshot until the reader is released; expiration keeps pinned snapshots.
 package lakestream

@@ -24,6 +24,9 @@
 //     Pruning only skips files; DuckDB applies the whole WHERE, so a result
 //     never depends on it (TestPushdownNeverChangesResults).
 //
+// DuckDB connections are reused (at most 8 idle), each with its prepared
+// json_serialize_sql statement.
+//
 // DuckDB materialises a query's result before returning it, so a query's
 // Arrow views are dropped as soon as it returns; the result streams to the
 // caller from DuckDB's memory.

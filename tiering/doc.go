@@ -45,4 +45,9 @@
 // the anchor, the snapshot that records the offsets, the snapshots running
 // reads of this process use (lakestream pins them), and everything newer.
 // Files no snapshot references are removed daily once a day old.
+//
+// A round's Parquet encoding and the compaction after it run as background
+// tasks (package internal/background): at most one per core, at lower
+// priority, so that queries and ingest keep their latency while a round
+// encodes.
 package tiering
