@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -568,21 +567,4 @@ func (t *Table) bucketDir(partTypes []DataType, partVals []any, bucket int32) st
 
 func (t *Table) dataFilePath(partTypes []DataType, partVals []any, bucket int32, name string) string {
 	return filepath.Join(t.bucketDir(partTypes, partVals, bucket), name)
-}
-
-// orderByKeySeq returns row indexes sorted by key, then by sequence number:
-// the order in which Paimon merges versions of a key (newest last).
-func orderByKeySeq(keys [][]any, seq func(row int) int64) []int {
-	order := make([]int, len(keys))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool {
-		ra, rb := order[a], order[b]
-		if c := compareRows(keys[ra], keys[rb]); c != 0 {
-			return c < 0
-		}
-		return seq(ra) < seq(rb)
-	})
-	return order
 }

@@ -186,7 +186,7 @@ func (t *Table) compactBucket(ctx context.Context, partition []byte, bucket int3
 		minSeq = min(minSeq, e.File.MinSequenceNumber)
 		maxSeq = max(maxSeq, e.File.MaxSequenceNumber)
 	}
-	all, want, kept, keys, err := r.mergePK(g)
+	all, want, kept, err := r.mergePK(g)
 	if err != nil {
 		return nil, "", err
 	}
@@ -234,8 +234,15 @@ func (t *Table) compactBucket(ctx context.Context, partition []byte, bucket int3
 	defer out.Release()
 
 	keyStats := newStatsCollector(keyTypes)
-	for _, row := range kept {
-		keyStats.add(keys[row])
+	for i, c := range keyIdx { // the kept rows' keys
+		keyStats.addColumn(i, values.Column(c))
+	}
+	keyAt := func(row int64) []any { // all holds the key columns first
+		k := make([]any, len(keyTypes))
+		for i, kt := range keyTypes {
+			k[i] = valueAt(all.Column(i), int(row), kt)
+		}
+		return k
 	}
 	var zero int64
 	source := fileSourceCompact
@@ -243,8 +250,8 @@ func (t *Table) compactBucket(ctx context.Context, partition []byte, bucket int3
 	ct := time.Date(now.Year(), now.Month(), now.Day(), now.Hour(), now.Minute(), now.Second(), now.Nanosecond()/1e6*1e6, time.UTC)
 	meta := &DataFileMeta{SchemaID: ts.ID, Level: level, ExtraFiles: []string{}, FileSource: &source, CreationTime: &ct,
 		MinSequenceNumber: minSeq, MaxSequenceNumber: maxSeq, DeleteRowCount: &zero,
-		MinKey:   serializeBinaryRow(len(keyTypes), encodeBinaryRow(keyTypes, keys[kept[0]])),
-		MaxKey:   serializeBinaryRow(len(keyTypes), encodeBinaryRow(keyTypes, keys[kept[len(kept)-1]])),
+		MinKey:   serializeBinaryRow(len(keyTypes), encodeBinaryRow(keyTypes, keyAt(kept[0]))),
+		MaxKey:   serializeBinaryRow(len(keyTypes), encodeBinaryRow(keyTypes, keyAt(kept[len(kept)-1]))),
 		KeyStats: keyStats.stats()}
 	_, prow, err := deserializeBinaryRow(partition)
 	if err != nil {

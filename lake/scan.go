@@ -316,7 +316,7 @@ func (r *scanReader) loadPK(g *scanGroup) error {
 	if (r.dvEnabled && rawConvertibleDV(g.files)) || (!r.dvEnabled && rawConvertible(g.files)) {
 		return r.loadAppend(g) // value columns straight from the files
 	}
-	all, want, kept, _, err := r.mergePK(g)
+	all, want, kept, err := r.mergePK(g)
 	if err != nil || all == nil {
 		return err
 	}
@@ -348,8 +348,8 @@ func (r *scanReader) loadPK(g *scanGroup) error {
 // does. all holds the columns want: the trimmed key columns, the other columns of r.schema, then
 // _SEQUENCE_NUMBER and _VALUE_KIND (all is nil when the bucket has no rows; the caller releases
 // it). kept lists the surviving rows of all in key order: per key the row with the highest
-// sequence number, unless that row is a retraction (-U/-D). keys are the key values of every row.
-func (r *scanReader) mergePK(g *scanGroup) (all arrow.RecordBatch, want []arrow.Field, kept []int64, keys [][]any, err error) {
+// sequence number, unless that row is a retraction (-U/-D). The key columns come first in all.
+func (r *scanReader) mergePK(g *scanGroup) (all arrow.RecordBatch, want []arrow.Field, kept []int64, err error) {
 	ts := r.t.schema
 	keyNames := ts.TrimmedPrimaryKeys()
 	full := ts.ArrowSchema()
@@ -373,19 +373,19 @@ func (r *scanReader) mergePK(g *scanGroup) (all arrow.RecordBatch, want []arrow.
 		}
 	}()
 	if err := r.loadDeletions(g); err != nil {
-		return nil, nil, nil, nil, err
+		return nil, nil, nil, err
 	}
 	for i := range g.files {
 		if err := r.readFile(g, &g.files[i], want, func(rec arrow.RecordBatch) { recs = append(recs, rec) }); err != nil {
-			return nil, nil, nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	if len(recs) == 0 {
-		return nil, want, nil, nil, nil
+		return nil, want, nil, nil
 	}
 	all, err = arrowutil.ConcatRecords(recs, r.mem)
 	if err != nil {
-		return nil, nil, nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer func() {
 		if err != nil {
@@ -393,29 +393,21 @@ func (r *scanReader) mergePK(g *scanGroup) (all arrow.RecordBatch, want []arrow.
 			all = nil
 		}
 	}()
+	if err := r.ctx.Err(); err != nil {
+		return nil, nil, nil, err
+	}
 	n := int(all.NumRows())
 	keyTypes := make([]DataType, len(keyNames))
+	keyIdx := make([]int, len(keyNames))
 	for i, k := range keyNames {
-		keyTypes[i] = ts.Fields[ts.FieldIndex(k)].Type
+		keyTypes[i], keyIdx[i] = ts.Fields[ts.FieldIndex(k)].Type, i
 	}
-	keys = make([][]any, n)
-	for row := 0; row < n; row++ {
-		if row%1024 == 0 {
-			if err := r.ctx.Err(); err != nil {
-				return nil, nil, nil, nil, err
-			}
-		}
-		k := make([]any, len(keyNames))
-		for i := range keyNames {
-			k[i] = valueAt(all.Column(i), row, keyTypes[i])
-		}
-		keys[row] = k
-	}
+	cmpKey := rowCompare(all, keyIdx, keyTypes)
 	seqs := all.Column(len(want) - 2).(*array.Int64)
 	kinds := all.Column(len(want) - 1).(*array.Int8)
-	order := orderByKeySeq(keys, seqs.Value)
+	order := orderByKeySeqPos(all, keyIdx, cmpKey, seqs.Int64Values())
 	for i := 0; i < n; i++ {
-		if i+1 < n && compareRows(keys[order[i]], keys[order[i+1]]) == 0 {
+		if i+1 < n && cmpKey(order[i], order[i+1]) == 0 {
 			continue
 		}
 		row := order[i]
@@ -424,5 +416,5 @@ func (r *scanReader) mergePK(g *scanGroup) (all arrow.RecordBatch, want []arrow.
 		}
 		kept = append(kept, int64(row))
 	}
-	return all, want, kept, keys, nil
+	return all, want, kept, nil
 }
