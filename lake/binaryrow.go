@@ -83,6 +83,16 @@ func valueAt(arr arrow.Array, row int, t DataType) any {
 	return nil
 }
 
+// rowValues returns the internal values of the columns idx (of Paimon
+// types types) of rec at row.
+func rowValues(rec arrow.RecordBatch, idx []int, types []DataType, row int) []any {
+	vals := make([]any, len(idx))
+	for i, c := range idx {
+		vals[i] = valueAt(rec.Column(c), row, types[i])
+	}
+	return vals
+}
+
 func floorDiv(a, b int64) int64 {
 	q := a / b
 	if (a%b != 0) && ((a < 0) != (b < 0)) {

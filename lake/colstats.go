@@ -168,11 +168,7 @@ func rowCompare(rec arrow.RecordBatch, idx []int, types []DataType) func(a, b in
 		if !ok {
 			keys := make([][]any, rec.NumRows())
 			for r := range keys {
-				k := make([]any, len(idx))
-				for j, c := range idx {
-					k[j] = valueAt(rec.Column(c), r, types[j])
-				}
-				keys[r] = k
+				keys[r] = rowValues(rec, idx, types, r)
 			}
 			return func(a, b int) int { return compareRows(keys[a], keys[b]) }
 		}

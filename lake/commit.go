@@ -448,21 +448,15 @@ func (w *Write) flushGroup(ctx context.Context, g *writeGroup, bucketMaxSeq int6
 		for i, c := range keyIdx { // the kept rows' keys
 			keyStats.addColumn(i, taken.Column(c))
 		}
-		keyAt := func(r int64) []any {
-			k := make([]any, len(keyIdx))
-			for i, c := range keyIdx {
-				k[i] = valueAt(rec.Column(c), int(r), keyTypes[i])
-			}
-			return k
-		}
 		seqArr, kindArr := seqB.NewArray(), kindB.NewArray()
 		seqB.Release()
 		kindB.Release()
 		defer seqArr.Release()
 		defer kindArr.Release()
 		out = pkFileRecord(ts, taken, keyIdx, seqArr, kindArr)
-		meta.MinKey = serializeBinaryRow(len(keyTypes), encodeBinaryRow(keyTypes, keyAt(kept[0])))
-		meta.MaxKey = serializeBinaryRow(len(keyTypes), encodeBinaryRow(keyTypes, keyAt(kept[len(kept)-1])))
+		// taken holds the kept rows in key order
+		meta.MinKey = serializeBinaryRow(len(keyTypes), encodeBinaryRow(keyTypes, rowValues(taken, keyIdx, keyTypes, 0)))
+		meta.MaxKey = serializeBinaryRow(len(keyTypes), encodeBinaryRow(keyTypes, rowValues(taken, keyIdx, keyTypes, int(taken.NumRows())-1)))
 		meta.KeyStats = keyStats.stats()
 		meta.DeleteRowCount = &deletes
 	} else {

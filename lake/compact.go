@@ -237,21 +237,15 @@ func (t *Table) compactBucket(ctx context.Context, partition []byte, bucket int3
 	for i, c := range keyIdx { // the kept rows' keys
 		keyStats.addColumn(i, values.Column(c))
 	}
-	keyAt := func(row int64) []any { // all holds the key columns first
-		k := make([]any, len(keyTypes))
-		for i, kt := range keyTypes {
-			k[i] = valueAt(all.Column(i), int(row), kt)
-		}
-		return k
-	}
 	var zero int64
 	source := fileSourceCompact
 	now := time.Now()
 	ct := time.Date(now.Year(), now.Month(), now.Day(), now.Hour(), now.Minute(), now.Second(), now.Nanosecond()/1e6*1e6, time.UTC)
 	meta := &DataFileMeta{SchemaID: ts.ID, Level: level, ExtraFiles: []string{}, FileSource: &source, CreationTime: &ct,
 		MinSequenceNumber: minSeq, MaxSequenceNumber: maxSeq, DeleteRowCount: &zero,
-		MinKey:   serializeBinaryRow(len(keyTypes), encodeBinaryRow(keyTypes, keyAt(kept[0]))),
-		MaxKey:   serializeBinaryRow(len(keyTypes), encodeBinaryRow(keyTypes, keyAt(kept[len(kept)-1]))),
+		// values holds the kept rows in key order
+		MinKey:   serializeBinaryRow(len(keyTypes), encodeBinaryRow(keyTypes, rowValues(values, keyIdx, keyTypes, 0))),
+		MaxKey:   serializeBinaryRow(len(keyTypes), encodeBinaryRow(keyTypes, rowValues(values, keyIdx, keyTypes, int(values.NumRows())-1))),
 		KeyStats: keyStats.stats()}
 	_, prow, err := deserializeBinaryRow(partition)
 	if err != nil {

@@ -178,20 +178,18 @@ func (w *Write) Write(ctx context.Context, bucket int32, rec arrow.RecordBatch, 
 	if len(partIdx) == 0 { // unpartitioned: every row is in the one empty partition
 		key := string(encodeBinaryRow(nil, nil))
 		parts[key], order = &part{}, []string{key}
-	}
-	for r := 0; r < n && len(partIdx) > 0; r++ {
-		vals := make([]any, len(partIdx))
-		for i, c := range partIdx {
-			vals[i] = valueAt(rec.Column(c), r, partTypes[i])
+	} else {
+		for r := 0; r < n; r++ {
+			vals := rowValues(rec, partIdx, partTypes, r)
+			key := string(encodeBinaryRow(partTypes, vals))
+			p := parts[key]
+			if p == nil {
+				p = &part{vals: vals}
+				parts[key] = p
+				order = append(order, key)
+			}
+			p.rows = append(p.rows, int64(r))
 		}
-		key := string(encodeBinaryRow(partTypes, vals))
-		p := parts[key]
-		if p == nil {
-			p = &part{vals: vals}
-			parts[key] = p
-			order = append(order, key)
-		}
-		p.rows = append(p.rows, int64(r))
 	}
 	for _, key := range order {
 		p := parts[key]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -301,20 +302,17 @@ func (s *Service) readRun(b logstore.Bucket, from, to int64) (lb union.LogBatch,
 func joinLog(run []union.LogBatch, rows int64, mem memory.Allocator) (union.LogBatch, error) {
 	recs := make([]arrow.RecordBatch, len(run))
 	var kinds []byte
+	if slices.ContainsFunc(run, func(lb union.LogBatch) bool { return lb.Kinds != nil }) {
+		kinds = make([]byte, 0, rows)
+	}
 	for i, lb := range run {
 		recs[i] = lb.Rec
-		if lb.Kinds != nil && kinds == nil {
-			kinds = make([]byte, 0, rows)
-			for _, prev := range run[:i] {
-				kinds = append(kinds, make([]byte, prev.Rec.NumRows())...) // upserts
-			}
-		}
-		if kinds != nil {
-			if lb.Kinds != nil {
-				kinds = append(kinds, lb.Kinds...)
-			} else {
-				kinds = append(kinds, make([]byte, lb.Rec.NumRows())...)
-			}
+		switch {
+		case kinds == nil:
+		case lb.Kinds != nil:
+			kinds = append(kinds, lb.Kinds...)
+		default:
+			kinds = append(kinds, make([]byte, lb.Rec.NumRows())...) // upserts
 		}
 	}
 	rec, err := arrowutil.ConcatRecords(recs, mem)
