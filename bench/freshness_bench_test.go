@@ -23,7 +23,11 @@ import (
 // is p99 <= 5 ms at half the maximum ingest rate); ack→lake is then not
 // measured, since tiering the loaded table delays the probe table's rounds.
 // FLIGHTD_FRESHNESS_INTERVAL sets --tiering-interval (default 1s; use the
-// server's default, 30s, for the loaded measurement).
+// server's default, 30s, for the loaded measurement). A loaded measurement
+// must span whole tiering cycles: the loaded table's rounds and compactions
+// are where the tail comes from, and at ~4 ms per iteration -benchtime
+// 4000x (~15 s) can miss them entirely; use 16000x (~70 s, two cycles).
+// server-cores is the server's average CPU use meanwhile.
 func BenchmarkFreshness(b *testing.B) {
 	srv := testserver.Start(b, b.TempDir(), "--tiering-interval", envStr("FLIGHTD_FRESHNESS_INTERVAL", "1s"), "--log-level", "warn")
 	c := open(b, srv.URI())
@@ -38,6 +42,7 @@ func BenchmarkFreshness(b *testing.B) {
 	}
 	var rt, lake []time.Duration
 	id := int64(0)
+	cpu0, t0 := srv.CPUSeconds(), time.Now()
 	for b.Loop() {
 		id++
 		rec := makeBatch(id, 1, 3)
@@ -58,6 +63,8 @@ func BenchmarkFreshness(b *testing.B) {
 			lake = append(lake, time.Since(acked))
 		}
 	}
+	// the server's average CPU use while it was measured, in cores
+	b.ReportMetric((srv.CPUSeconds()-cpu0)/time.Since(t0).Seconds(), "server-cores")
 	report(b, "ack-rt", rt)
 	report(b, "ack-lake", lake)
 }

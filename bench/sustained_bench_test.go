@@ -44,6 +44,7 @@ func BenchmarkSustained(b *testing.B) {
 		}
 	}()
 	rssStart := srv.RSS()
+	cpuStart := srv.CPUSeconds()
 	var written atomic.Int64
 	maxLag := 0.0
 	var rssFirst, rssSecond int64 // the largest anonymous RSS in each half of the run
@@ -95,6 +96,8 @@ func BenchmarkSustained(b *testing.B) {
 		cancel()
 		wg.Wait()
 		b.ReportMetric(float64(written.Load())/time.Since(start).Seconds(), "rows/s")
+		// what the server spent, ingest and tiering together, per million rows
+		b.ReportMetric((srv.CPUSeconds()-cpuStart)/(float64(written.Load())/1e6), "server-cpu-s/Mrows")
 	}
 	b.ReportMetric(maxLag, "max-lag-s")
 	b.ReportMetric(float64(rssStart)/(1<<20), "rss-start-MiB")

@@ -27,6 +27,14 @@ type CompactOptions struct {
 	// MinFiles: a (partition, bucket) is compacted only when it has at least this many data
 	// files. 0 means 5 (num-sorted-run.compaction-trigger).
 	MinFiles int
+	// MaxFiles (append tables): a run of small files that does not fill a
+	// file (85% of the target) would compact into a file that may be small
+	// again (below 70%) and be rewritten by the next compaction; such a run
+	// is compacted only when its bucket has at least MaxFiles small files
+	// (like Paimon's compaction.max.file-num). Runs that fill a file are
+	// compacted once MinFiles is reached, so a row of a busy table is
+	// rewritten once. 0 compacts every run once MinFiles is reached.
+	MaxFiles int
 	// TargetFileSize overrides the table's target-file-size for append
 	// compaction (0: the table's): files below 70% of it are compacted into
 	// files of about it, and an output file's inputs are held in memory.

@@ -21,7 +21,8 @@ import (
 // in every (partition, bucket) of the latest snapshot the files smaller than 70% of
 // target-file-size (default 256 MiB; Java's compactionFileSize) are rewritten, in sequence-number
 // order, into files of about target-file-size, when there are at least MinFiles of them (0: the
-// table's compaction.min.file-num, default 5). The new files are level 0 with _FILE_SOURCE
+// table's compaction.min.file-num, default 5). With MaxFiles set, a run whose output would be
+// small again waits until the bucket has MaxFiles small files (see CompactOptions). The new files are level 0 with _FILE_SOURCE
 // COMPACT, the current schema and the sequence-number range of their inputs; they are committed
 // as one COMPACT snapshot (DELETE of every input, ADD of the outputs, deltaRecordCount 0) fenced
 // on ExpectedLatest, carrying the latest snapshot's properties forward unless given others.
@@ -131,7 +132,7 @@ func (t *Table) CompactAppend(ctx context.Context, opts CompactOptions) (snap *S
 		}
 		bins = append(bins, cur)
 		for _, bin := range bins {
-			if len(bin) < 2 {
+			if len(bin) < 2 || (!fillsFile(bin, target) && opts.MaxFiles > 0 && len(g.entries) < opts.MaxFiles) {
 				continue
 			}
 			if err := ctx.Err(); err != nil {
@@ -173,6 +174,18 @@ func (t *Table) CompactAppend(ctx context.Context, opts CompactOptions) (snap *S
 	}
 	written = nil
 	return snap, nil
+}
+
+// fillsFile says whether files compact into a file that is no longer small
+// (below 70% of target). An output comes out a little smaller than its
+// inputs together (one footer, larger dictionaries: ~5% for small files),
+// so files fill one at 85% of the target.
+func fillsFile(files []DataFileMeta, target int64) bool {
+	var size int64
+	for _, f := range files {
+		size += f.FileSize
+	}
+	return size >= target/20*17
 }
 
 // compactAppendFiles rewrites files (of one bucket, in sequence order) into one file. It returns

@@ -2,6 +2,8 @@ package lake
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -59,4 +61,59 @@ func TestCompactAppend(t *testing.T) {
 	none, err := pk.CompactAppend(ctx, CompactOptions{CommitUser: "u", ExpectedLatest: ps.ID, MinFiles: 1})
 	require.NoError(t, err)
 	require.Nil(t, none)
+}
+
+// With MaxFiles, a run of small files is compacted only once it fills a
+// file (so no row is rewritten twice), or once the bucket holds MaxFiles
+// small files.
+func TestCompactAppendWaitsForAFullFile(t *testing.T) {
+	ctx := context.Background()
+	c := newTestCatalog(t)
+	tb, err := c.CreateTable("db", "ap", Schema{Columns: testCols}, false)
+	require.NoError(t, err)
+	var snap *Snapshot
+	id := int64(0)
+	commit := func(n int) {
+		for i := 0; i < n; i++ {
+			id++
+			// an incompressible value, so that sizes add up as with real data
+			name := make([]byte, 8<<10)
+			_, _ = rand.Read(name)
+			snap = commitAny(t, tb, []map[string]any{{"id": id, "name": hex.EncodeToString(name), "dt": "x"}})
+		}
+	}
+	compact := func(target int64) *Snapshot {
+		cs, err := tb.CompactAppend(ctx, CompactOptions{CommitUser: "u", ExpectedLatest: snap.ID, MinFiles: 2, MaxFiles: 6, TargetFileSize: target})
+		require.NoError(t, err)
+		if cs != nil {
+			snap = cs
+		}
+		return cs
+	}
+	commit(1)
+	files, _, err := tb.dataFiles(ctx, snap)
+	require.NoError(t, err)
+	one := files[0].File.FileSize
+	// four files fill one, 85% of the target (sizes vary by a few bytes)
+	fourFill := (4*one - 4*one/100) * 20 / 17
+
+	commit(2)
+	require.Nil(t, compact(fourFill), "three files do not fill a file: wait")
+	commit(1)
+	require.NotNil(t, compact(fourFill), "four files fill one")
+	after, _, err := tb.dataFiles(ctx, snap)
+	require.NoError(t, err)
+	require.Len(t, after, 1)
+	require.GreaterOrEqual(t, after[0].File.FileSize*10, fourFill*7, "the output is not small, so it is never rewritten")
+
+	// With a target no run fills, small files are merged once there are
+	// MaxFiles of them.
+	commit(4)
+	require.Nil(t, compact(100*one), "five small files")
+	commit(1)
+	require.NotNil(t, compact(100*one), "six small files")
+	after, _, err = tb.dataFiles(ctx, snap)
+	require.NoError(t, err)
+	require.Len(t, after, 1)
+	require.Len(t, scanAll(t, tb, snap, nil), 9)
 }

@@ -38,7 +38,9 @@
 // After a round, primary-key buckets with CompactMinFiles or more files are
 // compacted into one top-level file, and append-table buckets with that many
 // small files into files of about 32 MiB (Paimon's append compaction with
-// that target-file-size: it bounds the memory a compaction takes); either is
+// that target-file-size: it bounds the memory a compaction takes), a run of
+// small files only once it fills such a file or the bucket holds twice
+// CompactMinFiles small files, so a busy table's rows are rewritten once; either is
 // a COMPACT snapshot that carries the round's offsets forward. Every CollectEvery, each table's log is
 // truncated below the offsets of the newest snapshot older than Retention
 // (the retention anchor), and snapshots expire as Paimon's rules say, except

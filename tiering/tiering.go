@@ -266,7 +266,11 @@ func (s *Service) tierTable(ctx context.Context, db, name string, compactErr *er
 		// Keep level 0 short so reads (ours and Java's) merge few files, and
 		// an append table from growing a file per bucket and round forever.
 		// The COMPACT snapshot carries this round's offsets forward.
-		copts := lake.CompactOptions{CommitUser: lakestream.CommitUser, ExpectedLatest: ns.ID, MinFiles: s.opts.CompactMinFiles}
+		// An append table's small files wait until they fill a file (or
+		// pile up to twice the minimum), so that a busy table's rows are
+		// rewritten once, not each time a few more rounds arrive.
+		copts := lake.CompactOptions{CommitUser: lakestream.CommitUser, ExpectedLatest: ns.ID,
+			MinFiles: s.opts.CompactMinFiles, MaxFiles: 2 * s.opts.CompactMinFiles}
 		var cs *lake.Snapshot
 		var err error
 		background.Do(func() { // merging and encoding: low priority, like the round's encoding
