@@ -491,9 +491,9 @@ func (t *Table) readManifestList(ctx context.Context, name string) ([]ManifestFi
 	if err != nil {
 		return nil, fmt.Errorf("lake: %s: decode manifest list %s: %w: %w", t.FullName(), p, ErrCorrupt, err)
 	}
-	if metas != nil {
-		decodedManifests.put(&cachedManifest{path: p, size: metasSize(metas), metas: append([]ManifestFileMeta(nil), metas...)})
-	}
+	// An empty list is cached too (as an empty, non-nil slice): offset-only
+	// commits have one, and every scan would parse its Avro header again.
+	decodedManifests.put(&cachedManifest{path: p, size: emptyCost + metasSize(metas), metas: append(make([]ManifestFileMeta, 0, len(metas)), metas...)})
 	return metas, nil
 }
 
@@ -510,9 +510,7 @@ func (t *Table) readManifest(ctx context.Context, name string) ([]ManifestEntry,
 	if err != nil {
 		return nil, fmt.Errorf("lake: %s: decode manifest %s: %w: %w", t.FullName(), p, ErrCorrupt, err)
 	}
-	if entries != nil {
-		decodedManifests.put(&cachedManifest{path: p, size: entriesSize(entries), entries: append([]ManifestEntry(nil), entries...)})
-	}
+	decodedManifests.put(&cachedManifest{path: p, size: emptyCost + entriesSize(entries), entries: append(make([]ManifestEntry, 0, len(entries)), entries...)})
 	return entries, nil
 }
 

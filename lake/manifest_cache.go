@@ -27,9 +27,12 @@ type decodedCache struct {
 type cachedManifest struct {
 	path    string
 	size    int64
-	entries []ManifestEntry    // a manifest
-	metas   []ManifestFileMeta // or a manifest list
+	entries []ManifestEntry    // a manifest (non-nil, possibly empty)
+	metas   []ManifestFileMeta // or a manifest list (non-nil, possibly empty)
 }
+
+// emptyCost is what a cached manifest costs besides its entries.
+const emptyCost = 64
 
 var decodedManifests = &decodedCache{order: list.New(), items: map[string]*list.Element{}}
 

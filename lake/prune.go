@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 )
 
@@ -504,4 +505,54 @@ func (p *pruner) rowGroupMatches(pf *parquetFile, f *DataFileMeta, rg int) bool 
 		}
 	}
 	return true
+}
+
+// KeyRows returns, for a filter, a function that says which rows of a batch
+// can match f's predicates on primary-key columns (those of integer, date
+// and string types; the batch's columns are found by name). All versions of
+// a key agree on them, so a primary-key merge may drop the other rows
+// before it merges, and a point query merges only its key's versions. It
+// returns nil when f constrains no such column, and the function returns
+// nil when every row can match.
+func (t *Table) KeyRows(f []Predicate) func(rec arrow.RecordBatch) []bool {
+	preds := t.bindFilter(f)
+	type keyCol struct {
+		name  string
+		typ   DataType
+		preds []colPred
+	}
+	var cols []keyCol
+	for _, k := range t.schema.PrimaryKeys {
+		if p := preds[k]; len(p) > 0 {
+			cols = append(cols, keyCol{k, t.schema.Fields[t.schema.FieldIndex(k)].Type, p})
+		}
+	}
+	if len(cols) == 0 {
+		return nil
+	}
+	return func(rec arrow.RecordBatch) []bool {
+		var keep []bool
+		for _, c := range cols {
+			idx := rec.Schema().FieldIndices(c.name)
+			if len(idx) == 0 {
+				continue
+			}
+			arr := rec.Column(idx[0])
+			for r := 0; r < int(rec.NumRows()); r++ {
+				if keep != nil && !keep[r] {
+					continue
+				}
+				if !mayMatchValue(c.preds, valueAt(arr, r, c.typ)) {
+					if keep == nil {
+						keep = make([]bool, rec.NumRows())
+						for i := range keep {
+							keep[i] = true
+						}
+					}
+					keep[r] = false
+				}
+			}
+		}
+		return keep
+	}
 }

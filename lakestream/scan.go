@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/flightd/flightd/internal/arrowutil"
@@ -154,6 +155,12 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, o
 			lb.Rec.Release()
 		}
 	}
+	if len(m.pk) > 0 {
+		if log, err = keepKeyRows(ctx, m.table.KeyRows(opts.Filter), log); err != nil {
+			lakeReader.Release()
+			return nil, fmt.Errorf("lakestream: filter log of %s.%s: %w", db, name, err)
+		}
+	}
 	var out array.RecordReader
 	if len(m.pk) == 0 {
 		out = union.Append(schema, lakeReader, log)
@@ -162,6 +169,54 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, o
 	}
 	if idx != nil {
 		return arrowutil.NewProjectReader(out, idx), nil
+	}
+	return out, nil
+}
+
+// keepKeyRows drops the log rows whose primary key cannot match the scan's
+// filter (keys, see lake.Table.KeyRows), so that the merge handles only the
+// keys asked for: a point query of a busy table merges its key's versions,
+// not every un-tiered row of the bucket. It releases the batches it
+// replaces, and all of them on error.
+func keepKeyRows(ctx context.Context, keys func(arrow.RecordBatch) []bool, log []union.LogBatch) ([]union.LogBatch, error) {
+	if keys == nil {
+		return log, nil
+	}
+	out := log[:0]
+	for i, lb := range log {
+		keep := keys(lb.Rec)
+		if keep == nil {
+			out = append(out, lb)
+			continue
+		}
+		var kinds []byte
+		mask := array.NewBooleanBuilder(memory.DefaultAllocator)
+		n := 0
+		for r, k := range keep {
+			mask.Append(k)
+			if k {
+				n++
+				if lb.Kinds != nil {
+					kinds = append(kinds, lb.Kinds[r])
+				}
+			}
+		}
+		if n == 0 {
+			mask.Release()
+			lb.Rec.Release()
+			continue
+		}
+		m := mask.NewArray()
+		mask.Release()
+		rec, err := compute.FilterRecordBatch(ctx, lb.Rec, m, compute.DefaultFilterOptions())
+		m.Release()
+		lb.Rec.Release()
+		if err != nil {
+			releaseLog(out)
+			releaseLog(log[i+1:])
+			return nil, err
+		}
+		out = append(out, union.LogBatch{Rec: rec, Kinds: kinds})
 	}
 	return out, nil
 }

@@ -1,0 +1,40 @@
+package lake
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// An empty manifest list (an offset-only commit has one) and an empty
+// manifest are decoded once, like any other: planning must not parse their
+// Avro headers on every scan.
+func TestEmptyManifestsAreCached(t *testing.T) {
+	ctx := context.Background()
+	c := newTestCatalog(t)
+	tb, err := c.CreateTable("db", "t", Schema{Columns: testCols}, false)
+	require.NoError(t, err)
+	list, err := encodeManifestList(nil)
+	require.NoError(t, err)
+	man, err := encodeManifest(nil)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(tb.manifestPath(""), 0o755))
+	require.NoError(t, os.WriteFile(tb.manifestPath("manifest-list-empty"), list, 0o644))
+	require.NoError(t, os.WriteFile(tb.manifestPath("manifest-empty"), man, 0o644))
+
+	for i := 0; i < 2; i++ {
+		metas, err := tb.readManifestList(ctx, "manifest-list-empty")
+		require.NoError(t, err)
+		require.Empty(t, metas)
+		entries, err := tb.readManifest(ctx, "manifest-empty")
+		require.NoError(t, err)
+		require.Empty(t, entries)
+		if i == 0 {
+			// gone from disk: the second round must be served from the cache
+			require.NoError(t, os.Remove(tb.manifestPath("manifest-list-empty")))
+			require.NoError(t, os.Remove(tb.manifestPath("manifest-empty")))
+		}
+	}
+}
