@@ -11,7 +11,10 @@
 //     Paimon's bucket function and appends it to the log; it returns once the
 //     records are durable. Every bucket's part of one batch commits atomically.
 //   - Scan reads t (the newest lake snapshot) or t$rt (that snapshot plus the
-//     un-tiered log, see package union).
+//     un-tiered log, see package union). ScanWith's filter prunes lake files
+//     and log buckets, and drops log rows whose primary key cannot match it
+//     before the merge (every version of a key shares the key); other rows
+//     are not filtered.
 //   - Changelog reads the changes every retained write made to the table
 //     (+I, -U/+U, -D, with the log offset, bucket and write time), from a
 //     lake snapshot whose state is known (normally the log retention's

@@ -26,7 +26,9 @@ type ScanOptions struct {
 	// Columns is the projection, in output order; nil reads every column.
 	Columns []string
 	// Filter skips lake files, and log buckets, that cannot hold a row
-	// matching it (see lake.ScanOptions); rows are not filtered.
+	// matching it (see lake.ScanOptions), and log rows of primary-key
+	// tables whose key cannot match it (lake.Table.KeyRows); other rows are
+	// not filtered.
 	Filter []lake.Predicate
 }
 
