@@ -188,11 +188,8 @@ func Eventually(t testing.TB, timeout time.Duration, f func() error) {
 // (Linux RssAnon: heap and stacks, not the pages of memory-mapped files,
 // which Badger uses for its logs and the kernel can reclaim).
 func (s *Server) RSS() int64 {
-	if s.cmd == nil || s.cmd.Process == nil {
-		return 0
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
-	if err != nil {
+	b := s.procFile("status")
+	if b == nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(b), "\n") {
@@ -211,11 +208,8 @@ func (s *Server) RSS() int64 {
 // many core-seconds that stretch cost, a far steadier measure than latency
 // on a shared machine.
 func (s *Server) CPUSeconds() float64 {
-	if s.cmd == nil || s.cmd.Process == nil {
-		return 0
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
-	if err != nil {
+	b := s.procFile("stat")
+	if b == nil {
 		return 0
 	}
 	// Fields after the command name, which is in parentheses and may hold
@@ -237,3 +231,16 @@ func (s *Server) CPUSeconds() float64 {
 // clockTicks is USER_HZ, the unit of /proc/<pid>/stat times: 100 on every
 // Linux architecture Go supports.
 const clockTicks = 100
+
+// procFile reads /proc/<pid>/<name> of the server process; nil when there
+// is none (no process, not Linux).
+func (s *Server) procFile(name string) []byte {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return nil
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", s.cmd.Process.Pid, name))
+	if err != nil {
+		return nil
+	}
+	return b
+}
