@@ -1067,7 +1067,9 @@ func TestJavaReadsFlightdCompactedAppend(t *testing.T) {
 	c.mustExec("CREATE DATABASE ca")
 	c.mustExec(`CREATE TABLE ca.ev (id BIGINT, kind STRING, n INT, d DECIMAL(10,2))`)
 	c.mustExec(`CREATE TABLE ca.pev (day DATE, id BIGINT, name STRING) PARTITIONED BY (day)`)
-	const rounds = 6
+	// Tiny rounds never fill a file, so tiering compacts them once ten have
+	// piled up per partition (twice its CompactMinFiles).
+	const rounds = 11
 	for r := 0; r < rounds; r++ {
 		var ev, pev []string
 		for i := 0; i < 20; i++ {
@@ -1090,8 +1092,8 @@ func TestJavaReadsFlightdCompactedAppend(t *testing.T) {
 	cat, err := lake.OpenCatalog(wh)
 	require.NoError(t, err)
 	for name, parts := range map[string]int64{"ca.ev": 1, "ca.pev": 2} {
-		// Tiering compacted the small files once five had piled up per
-		// partition: what is left is that file plus the rounds after it.
+		// Tiering compacted the small files once ten had piled up per
+		// partition: what is left is that file plus the round after it.
 		before := javaDVInfo(t, jar, wh, name)
 		require.Equal(t, 2*parts, before.Files, "%s: tiering compacts append tables", name)
 		jrows, err := javaRead(jar, wh, name)
