@@ -15,11 +15,12 @@ import (
 const maxIdleConns = 8
 
 // conn is one DuckDB connection with its Arrow interface and, once used,
-// its prepared json_serialize_sql statement.
+// its prepared json_serialize_sql and json_deserialize_sql statements.
 type conn struct {
-	c   driver.Conn
-	ar  *duckdb.Arrow
-	ser driver.Stmt
+	c     driver.Conn
+	ar    *duckdb.Arrow
+	ser   driver.Stmt
+	deser driver.Stmt
 }
 
 // connPool keeps idle connections: opening one (duckdb_connect and the
@@ -78,22 +79,36 @@ func (p *connPool) closeIdle() {
 }
 
 func (c *conn) close() {
-	if c.ser != nil {
-		_ = c.ser.Close()
+	for _, st := range []driver.Stmt{c.ser, c.deser} {
+		if st != nil {
+			_ = st.Close()
+		}
 	}
 	_ = c.c.Close()
 }
 
 // serialize returns DuckDB's JSON parse tree of sql (json_serialize_sql).
 func (c *conn) serialize(ctx context.Context, sql string) (string, error) {
-	if c.ser == nil {
-		st, err := c.c.(driver.ConnPrepareContext).PrepareContext(ctx, "SELECT json_serialize_sql(?::VARCHAR)::VARCHAR")
+	return c.scalar(ctx, &c.ser, "SELECT json_serialize_sql(?::VARCHAR)::VARCHAR", sql)
+}
+
+// deserialize returns the SQL text of a JSON parse tree
+// (json_deserialize_sql).
+func (c *conn) deserialize(ctx context.Context, tree string) (string, error) {
+	return c.scalar(ctx, &c.deser, "SELECT json_deserialize_sql(?::JSON)::VARCHAR", tree)
+}
+
+// scalar runs query, prepared once per connection into *st, with one
+// argument, and returns the string it gives.
+func (c *conn) scalar(ctx context.Context, st *driver.Stmt, query string, arg string) (string, error) {
+	if *st == nil {
+		p, err := c.c.(driver.ConnPrepareContext).PrepareContext(ctx, query)
 		if err != nil {
 			return "", err
 		}
-		c.ser = st
+		*st = p
 	}
-	rows, err := c.ser.(driver.StmtQueryContext).QueryContext(ctx, []driver.NamedValue{{Ordinal: 1, Value: sql}})
+	rows, err := (*st).(driver.StmtQueryContext).QueryContext(ctx, []driver.NamedValue{{Ordinal: 1, Value: arg}})
 	if err != nil {
 		return "", err
 	}
@@ -103,15 +118,6 @@ func (c *conn) serialize(ctx context.Context, sql string) (string, error) {
 func (c *conn) exec(ctx context.Context, sql string) error {
 	_, err := c.c.(driver.ExecerContext).ExecContext(ctx, sql, nil)
 	return err
-}
-
-// scalar runs a query that returns one string.
-func (c *conn) scalar(ctx context.Context, sql string, arg any) (string, error) {
-	rows, err := c.c.(driver.QueryerContext).QueryContext(ctx, sql, []driver.NamedValue{{Ordinal: 1, Value: arg}})
-	if err != nil {
-		return "", err
-	}
-	return firstString(rows)
 }
 
 // firstString reads the first column of the first row and closes rows.

@@ -314,7 +314,7 @@ func (e *Engine) query(ctx context.Context, sql string, schemaOnly bool) (array.
 			if err != nil {
 				return nil, fmt.Errorf("query: %w", err)
 			}
-			run, err = c.scalar(ctx, "SELECT json_deserialize_sql(?::JSON)::VARCHAR", string(b))
+			run, err = c.deserialize(ctx, string(b))
 			if err != nil {
 				return nil, fmt.Errorf("query: rewrite statement: %w", err)
 			}

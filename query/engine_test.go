@@ -117,7 +117,7 @@ func TestPlainScansSkipDuckDB(t *testing.T) {
 				c, err := e.connect(context.Background())
 				require.NoError(t, err)
 				defer c.close()
-				js, err := c.scalar(context.Background(), "SELECT json_serialize_sql(?::VARCHAR)::VARCHAR", tc.sql)
+				js, err := c.serialize(context.Background(), tc.sql)
 				require.NoError(t, err)
 				return parseTree(js)
 			}()

@@ -244,7 +244,7 @@ func TestScanHints(t *testing.T) {
 	require.NoError(t, err)
 	defer c.close()
 	hints := func(sql string) (cols []string, filter []lake.Predicate) {
-		js, err := c.scalar(context.Background(), "SELECT json_serialize_sql(?::VARCHAR)::VARCHAR", sql)
+		js, err := c.serialize(context.Background(), sql)
 		require.NoError(t, err)
 		tree, ok := parseTree(js)
 		require.True(t, ok, sql)
