@@ -25,7 +25,7 @@
 //     never depends on it (TestPushdownNeverChangesResults).
 //
 // DuckDB connections are reused (at most 8 idle), each with its prepared
-// json_serialize_sql statement.
+// json_serialize_sql and json_deserialize_sql statements.
 //
 // DuckDB materialises a query's result before returning it, so a query's
 // Arrow views are dropped as soon as it returns; the result streams to the
