@@ -22,10 +22,11 @@ import (
 // target-file-size (default 256 MiB; Java's compactionFileSize) are rewritten, in sequence-number
 // order, into files of about target-file-size, when there are at least MinFiles of them (0: the
 // table's compaction.min.file-num, default 5). With MaxFiles set, a run whose output would be
-// small again waits until the bucket has MaxFiles small files (see CompactOptions). The new files are level 0 with _FILE_SOURCE
-// COMPACT, the current schema and the sequence-number range of their inputs; they are committed
-// as one COMPACT snapshot (DELETE of every input, ADD of the outputs, deltaRecordCount 0) fenced
-// on ExpectedLatest, carrying the latest snapshot's properties forward unless given others.
+// small again waits until the bucket has MaxFiles small files (see CompactOptions). The new
+// files are level 0 with _FILE_SOURCE COMPACT, the current schema and the sequence-number range
+// of their inputs; they are committed as one COMPACT snapshot (DELETE of every input, ADD of the
+// outputs, deltaRecordCount 0) fenced on ExpectedLatest, carrying the latest snapshot's
+// properties forward unless given others.
 //
 // Rows are kept as they are (files of older schemas are read with the current one). It returns
 // (nil, nil) and commits nothing when no bucket qualifies, and for primary-key tables (see

@@ -77,11 +77,18 @@ func TestLogCacheKeepsRoomForSmallEntries(t *testing.T) {
 
 // int64Batch is a batch of one BIGINT column holding 0..n-1.
 func int64Batch(mem memory.Allocator, n int) arrow.RecordBatch {
+	vals := make([]int64, n)
+	for i := range vals {
+		vals[i] = int64(i)
+	}
+	return int64Rows(mem, vals...)
+}
+
+// int64Rows is a batch of one BIGINT column holding vals.
+func int64Rows(mem memory.Allocator, vals ...int64) arrow.RecordBatch {
 	sc := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64}}, nil)
 	b := array.NewRecordBuilder(mem, sc)
 	defer b.Release()
-	for i := 0; i < n; i++ {
-		b.Field(0).(*array.Int64Builder).Append(int64(i))
-	}
+	b.Field(0).(*array.Int64Builder).AppendValues(vals, nil)
 	return b.NewRecordBatch()
 }

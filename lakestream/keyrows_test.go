@@ -16,13 +16,7 @@ import (
 // through, in order, drops batches left empty and passes the others as
 // they are.
 func TestKeepKeyRowsKeepsKindsAligned(t *testing.T) {
-	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
-	batch := func(ids ...int64) arrow.RecordBatch {
-		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-		defer b.Release()
-		b.Field(0).(*array.Int64Builder).AppendValues(ids, nil)
-		return b.NewRecordBatch()
-	}
+	batch := func(ids ...int64) arrow.RecordBatch { return int64Rows(memory.DefaultAllocator, ids...) }
 	log := []union.LogBatch{
 		{Rec: batch(1, 2, 1, 3), Kinds: []byte{union.KindInsert, union.KindInsert, union.KindUpdateBefore, union.KindInsert}},
 		{Rec: batch(4, 5)},
@@ -41,7 +35,7 @@ func TestKeepKeyRowsKeepsKindsAligned(t *testing.T) {
 		}
 		return keep
 	}
-	out, err := keepKeyRows(context.Background(), only1, log)
+	out, err := keepKeyRows(context.Background(), memory.DefaultAllocator, only1, log)
 	require.NoError(t, err)
 	defer releaseLog(out)
 	require.Len(t, out, 2)
@@ -50,7 +44,7 @@ func TestKeepKeyRowsKeepsKindsAligned(t *testing.T) {
 	require.Equal(t, []int64{1, 1}, out[1].Rec.Column(0).(*array.Int64).Int64Values())
 	require.Equal(t, []byte{union.KindUpdateAfter, union.KindDelete}, out[1].Kinds, "a batch that is all kept passes as it is")
 
-	same, err := keepKeyRows(context.Background(), nil, []union.LogBatch{{Rec: batch(7)}})
+	same, err := keepKeyRows(context.Background(), memory.DefaultAllocator, nil, []union.LogBatch{{Rec: batch(7)}})
 	require.NoError(t, err)
 	defer releaseLog(same)
 	require.Len(t, same, 1)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/flightd/flightd/internal/arrowutil"
@@ -158,7 +157,7 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, o
 		}
 	}
 	if len(m.pk) > 0 {
-		if log, err = keepKeyRows(ctx, m.table.KeyRows(opts.Filter), log); err != nil {
+		if log, err = keepKeyRows(ctx, s.mem, m.table.KeyRows(opts.Filter), log); err != nil {
 			lakeReader.Release()
 			return nil, fmt.Errorf("lakestream: filter log of %s.%s: %w", db, name, err)
 		}
@@ -180,7 +179,7 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, o
 // keys asked for: a point query of a busy table merges its key's versions,
 // not every un-tiered row of the bucket. It releases the batches it
 // replaces, and all of them on error.
-func keepKeyRows(ctx context.Context, keys func(arrow.RecordBatch) []bool, log []union.LogBatch) ([]union.LogBatch, error) {
+func keepKeyRows(ctx context.Context, mem memory.Allocator, keys func(arrow.RecordBatch) []bool, log []union.LogBatch) ([]union.LogBatch, error) {
 	if keys == nil {
 		return log, nil
 	}
@@ -191,27 +190,17 @@ func keepKeyRows(ctx context.Context, keys func(arrow.RecordBatch) []bool, log [
 			out = append(out, lb)
 			continue
 		}
-		var kinds []byte
-		mask := array.NewBooleanBuilder(memory.DefaultAllocator)
-		n := 0
+		var rows []int32
 		for r, k := range keep {
-			mask.Append(k)
 			if k {
-				n++
-				if lb.Kinds != nil {
-					kinds = append(kinds, lb.Kinds[r])
-				}
+				rows = append(rows, int32(r))
 			}
 		}
-		if n == 0 {
-			mask.Release()
+		if len(rows) == 0 {
 			lb.Rec.Release()
 			continue
 		}
-		m := mask.NewArray()
-		mask.Release()
-		rec, err := compute.FilterRecordBatch(ctx, lb.Rec, m, compute.DefaultFilterOptions())
-		m.Release()
+		rec, kinds, err := takeRows(ctx, mem, lb.Rec, lb.Kinds, rows)
 		lb.Rec.Release()
 		if err != nil {
 			releaseLog(out)

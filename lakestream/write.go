@@ -216,36 +216,37 @@ func splitByBucket(ctx context.Context, mem memory.Allocator, rec arrow.RecordBa
 		return []bucketPart{{bucket: order[0], rows: rec.NumRows(), rec: rec, kinds: kinds}}, nil
 	}
 	parts := make([]bucketPart, 0, len(order))
-	ectx := compute.WithAllocator(ctx, mem)
 	for _, b := range order {
-		ib := array.NewInt32Builder(mem)
-		ib.AppendValues(rows[b], nil)
-		idx := ib.NewArray()
-		ib.Release()
-		taken, err := takeRecord(ectx, rec, idx)
-		idx.Release()
+		taken, pk, err := takeRows(ctx, mem, rec, kinds, rows[b])
 		if err != nil {
 			for _, p := range parts {
 				p.rec.Release()
 			}
-			return nil, err
-		}
-		var pk []byte
-		if kinds != nil {
-			pk = make([]byte, len(rows[b]))
-			for i, r := range rows[b] {
-				pk[i] = kinds[r]
-			}
+			return nil, fmt.Errorf("lakestream: split batch by bucket: %w", err)
 		}
 		parts = append(parts, bucketPart{bucket: b, rows: taken.NumRows(), rec: taken, kinds: pk})
 	}
 	return parts, nil
 }
 
-func takeRecord(ctx context.Context, rec arrow.RecordBatch, idx arrow.Array) (arrow.RecordBatch, error) {
-	out, err := compute.Take(ctx, *compute.DefaultTakeOptions(), compute.NewDatumWithoutOwning(rec), compute.NewDatumWithoutOwning(idx))
+// takeRows returns the rows of rec at the indexes rows, in that order, with
+// their change kinds (none when kinds is nil).
+func takeRows(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch, kinds []byte, rows []int32) (arrow.RecordBatch, []byte, error) {
+	ib := array.NewInt32Builder(mem)
+	ib.AppendValues(rows, nil)
+	idx := ib.NewArray()
+	ib.Release()
+	defer idx.Release()
+	out, err := compute.Take(compute.WithAllocator(ctx, mem), *compute.DefaultTakeOptions(), compute.NewDatumWithoutOwning(rec), compute.NewDatumWithoutOwning(idx))
 	if err != nil {
-		return nil, fmt.Errorf("lakestream: split batch by bucket: %w", err)
+		return nil, nil, err
 	}
-	return out.(*compute.RecordDatum).Value, nil
+	var taken []byte
+	if kinds != nil {
+		taken = make([]byte, len(rows))
+		for i, r := range rows {
+			taken[i] = kinds[r]
+		}
+	}
+	return out.(*compute.RecordDatum).Value, taken, nil
 }
