@@ -26,6 +26,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/internal/testserver"
@@ -1067,10 +1068,16 @@ func TestJavaReadsFlightdCompactedAppend(t *testing.T) {
 	c.mustExec("CREATE DATABASE ca")
 	c.mustExec(`CREATE TABLE ca.ev (id BIGINT, kind STRING, n INT, d DECIMAL(10,2))`)
 	c.mustExec(`CREATE TABLE ca.pev (day DATE, id BIGINT, name STRING) PARTITIONED BY (day)`)
-	// Tiny rounds never fill a file, so tiering compacts them once ten have
+	// Rounds of big's size are compacted by joining their Parquet row groups
+	// as they are; the tiny ones of the others are re-encoded.
+	c.mustExec(`CREATE TABLE ca.big (id BIGINT, kind STRING, n INT)`)
+	const bigRows = 17000
+	// Small rounds never fill a file, so tiering compacts them once ten have
 	// piled up per partition (twice its CompactMinFiles).
 	const rounds = 11
 	for r := 0; r < rounds; r++ {
+		c.mustExec(fmt.Sprintf("INSERT INTO ca.big SELECT range AS id, 'k' || (range %% 7) AS kind, (range %% 1000)::INT AS n FROM range(%d, %d)", r*bigRows, (r+1)*bigRows))
+		waitTiered(t, c, "ca", "big", bigRows*(r+1))
 		var ev, pev []string
 		for i := 0; i < 20; i++ {
 			id := r*100 + i
@@ -1083,7 +1090,7 @@ func TestJavaReadsFlightdCompactedAppend(t *testing.T) {
 		waitTiered(t, c, "ca", "pev", 20*(r+1))
 	}
 	served := map[string]*typedResult{}
-	for _, name := range []string{"ca.ev", "ca.pev"} {
+	for _, name := range []string{"ca.ev", "ca.pev", "ca.big"} {
 		served[name] = c.mustTyped("SELECT * FROM " + name)
 	}
 	srv.Stop(syscall.SIGTERM)
@@ -1091,7 +1098,8 @@ func TestJavaReadsFlightdCompactedAppend(t *testing.T) {
 	ctx := context.Background()
 	cat, err := lake.OpenCatalog(wh)
 	require.NoError(t, err)
-	for name, parts := range map[string]int64{"ca.ev": 1, "ca.pev": 2} {
+	require.GreaterOrEqual(t, maxRowGroups(t, filepath.Join(wh, "ca.db", "big", "bucket-0")), 10, "big's rounds joined as they are")
+	for name, parts := range map[string]int64{"ca.ev": 1, "ca.pev": 2, "ca.big": 1} {
 		// Tiering compacted the small files once ten had piled up per
 		// partition: what is left is that file plus the round after it.
 		before := javaDVInfo(t, jar, wh, name)
@@ -1119,8 +1127,23 @@ func TestJavaReadsFlightdCompactedAppend(t *testing.T) {
 	mustJava(t, jar, "compact", wh, "ca.ev")
 	srv.Restart(syscall.SIGTERM)
 	c = connect(t, srv)
-	for _, name := range []string{"ca.ev", "ca.pev"} {
+	for _, name := range []string{"ca.ev", "ca.pev", "ca.big"} {
 		requireSameRows(t, c, jar, wh, name)
 	}
 	require.Equal(t, strconv.Itoa(20*rounds+1), c.scalar("SELECT count(*) FROM ca.ev"))
+}
+
+// maxRowGroups is the most row groups a Parquet file in dir has.
+func maxRowGroups(t *testing.T, dir string) int {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(dir, "*.parquet"))
+	require.NoError(t, err)
+	most := 0
+	for _, p := range paths {
+		r, err := file.OpenParquetFile(p, false)
+		require.NoError(t, err)
+		most = max(most, r.NumRowGroups())
+		require.NoError(t, r.Close())
+	}
+	return most
 }

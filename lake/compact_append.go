@@ -2,9 +2,11 @@ package lake
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -28,10 +30,12 @@ import (
 // outputs, deltaRecordCount 0) fenced on ExpectedLatest, carrying the latest snapshot's
 // properties forward unless given others.
 //
-// Rows are kept as they are (files of older schemas are read with the current one). It returns
-// (nil, nil) and commits nothing when no bucket qualifies, and for primary-key tables (see
-// Compact). Tables with deletion vectors or row tracking are refused. The inputs of one output
-// file are read into memory together. On failure nothing becomes visible and the files it wrote
+// Rows are kept as they are. Files of the current schema written alike (tiering's rounds) are
+// joined without decoding: their Parquet row groups are copied into the new file and their
+// statistics merged (concatParquet); others (older schemas, read with the current one; another
+// codec; tiny row groups) are decoded and re-encoded, the inputs of one output file in memory
+// together. It returns (nil, nil) and commits nothing when no bucket qualifies, and for
+// primary-key tables (see Compact). Tables with deletion vectors or row tracking are refused. On failure nothing becomes visible and the files it wrote
 // are removed; ErrCommitConflict means another snapshot was committed (re-plan and retry).
 func (t *Table) CompactAppend(ctx context.Context, opts CompactOptions) (snap *Snapshot, err error) {
 	if opts.CommitUser == "" {
@@ -189,43 +193,18 @@ func fillsFile(files []DataFileMeta, target int64) bool {
 	return size >= target/20*17
 }
 
-// compactAppendFiles rewrites files (of one bucket, in sequence order) into one file. It returns
-// nil meta when they hold no row.
+// compactAppendFiles writes files (of one bucket, in sequence order) as one file. It returns nil
+// meta when they hold no row. Files that concatParquet can join (the usual case: tiering's own
+// files of the current schema) are joined byte for byte with their statistics merged; the others
+// are decoded and re-encoded.
 func (t *Table) compactAppendFiles(ctx context.Context, partition []byte, bucket int32, files []DataFileMeta,
 	codec compress.Compression, pf *pathFactory) (*DataFileMeta, string, error) {
 	ts := t.schema
-	mem := memory.DefaultAllocator
-	r := &scanReader{t: t, ctx: ctx, mem: mem, schema: ts.ArrowSchema()}
-	g := &scanGroup{partition: partition, bucket: bucket}
 	minSeq, maxSeq := int64(math.MaxInt64), int64(math.MinInt64)
-	var recs []arrow.RecordBatch
-	defer func() {
-		for _, rc := range recs {
-			rc.Release()
-		}
-	}()
-	for i := range files {
-		minSeq = min(minSeq, files[i].MinSequenceNumber)
-		maxSeq = max(maxSeq, files[i].MaxSequenceNumber)
-		err := r.readFile(g, &files[i], ts.ArrowSchema().Fields(), func(rec arrow.RecordBatch) {
-			if rec.NumRows() == 0 {
-				rec.Release()
-				return
-			}
-			recs = append(recs, rec)
-		})
-		if err != nil {
-			return nil, "", err
-		}
+	for _, f := range files {
+		minSeq = min(minSeq, f.MinSequenceNumber)
+		maxSeq = max(maxSeq, f.MaxSequenceNumber)
 	}
-	if len(recs) == 0 {
-		return nil, "", nil
-	}
-	out, err := arrowutil.ConcatRecords(recs, mem)
-	if err != nil {
-		return nil, "", err
-	}
-	defer out.Release()
 	var zero int64
 	source := fileSourceCompact
 	now := time.Now()
@@ -245,6 +224,104 @@ func (t *Table) compactAppendFiles(ctx context.Context, partition []byte, bucket
 	if err != nil {
 		return nil, "", err
 	}
+	g := &scanGroup{partition: partition, bucket: bucket}
+	r := &scanReader{t: t, ctx: ctx, mem: memory.DefaultAllocator, schema: ts.ArrowSchema()}
+	if stats, ok := t.mergedStats(files); ok {
+		srcs := make([]string, len(files))
+		for i := range files {
+			if srcs[i], err = r.filePath(g, &files[i]); err != nil {
+				return nil, "", err
+			}
+		}
+		meta.FileName = pf.next(dataFilePrefix(ts), ".parquet")
+		path := t.dataFilePath(partTypes, partVals, bucket, meta.FileName)
+		size, rows, err := concatParquet(ctx, t.fio, path, srcs, codec)
+		switch {
+		case err == nil:
+			if rows == 0 {
+				return nil, path, nil
+			}
+			meta.FileSize, meta.RowCount, meta.ValueStats = size, rows, stats
+			meta.ValueStatsCols = files[0].ValueStatsCols
+			return meta, path, nil
+		case !errors.Is(err, errNotConcatenable):
+			return nil, path, fmt.Errorf("lake: %s: compact into %s: %w", t.FullName(), path, err)
+		}
+		meta.FileName = ""
+	}
+
+	mem := r.mem
+	var recs []arrow.RecordBatch
+	defer func() {
+		for _, rc := range recs {
+			rc.Release()
+		}
+	}()
+	for i := range files {
+		err := r.readFile(g, &files[i], ts.ArrowSchema().Fields(), func(rec arrow.RecordBatch) {
+			if rec.NumRows() == 0 {
+				rec.Release()
+				return
+			}
+			recs = append(recs, rec)
+		})
+		if err != nil {
+			return nil, "", err
+		}
+	}
+	if len(recs) == 0 {
+		return nil, "", nil
+	}
+	out, err := arrowutil.ConcatRecords(recs, mem)
+	if err != nil {
+		return nil, "", err
+	}
+	defer out.Release()
 	path, err := t.writeDataFile(ctx, out, meta, partVals, bucket, codec, pf, mem)
 	return meta, path, err
+}
+
+// mergedStats returns the value statistics of files joined together, when
+// every file is of the current schema, without deleted rows, and has the
+// statistics writeDataFile writes (the same columns, min, max and null
+// count of each); ok is false otherwise.
+func (t *Table) mergedStats(files []DataFileMeta) (SimpleStats, bool) {
+	ts := t.schema
+	var types []DataType
+	var names []string
+	for _, f := range ts.Fields {
+		if statsSupported(f.Type) {
+			types = append(types, f.Type)
+			names = append(names, f.Name)
+		}
+	}
+	if len(types) == len(ts.Fields) {
+		names = nil
+	}
+	sc := newStatsCollector(types)
+	for _, f := range files {
+		if f.SchemaID != ts.ID || (f.DeleteRowCount != nil && *f.DeleteRowCount != 0) ||
+			!slices.Equal(f.ValueStatsCols, names) || len(f.ValueStats.NullCounts) != len(types) {
+			return SimpleStats{}, false
+		}
+		mins, err1 := decodeStatsRow(types, f.ValueStats.MinValues)
+		maxs, err2 := decodeStatsRow(types, f.ValueStats.MaxValues)
+		if err1 != nil || err2 != nil || mins == nil || maxs == nil {
+			return SimpleStats{}, false
+		}
+		for i := range types {
+			nc := f.ValueStats.NullCounts[i]
+			if nc == nil {
+				return SimpleStats{}, false
+			}
+			sc.nulls[i] += *nc
+			if mins[i] != nil {
+				sc.fold(i, mins[i])
+			}
+			if maxs[i] != nil {
+				sc.fold(i, maxs[i])
+			}
+		}
+	}
+	return sc.stats(), true
 }
