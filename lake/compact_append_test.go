@@ -133,8 +133,8 @@ func TestCompactAppendConcatenatesFiles(t *testing.T) {
 	c := newTestCatalog(t)
 	tb, err := c.CreateTable("db", "ap", Schema{Columns: testCols}, false)
 	require.NoError(t, err)
-	// the first file has two row groups; file 2 only null names
-	sizes := []int{maxRowGroupRows + 20000, minConcatRowGroupRows + 1, 20000, minConcatRowGroupRows}
+	// the first file has two row groups, the second small; file 2 only null names
+	sizes := []int{maxRowGroupRows + 500, minConcatRowGroupRows + 1, 20000, minConcatRowGroupRows}
 	var snap *Snapshot
 	next := int64(0)
 	for f, n := range sizes {

@@ -65,10 +65,11 @@
 //     (or MinFiles); outputs are level 0, _FILE_SOURCE COMPACT, current schema, the inputs'
 //     sequence-number range, committed as one COMPACT snapshot (deltaRecordCount 0) fenced on
 //     ExpectedLatest with the latest snapshot's properties carried forward. Files of the
-//     current schema written alike with row groups of at least 16K rows are joined byte for
-//     byte (their row groups copied, page indexes and bloom filters dropped, statistics
-//     merged); the others are decoded, the inputs of one output file in memory together, and
-//     re-encoded. Tables with deletion vectors or row tracking are refused.
+//     current schema written alike, of 16K rows or more in row groups of 16K or more (but
+//     the last), are joined byte for byte (row groups copied, page indexes and bloom filters
+//     dropped, statistics merged); the others are decoded, the inputs of one output file in
+//     memory together, and re-encoded. Tables with deletion vectors or row tracking are
+//     refused.
 //   - Table.ExpireSnapshots removes a prefix of the history by Paimon's rules
 //     (snapshot.num-retained.min/max, snapshot.time-retained; Java consumers' nextSnapshot and
 //     ExpireOptions.Protect stop it), deletes snapshot files oldest first, writes EARLIEST, then

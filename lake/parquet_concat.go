@@ -25,8 +25,7 @@ var errNotConcatenable = errors.New("parquet files cannot be concatenated")
 // copied and their references are dropped (both are optional). It returns
 // the new file's size and row count, or errNotConcatenable (having written
 // nothing) when the files differ in schema, key-value metadata, writer or
-// compression, or hold a row group of fewer than minConcatRowGroupRows rows
-// (see concatenable).
+// compression, or are small (see concatenable).
 //
 // Re-encoding is what append compaction spends its CPU on; copying costs
 // about as much as reading the bytes.
@@ -154,11 +153,13 @@ func concatParquet(ctx context.Context, fio FileIO, dst string, srcs []string, c
 
 var parquetMagic = []byte("PAR1")
 
-// minConcatRowGroupRows is the smallest row group concatParquet copies. A
-// slow table's rounds are tiny files, and joining them as they are would
-// grow a file by a tiny row group per round (each one footer entries and a
-// reader's setup); they are cheap to re-encode instead. A busy table's
-// rounds write full 128K-row groups.
+// minConcatRowGroupRows is the fewest rows of a file concatParquet copies,
+// and of each of its row groups but the last. A slow table's rounds are tiny
+// files, and joining them as they are would grow a file by a tiny row group
+// per round (each one footer entries and a reader's setup); they are cheap
+// to re-encode instead. A busy table's rounds write full 128K-row groups
+// and a remainder, so a joined file has at most one small group per input
+// of 16K rows or more.
 const minConcatRowGroupRows = maxRowGroupRows / 8
 
 // concatenable checks that b's row groups can follow a's in one file: the
@@ -166,8 +167,8 @@ const minConcatRowGroupRows = maxRowGroupRows / 8
 // schema) and writer (readers interpret statistics by the writer's
 // version), no encryption, every column chunk in the file itself and
 // compressed with codec (the table's file.compression: a changed option
-// takes effect when files are compacted), and no row group with fewer than
-// minConcatRowGroupRows rows.
+// takes effect when files are compacted), and at least minConcatRowGroupRows
+// rows in b and in each of its row groups but the last.
 func concatenable(a, b *metadata.FileMetaData, codec compress.Compression) error {
 	switch {
 	case a.IsSetEncryptionAlgorithm() || b.IsSetEncryptionAlgorithm():
@@ -179,8 +180,12 @@ func concatenable(a, b *metadata.FileMetaData, codec compress.Compression) error
 	case a.GetCreatedBy() != b.GetCreatedBy():
 		return fmt.Errorf("%w: written by %q and %q", errNotConcatenable, a.GetCreatedBy(), b.GetCreatedBy())
 	}
-	for _, rg := range b.RowGroups {
-		if rg.NumRows > 0 && rg.NumRows < minConcatRowGroupRows {
+	rows := b.GetNumRows()
+	if rows < minConcatRowGroupRows {
+		return fmt.Errorf("%w: a file of %d rows", errNotConcatenable, rows)
+	}
+	for i, rg := range b.RowGroups {
+		if last := i == len(b.RowGroups)-1; !last && rg.NumRows > 0 && rg.NumRows < minConcatRowGroupRows {
 			return fmt.Errorf("%w: a row group of %d rows", errNotConcatenable, rg.NumRows)
 		}
 		for _, cc := range rg.Columns {
