@@ -34,6 +34,8 @@ type Engine struct {
 	mem   memory.Allocator
 	lg    *slog.Logger
 	seq   atomic.Uint64
+	// shapes are the parse trees of statement shapes seen (parsecache.go).
+	shapes parseCache
 	// noPushdown turns projection and pruning off (tests compare results).
 	noPushdown atomic.Bool
 }
@@ -277,7 +279,7 @@ func (e *Engine) query(ctx context.Context, sql string, schemaOnly bool) (array.
 			e.release(c) // after dropViews, deferred later
 		}
 	}()
-	js, err := c.serialize(ctx, sql)
+	tree, parsed, err := e.parse(ctx, c, sql)
 	if err != nil {
 		return nil, fmt.Errorf("query: serialise statement: %w", err)
 	}
@@ -285,7 +287,7 @@ func (e *Engine) query(ctx context.Context, sql string, schemaOnly bool) (array.
 	var refs []tableRef
 	var hints []scanHints
 	var names []string
-	if tree, parsed := parseTree(js); parsed {
+	if parsed {
 		if ps, ok := asPlainScan(tree, e.resolve); ok {
 			if r, ok, err := e.plainScan(ctx, ps, schemaOnly); ok || err != nil {
 				return r, err
