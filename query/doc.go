@@ -25,7 +25,11 @@
 //     never depends on it (TestPushdownNeverChangesResults).
 //
 // DuckDB connections are reused (at most 8 idle), each with its prepared
-// json_serialize_sql and json_deserialize_sql statements.
+// json_serialize_sql and json_deserialize_sql statements. Parse trees are
+// cached by statement shape, the text without its integer and string
+// literals (parsecache.go): a shape is learnt only when a second parse with
+// other literals differs in nothing but one constant per literal, so a
+// cached tree is the one DuckDB would give.
 //
 // DuckDB materialises a query's result before returning it, so a query's
 // Arrow views are dropped as soon as it returns; the result streams to the
