@@ -245,28 +245,44 @@ func (t *Table) compactBucket(ctx context.Context, partition []byte, bucket int3
 	for i, c := range keyIdx { // the kept rows' keys
 		keyStats.addColumn(i, values.Column(c))
 	}
+	meta := compactedMeta(ts, level, minSeq, maxSeq)
+	// values holds the kept rows in key order
+	meta.MinKey = serializeBinaryRow(len(keyTypes), encodeBinaryRow(keyTypes, rowValues(values, keyIdx, keyTypes, 0)))
+	meta.MaxKey = serializeBinaryRow(len(keyTypes), encodeBinaryRow(keyTypes, rowValues(values, keyIdx, keyTypes, int(values.NumRows())-1)))
+	meta.KeyStats = keyStats.stats()
+	_, partVals, err := t.partitionValues(partition)
+	if err != nil {
+		return nil, "", err
+	}
+	path, err := t.writeDataFile(ctx, out, meta, partVals, bucket, codec, pf, mem)
+	return meta, path, err
+}
+
+// compactedMeta is the metadata of a file compaction writes (its name, size,
+// rows and statistics are filled in when it is written): the current schema,
+// _FILE_SOURCE COMPACT, the inputs' sequence-number range, created now (to
+// the millisecond, as Java stores it).
+func compactedMeta(ts *TableSchema, level int32, minSeq, maxSeq int64) *DataFileMeta {
 	var zero int64
 	source := fileSourceCompact
 	now := time.Now()
 	ct := time.Date(now.Year(), now.Month(), now.Day(), now.Hour(), now.Minute(), now.Second(), now.Nanosecond()/1e6*1e6, time.UTC)
-	meta := &DataFileMeta{SchemaID: ts.ID, Level: level, ExtraFiles: []string{}, FileSource: &source, CreationTime: &ct,
-		MinSequenceNumber: minSeq, MaxSequenceNumber: maxSeq, DeleteRowCount: &zero,
-		// values holds the kept rows in key order
-		MinKey:   serializeBinaryRow(len(keyTypes), encodeBinaryRow(keyTypes, rowValues(values, keyIdx, keyTypes, 0))),
-		MaxKey:   serializeBinaryRow(len(keyTypes), encodeBinaryRow(keyTypes, rowValues(values, keyIdx, keyTypes, int(values.NumRows())-1))),
-		KeyStats: keyStats.stats()}
+	return &DataFileMeta{SchemaID: ts.ID, Level: level, ExtraFiles: []string{}, FileSource: &source, CreationTime: &ct,
+		MinSequenceNumber: minSeq, MaxSequenceNumber: maxSeq, DeleteRowCount: &zero}
+}
+
+// partitionValues decodes a serialized partition row into its values, with
+// the partition columns' types.
+func (t *Table) partitionValues(partition []byte) ([]DataType, []any, error) {
+	ts := t.schema
 	_, prow, err := deserializeBinaryRow(partition)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	partTypes := make([]DataType, len(ts.PartitionKeys))
 	for i, k := range ts.PartitionKeys {
 		partTypes[i] = ts.Fields[ts.FieldIndex(k)].Type
 	}
 	partVals, err := decodeBinaryRow(partTypes, prow)
-	if err != nil {
-		return nil, "", err
-	}
-	path, err := t.writeDataFile(ctx, out, meta, partVals, bucket, codec, pf, mem)
-	return meta, path, err
+	return partTypes, partVals, err
 }

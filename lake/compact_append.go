@@ -9,7 +9,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -205,22 +204,9 @@ func (t *Table) compactAppendFiles(ctx context.Context, partition []byte, bucket
 		minSeq = min(minSeq, f.MinSequenceNumber)
 		maxSeq = max(maxSeq, f.MaxSequenceNumber)
 	}
-	var zero int64
-	source := fileSourceCompact
-	now := time.Now()
-	ct := time.Date(now.Year(), now.Month(), now.Day(), now.Hour(), now.Minute(), now.Second(), now.Nanosecond()/1e6*1e6, time.UTC)
-	meta := &DataFileMeta{SchemaID: ts.ID, Level: 0, ExtraFiles: []string{}, FileSource: &source, CreationTime: &ct,
-		MinSequenceNumber: minSeq, MaxSequenceNumber: maxSeq, DeleteRowCount: &zero,
-		MinKey: emptyRowBytes, MaxKey: emptyRowBytes, KeyStats: emptyStats()}
-	_, prow, err := deserializeBinaryRow(partition)
-	if err != nil {
-		return nil, "", err
-	}
-	partTypes := make([]DataType, len(ts.PartitionKeys))
-	for i, k := range ts.PartitionKeys {
-		partTypes[i] = ts.Fields[ts.FieldIndex(k)].Type
-	}
-	partVals, err := decodeBinaryRow(partTypes, prow)
+	meta := compactedMeta(ts, 0, minSeq, maxSeq)
+	meta.MinKey, meta.MaxKey, meta.KeyStats = emptyRowBytes, emptyRowBytes, emptyStats()
+	partTypes, partVals, err := t.partitionValues(partition)
 	if err != nil {
 		return nil, "", err
 	}
