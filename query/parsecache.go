@@ -145,7 +145,7 @@ func shapeOf(sql string) (key string, lits []literal, ok bool) {
 			switch {
 			case err != nil: // a decimal, float, hex or 1_000: part of the key
 				b.WriteString(tok)
-			case n >= math.MinInt32 && n <= math.MaxInt32:
+			case n > math.MinInt32 && n <= math.MaxInt32: // DuckDB types -2147483648 BIGINT (it negates 2147483648)
 				lits = append(lits, literal{kind: 'i', n: n})
 				b.WriteByte(slotMark)
 				b.WriteByte('i')

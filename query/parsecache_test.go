@@ -66,7 +66,7 @@ func TestParseCacheMatchesDuckDB(t *testing.T) {
 		case 0:
 			return math.MaxInt32
 		case 1:
-			return math.MinInt32 + 1
+			return math.MinInt32 + r.Int64N(2) // BIGINT, then INTEGER
 		case 2:
 			return int64(math.MaxInt32) + 1 + r.Int64N(1<<40)
 		case 3:
