@@ -19,7 +19,9 @@ import (
 // 10k-row batches) with the default 30 s tiering interval, and reports the
 // rate reached, the largest tiering lag (sys.tiering) and the server's
 // anonymous memory at the start, its peak in each half of the run (flat
-// memory: the second half's peak is not above the first's) and at the end. Run it with `make bench-sustained`;
+// memory: the second half's peak is not above the first's) and at the end,
+// how long tiering took to catch up after the load, and the server's CPU
+// per million rows up to then. Run it with `make bench-sustained`;
 // FLIGHTD_SUSTAIN_SECONDS (default 60) and FLIGHTD_SUSTAIN_RATE (rows/s,
 // default 1000000) set the load, FLIGHTD_SUSTAIN_TABLE=pk a primary-key
 // table with 4 buckets instead of an append table.
@@ -96,7 +98,14 @@ func BenchmarkSustained(b *testing.B) {
 		cancel()
 		wg.Wait()
 		b.ReportMetric(float64(written.Load())/time.Since(start).Seconds(), "rows/s")
-		// what the server spent, ingest and tiering together, per million rows
+		// What the server spent, ingest and tiering together, per million
+		// rows, once tiering has caught up: a run that ends with a backlog
+		// has not yet paid for it.
+		ended := time.Now()
+		for lagRows(b, c) > 0 {
+			time.Sleep(time.Second)
+		}
+		b.ReportMetric(time.Since(ended).Seconds(), "drain-s")
 		b.ReportMetric((srv.CPUSeconds()-cpuStart)/(float64(written.Load())/1e6), "server-cpu-s/Mrows")
 	}
 	b.ReportMetric(maxLag, "max-lag-s")
@@ -104,6 +113,31 @@ func BenchmarkSustained(b *testing.B) {
 	b.ReportMetric(float64(rssFirst)/(1<<20), "rss-max-1st-half-MiB")
 	b.ReportMetric(float64(rssSecond)/(1<<20), "rss-max-2nd-half-MiB")
 	b.ReportMetric(float64(srv.RSS())/(1<<20), "rss-end-MiB")
+}
+
+// lagRows is how many rows the log holds that are not in the lake yet.
+func lagRows(b *testing.B, c *conn) int64 {
+	st, err := c.conn.NewStatement()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.SetSqlQuery(`SELECT coalesce(sum(lag_rows), 0) FROM sys.tiering`); err != nil {
+		b.Fatal(err)
+	}
+	r, _, err := st.ExecuteQuery(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Release()
+	var n int64
+	for r.Next() {
+		n, err = strconv.ParseInt(r.RecordBatch().Column(0).ValueStr(0), 10, 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	return n
 }
 
 func envInt(name string, def int) int {
