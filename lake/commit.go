@@ -502,16 +502,7 @@ func pkFileRecord(ts *TableSchema, rec arrow.RecordBatch, keyIdx []int, seqArr, 
 func (t *Table) writeDataFile(ctx context.Context, out arrow.RecordBatch, meta *DataFileMeta, partVals []any, bucket int32,
 	codec compress.Compression, pf *pathFactory, mem memory.Allocator) (string, error) {
 	ts := t.schema
-	var statCols []int
-	var statTypes []DataType
-	var statNames []string
-	for i, f := range ts.Fields {
-		if statsSupported(f.Type) {
-			statCols = append(statCols, i)
-			statTypes = append(statTypes, f.Type)
-			statNames = append(statNames, f.Name)
-		}
-	}
+	statCols, statTypes, statNames := t.valueStatsColumns()
 	// value stats are over the table columns as written (the last ts.Fields columns of out)
 	vs := newStatsCollector(statTypes)
 	off := int(out.NumCols()) - len(ts.Fields)
@@ -519,9 +510,7 @@ func (t *Table) writeDataFile(ctx context.Context, out arrow.RecordBatch, meta *
 		vs.addColumn(i, out.Column(off+c))
 	}
 	meta.ValueStats = vs.stats()
-	if len(statCols) != len(ts.Fields) {
-		meta.ValueStatsCols = append([]string{}, statNames...)
-	}
+	meta.ValueStatsCols = statNames
 	meta.RowCount = out.NumRows()
 
 	name := pf.next(dataFilePrefix(ts), ".parquet")
@@ -537,6 +526,23 @@ func (t *Table) writeDataFile(ctx context.Context, out arrow.RecordBatch, meta *
 	}
 	meta.FileSize = size
 	return path, nil
+}
+
+// valueStatsColumns are the columns a data file has value statistics for
+// (those of types with min/max statistics): their indexes and types, and
+// their names as _VALUE_STATS_COLS, nil when that is every column.
+func (t *Table) valueStatsColumns() (idx []int, types []DataType, names []string) {
+	for i, f := range t.schema.Fields {
+		if statsSupported(f.Type) {
+			idx = append(idx, i)
+			types = append(types, f.Type)
+			names = append(names, f.Name)
+		}
+	}
+	if len(idx) == len(t.schema.Fields) {
+		names = nil
+	}
+	return idx, types, names
 }
 
 func dataFilePrefix(ts *TableSchema) string {

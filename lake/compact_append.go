@@ -223,10 +223,7 @@ func (t *Table) compactAppendFiles(ctx context.Context, partition []byte, bucket
 		path := t.dataFilePath(partTypes, partVals, bucket, meta.FileName)
 		size, rows, err := concatParquet(ctx, t.fio, path, srcs, codec)
 		switch {
-		case err == nil:
-			if rows == 0 {
-				return nil, path, nil
-			}
+		case err == nil: // rows > 0: concatParquet joins no file of fewer than 16K rows
 			meta.FileSize, meta.RowCount, meta.ValueStats = size, rows, stats
 			meta.ValueStatsCols = files[0].ValueStatsCols
 			return meta, path, nil
@@ -273,17 +270,7 @@ func (t *Table) compactAppendFiles(ctx context.Context, partition []byte, bucket
 // count of each); ok is false otherwise.
 func (t *Table) mergedStats(files []DataFileMeta) (SimpleStats, bool) {
 	ts := t.schema
-	var types []DataType
-	var names []string
-	for _, f := range ts.Fields {
-		if statsSupported(f.Type) {
-			types = append(types, f.Type)
-			names = append(names, f.Name)
-		}
-	}
-	if len(types) == len(ts.Fields) {
-		names = nil
-	}
+	_, types, names := t.valueStatsColumns()
 	sc := newStatsCollector(types)
 	for _, f := range files {
 		if f.SchemaID != ts.ID || (f.DeleteRowCount != nil && *f.DeleteRowCount != 0) ||

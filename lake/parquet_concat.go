@@ -88,10 +88,7 @@ func concatParquet(ctx context.Context, fio FileIO, dst string, srcs []string, c
 			start, end := int64(-1), int64(0)
 			for _, cc := range rg.Columns {
 				m := cc.MetaData
-				cs := m.DataPageOffset
-				if m.DictionaryPageOffset != nil && *m.DictionaryPageOffset > 0 {
-					cs = min(cs, *m.DictionaryPageOffset)
-				}
+				cs := chunkStart(m)
 				if start < 0 || cs < start {
 					start = cs
 				}
@@ -115,10 +112,7 @@ func concatParquet(ctx context.Context, fio FileIO, dst string, srcs []string, c
 					v := *m.IndexPageOffset + delta
 					m.IndexPageOffset = &v
 				}
-				cc.FileOffset = m.DataPageOffset // where the chunk starts, as arrow-go writes it
-				if m.DictionaryPageOffset != nil && *m.DictionaryPageOffset > 0 {
-					cc.FileOffset = *m.DictionaryPageOffset
-				}
+				cc.FileOffset = chunkStart(m) // as arrow-go writes it
 				m.BloomFilterOffset, m.BloomFilterLength = nil, nil
 				cc.OffsetIndexOffset, cc.OffsetIndexLength = nil, nil
 				cc.ColumnIndexOffset, cc.ColumnIndexLength = nil, nil
@@ -198,6 +192,19 @@ func concatenable(a, b *metadata.FileMetaData, codec compress.Compression) error
 		}
 	}
 	return nil
+}
+
+// chunkStart is where a column chunk's first page is: its dictionary page,
+// if it has one, else its first data page. (m is arrow-go's thrift
+// ColumnMetaData, whose package is internal.)
+func chunkStart[M interface {
+	GetDataPageOffset() int64
+	GetDictionaryPageOffset() int64
+}](m M) int64 {
+	if d := m.GetDictionaryPageOffset(); d > 0 {
+		return min(d, m.GetDataPageOffset())
+	}
+	return m.GetDataPageOffset()
 }
 
 // footerStart is where a file's footer begins.
