@@ -61,6 +61,11 @@ func shapeOf(sql string) (key string, lits []literal, ok bool) {
 	var b strings.Builder
 	b.Grow(len(sql))
 	prevSig := byte(0) // the last non-space byte copied
+	slot := func(l literal) {
+		lits = append(lits, l)
+		b.WriteByte(slotMark)
+		b.WriteByte(l.kind)
+	}
 	for i := 0; i < len(sql); {
 		c := sql[i]
 		switch {
@@ -94,45 +99,19 @@ func shapeOf(sql string) (key string, lits []literal, ok bool) {
 			b.WriteString(sql[i:j])
 			i = j
 		case c == '"':
-			j := i + 1
-			for ; j < len(sql); j++ {
-				if sql[j] == '"' {
-					if j+1 < len(sql) && sql[j+1] == '"' {
-						j++
-						continue
-					}
-					break
-				}
-			}
-			if j >= len(sql) {
+			j := closingQuote(sql, i)
+			if j < 0 {
 				return "", nil, false
 			}
 			b.WriteString(sql[i : j+1])
 			prevSig = '"'
 			i = j + 1
 		case c == '\'':
-			if i > 0 && isIdentByte(sql[i-1]) { // E'..', X'..': not plain strings
+			j := closingQuote(sql, i)
+			if j < 0 || (i > 0 && isIdentByte(sql[i-1])) { // E'..', X'..': not plain strings
 				return "", nil, false
 			}
-			var v strings.Builder
-			j := i + 1
-			for ; j < len(sql); j++ {
-				if sql[j] == '\'' {
-					if j+1 < len(sql) && sql[j+1] == '\'' {
-						v.WriteByte('\'')
-						j++
-						continue
-					}
-					break
-				}
-				v.WriteByte(sql[j])
-			}
-			if j >= len(sql) {
-				return "", nil, false
-			}
-			lits = append(lits, literal{kind: 's', s: v.String()})
-			b.WriteByte(slotMark)
-			b.WriteByte('s')
+			slot(literal{kind: 's', s: strings.ReplaceAll(sql[i+1:j], "''", "'")})
 			prevSig = '\''
 			i = j + 1
 		case isDigit(c) || (c == '-' && i+1 < len(sql) && isDigit(sql[i+1]) && signStarts(prevSig)):
@@ -146,13 +125,9 @@ func shapeOf(sql string) (key string, lits []literal, ok bool) {
 			case err != nil: // a decimal, float, hex or 1_000: part of the key
 				b.WriteString(tok)
 			case n > math.MinInt32 && n <= math.MaxInt32: // DuckDB types -2147483648 BIGINT (it negates 2147483648)
-				lits = append(lits, literal{kind: 'i', n: n})
-				b.WriteByte(slotMark)
-				b.WriteByte('i')
+				slot(literal{kind: 'i', n: n})
 			default:
-				lits = append(lits, literal{kind: 'l', n: n})
-				b.WriteByte(slotMark)
-				b.WriteByte('l')
+				slot(literal{kind: 'l', n: n})
 			}
 			prevSig = '0'
 			i = j
@@ -173,6 +148,23 @@ func shapeOf(sql string) (key string, lits []literal, ok bool) {
 		}
 	}
 	return b.String(), lits, true
+}
+
+// closingQuote returns the index of the quote that closes the one at
+// sql[i] (a doubled quote is an escaped one), or -1 when there is none.
+func closingQuote(sql string, i int) int {
+	q := sql[i]
+	for j := i + 1; j < len(sql); j++ {
+		if sql[j] != q {
+			continue
+		}
+		if j+1 < len(sql) && sql[j+1] == q {
+			j++
+			continue
+		}
+		return j
+	}
+	return -1
 }
 
 // signStarts says whether a '-' after prev starts a negative number (as
