@@ -205,7 +205,20 @@ func (s *Store) execDrop(req *request) error {
 			return err
 		}
 	}
-	// 2. Delete the entries, then 3. the meta records (also ones left by an earlier crash).
+	// 2. Delete the table's segment records (its buckets read as truncated now, so no
+	// read needs them), 3. the entries, then 4. the meta records (also ones left by an
+	// earlier crash).
+	var recs [][]byte
+	if err := s.scanSegmentRecords(func(k []byte, _ uint64, b Bucket, _ int64) {
+		if b.Table == req.table {
+			recs = append(recs, k)
+		}
+	}); err != nil {
+		return err
+	}
+	if err := s.writeBatches(ctx, nil, nil, recs); err != nil {
+		return err
+	}
 	for _, kind := range []byte{prefixEntry, prefixMeta} {
 		var keys [][]byte
 		err := s.db.View(func(txn *badger.Txn) error {
@@ -229,14 +242,18 @@ func (s *Store) execDrop(req *request) error {
 	return nil
 }
 
-// CollectGarbage rewrites value-log files of which at least half is garbage
-// (entries removed by Truncate or DropTable), so that disk use follows the
-// data. It returns when no file qualifies.
+// CollectGarbage deletes segment files whose entries were all removed by
+// Truncate or DropTable, and rewrites Badger value-log files of which at least
+// half is garbage, so that disk use follows the data. It returns when no file
+// qualifies.
 func (s *Store) CollectGarbage() error {
 	if err := s.enter(); err != nil {
 		return err
 	}
 	defer s.leave()
+	if err := s.collectSegments(); err != nil {
+		return fmt.Errorf("logstore: collect segments: %w", err)
+	}
 	for {
 		err := s.db.RunValueLogGC(0.5)
 		switch {
@@ -260,4 +277,70 @@ func (s *Store) Start(b Bucket) int64 {
 		}
 	}
 	return 0
+}
+
+// scanSegmentRecords calls fn for every segment record (see segKey), in one snapshot.
+// k is a copy.
+func (s *Store) scanSegmentRecords(fn func(k []byte, id uint64, b Bucket, end int64)) error {
+	return s.db.View(func(txn *badger.Txn) error {
+		opt := badger.DefaultIteratorOptions
+		opt.Prefix = []byte{prefixSegment}
+		it := txn.NewIterator(opt)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			item := it.Item()
+			k := item.KeyCopy(nil)
+			id, b, err := parseSegKey(k)
+			if err != nil {
+				return corruptf(k, "segment key: %v", err)
+			}
+			var end uint64
+			if err := item.Value(func(v []byte) error {
+				d := decbuf{b: v}
+				end = d.uvarint()
+				return d.finish()
+			}); err != nil {
+				return corruptf(k, "segment record: %v", err)
+			}
+			fn(k, id, b, int64(end))
+		}
+		return nil
+	})
+}
+
+// collectSegments deletes the sealed segments that no entry needs: every bucket with
+// entries in it has its log start at or above its end there, or is gone. Segments
+// without records are leftovers of a crash between writing a segment and committing
+// its entries. The records of deleted segments go last, after their files.
+func (s *Store) collectSegments() error {
+	sealed, err := s.segs.sealed() // before the snapshot: the records of sealed segments are committed
+	if err != nil || len(sealed) == 0 {
+		return err
+	}
+	live := map[uint64]bool{}
+	recs := map[uint64][][]byte{}
+	err = s.scanSegmentRecords(func(k []byte, id uint64, b Bucket, end int64) {
+		recs[id] = append(recs[id], k)
+		s.mu.RLock()
+		if t := s.tables[b.Table]; t != nil {
+			if st := t.buckets[b.Bucket]; st != nil && st.start < end {
+				live[id] = true
+			}
+		}
+		s.mu.RUnlock()
+	})
+	if err != nil {
+		return err
+	}
+	var dels [][]byte
+	for _, id := range sealed {
+		if live[id] {
+			continue
+		}
+		if err := s.segs.remove(id); err != nil {
+			return err
+		}
+		dels = append(dels, recs[id]...)
+	}
+	return s.writeBatches(context.Background(), nil, nil, dels)
 }

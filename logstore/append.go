@@ -109,13 +109,13 @@ func (s *Store) AppendAsync(ctx context.Context, entries []Entry) (wait func() (
 		req.vals[i] = buf
 		n := int64(len(*buf))
 		req.bytes += n
-		// Mirror badger's Txn.checkSize: key + 10 version bytes + 2 meta bytes + the value
-		// if it stays in the LSM tree, else a 12-byte value pointer.
+		// Mirror badger's Txn.checkSize: key + 10 version bytes + 2 meta bytes + the value,
+		// which for a large entry is a pointer into a segment (maxPointerLen).
 		keyLen := int64(1 + binary.MaxVarintLen64 + len(e.Bucket.Table) + 4 + 8)
 		if n < s.opts.ValueThreshold {
 			req.size += keyLen + n + 12
 		} else {
-			req.size += keyLen + 12 + 12
+			req.size += keyLen + maxPointerLen + 12
 		}
 	}
 	req.count = int64(len(entries))
@@ -261,11 +261,32 @@ func (s *Store) takeGroupLocked() []*request {
 	return group
 }
 
-// commitGroup writes the group's entries. Normally that is one transaction; when the
-// group exceeds Badger's per-transaction limit it is split between requests (never
-// inside one), and the transactions are sent together so Badger still writes them with
-// one fsync. The group succeeds only if every transaction does.
+// maxPointerLen bounds a V2 value (appendPointer): version, four uvarints, a crc.
+const maxPointerLen = 1 + 4*binary.MaxVarintLen64 + 4
+
+// commitGroup writes the group's entries. Large ones (encoded at least ValueThreshold
+// bytes) are written to a segment file first and made durable there; their Badger values
+// point at them. Normally that is one transaction; when the group exceeds Badger's
+// per-transaction limit it is split between requests (never inside one), and the
+// transactions are sent together so Badger still writes them with one fsync. The group
+// succeeds only if every transaction does.
 func (s *Store) commitGroup(group []*request) error {
+	var large [][]byte
+	for _, r := range group {
+		for i := range r.entries {
+			if v := *r.vals[i]; int64(len(v)) >= s.opts.ValueThreshold {
+				large = append(large, v)
+			}
+		}
+	}
+	var ptrs []segPtr
+	if len(large) > 0 {
+		var err error
+		if ptrs, err = s.segs.write(large); err != nil {
+			return err
+		}
+	}
+
 	var txns []*badger.Txn
 	defer func() {
 		for _, t := range txns {
@@ -275,6 +296,27 @@ func (s *Store) commitGroup(group []*request) error {
 	txn := s.db.NewTransaction(true)
 	txns = append(txns, txn)
 	var size, count int64
+	if len(ptrs) > 0 {
+		// Segment records first, in the first transaction: a crash can keep them without
+		// the entries (the segment lives longer), never the entries without them.
+		ends := map[Bucket]int64{}
+		for _, r := range group {
+			for i, e := range r.entries {
+				if int64(len(*r.vals[i])) >= s.opts.ValueThreshold {
+					ends[e.Bucket] = max(ends[e.Bucket], r.bases[i]+e.Rows)
+				}
+			}
+		}
+		for b, end := range ends {
+			k := segKey(ptrs[0].seg, b)
+			v := binary.AppendUvarint(nil, uint64(end))
+			if err := txn.Set(k, v); err != nil {
+				return fmt.Errorf("set %x: %w", k, err)
+			}
+			size += int64(len(k)+len(v)) + 12
+			count++
+		}
+	}
 	for _, r := range group {
 		if size+r.size >= s.maxTxnSize || count+r.count >= s.maxTxnCount {
 			txn = s.db.NewTransaction(true)
@@ -285,7 +327,12 @@ func (s *Store) commitGroup(group []*request) error {
 		count += r.count
 		for i, e := range r.entries {
 			key := entryKey(make([]byte, 0, 16+len(e.Bucket.Table)), e.Bucket, r.bases[i])
-			if err := txn.SetEntry(badger.NewEntry(key, *r.vals[i])); err != nil {
+			val := *r.vals[i]
+			if int64(len(val)) >= s.opts.ValueThreshold {
+				val = appendPointer(make([]byte, 0, maxPointerLen), e.Rows, ptrs[0])
+				ptrs = ptrs[1:]
+			}
+			if err := txn.SetEntry(badger.NewEntry(key, val)); err != nil {
 				return fmt.Errorf("set %x: %w", key, err)
 			}
 		}

@@ -10,16 +10,20 @@ import (
 //	format key := 0x00 "logstore.format"
 //	entry key  := 0x01 | uvarint(len(table)) | table | uint32 BE bucket | uint64 BE base offset
 //	meta key   := 0x02 | uvarint(len(table)) | table | uint32 BE bucket
+//	segment key := 0x03 | uint64 BE segment id | uvarint(len(table)) | table | uint32 BE bucket
 //
 // Keys of one bucket share the prefix up to and including the bucket, and sort by base
 // offset. The length prefix keeps one table's key range from containing another's.
 
 const (
-	prefixFormat byte = 0x00
-	prefixEntry  byte = 0x01
-	prefixMeta   byte = 0x02
+	prefixFormat  byte = 0x00
+	prefixEntry   byte = 0x01
+	prefixMeta    byte = 0x02
+	prefixSegment byte = 0x03
 
-	formatVersion byte = 1
+	// formatVersion 2 added segment files and V2 entry values; a format 1 store is
+	// upgraded in place on open (its V1 values stay readable).
+	formatVersion byte = 2
 )
 
 var formatKey = []byte("\x00logstore.format")

@@ -18,10 +18,13 @@ type Options struct {
 	// Logger receives the store's messages and Badger's warnings and errors. nil discards.
 	Logger *slog.Logger
 
-	// ValueThreshold: entry values of at least this many bytes go to Badger's value log,
-	// smaller ones into the LSM tree. Default 64 KiB (measured: a ~1 MB value kept in the
-	// LSM tree appends 4x slower than in the value log).
+	// ValueThreshold: entry values of at least this many bytes go to segment files and
+	// Badger keeps a pointer; smaller ones live in Badger's LSM tree. Default 64 KiB
+	// (measured: a ~1 MB value kept in the LSM tree appends 4x slower).
 	ValueThreshold int64
+	// SegmentSize is the size at which the committer starts a new segment file; a
+	// sealed segment is deleted once every entry in it is truncated. Default 128 MiB.
+	SegmentSize int64
 	// MemTableSize is Badger's memtable size. One Append must fit in ~15% of it (entry
 	// keys plus values below ValueThreshold). Default 64 MiB.
 	MemTableSize int64
@@ -72,6 +75,9 @@ func (o *Options) fill() {
 	}
 	if o.NumCompactors <= 0 {
 		o.NumCompactors = 2
+	}
+	if o.SegmentSize <= 0 {
+		o.SegmentSize = 128 << 20
 	}
 	if o.ValueLogFileSize <= 0 {
 		o.ValueLogFileSize = 1<<30 - 1

@@ -73,6 +73,7 @@ func (s *Store) Read(ctx context.Context, b Bucket, from, to int64, fn func(base
 	it := txn.NewIterator(opt)
 	defer it.Close()
 	next := int64(-1) // expected base of the next entry: entries are contiguous
+	var buf []byte    // segment records, reused: a payload is valid only during fn
 	for it.Seek(entryKey(nil, b, first)); it.Valid(); it.Next() {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -90,13 +91,18 @@ func (s *Store) Read(ctx context.Context, b Bucket, from, to int64, fn func(base
 			return corruptf(key, "gap in %v: entry at %d, expected %d (high watermark %d)", b, base, next, to)
 		}
 		err = item.Value(func(v []byte) error {
-			rows, payload, err := decodeRecord(key, v)
+			rows, payload, ptr, err := decodeValue(key, v)
 			if err != nil {
 				return err
 			}
 			next = base + rows
 			if next <= from {
 				return nil // ends before the range
+			}
+			if ptr != nil {
+				if payload, err = s.readSegment(key, rows, *ptr, &buf); err != nil {
+					return err
+				}
 			}
 			return fn(base, rows, payload)
 		})
@@ -129,4 +135,30 @@ func readLogStart(txn *badger.Txn, b Bucket) (int64, error) {
 		return err
 	})
 	return start, err
+}
+
+// readSegment reads the record of the entry at key from its segment into *buf and
+// returns its payload.
+func (s *Store) readSegment(key []byte, rows int64, p segPtr, buf *[]byte) ([]byte, error) {
+	rec, err := s.segs.read(p, *buf)
+	if errors.Is(err, errSegmentGone) {
+		// Only segments whose entries are all below their log starts are deleted: the
+		// read raced a Truncate.
+		return nil, fmt.Errorf("%w: entry %x: %v", ErrTruncated, key, err)
+	}
+	if errors.Is(err, errChecksum) {
+		return nil, corruptf(key, "%v", err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("logstore: entry %x: %w", key, err)
+	}
+	*buf = rec
+	r, payload, err := decodeRecord(key, rec)
+	if err != nil {
+		return nil, err
+	}
+	if r != rows {
+		return nil, corruptf(key, "segment record of %d rows, entry says %d", r, rows)
+	}
+	return payload, nil
 }

@@ -9,6 +9,11 @@ import (
 // Value encoding of one log entry (see doc.go for the layout):
 //
 //	entry value := version(1 byte = recordV1) | rows uvarint | payloadLen uvarint | payload
+//	             | version(1 byte = recordV2) | rows uvarint | segment uvarint | offset uvarint
+//	               | length uvarint | crc32c (4 bytes BE)
+//
+// A V2 value points into a segment file, which holds the entry's V1 record (length bytes
+// at offset; crc32c, Castagnoli, of those bytes).
 //
 // and of a bucket's meta record:
 //
@@ -18,6 +23,7 @@ import (
 
 const (
 	recordV1 byte = 1
+	recordV2 byte = 2
 	metaV1   byte = 1
 )
 
@@ -109,10 +115,42 @@ func decodeRecord(key, val []byte) (rows int64, payload []byte, err error) {
 	return int64(r), payload, nil
 }
 
-// decodeRecordRows decodes only the row count, skipping the payload check. Used where
-// only the header is needed (recovery).
+// appendPointer appends the V2 value of an entry of rows rows whose V1 record is at p.
+func appendPointer(dst []byte, rows int64, p segPtr) []byte {
+	dst = append(dst, recordV2)
+	dst = binary.AppendUvarint(dst, uint64(rows))
+	dst = binary.AppendUvarint(dst, p.seg)
+	dst = binary.AppendUvarint(dst, p.off)
+	dst = binary.AppendUvarint(dst, uint64(p.len))
+	return binary.BigEndian.AppendUint32(dst, p.crc)
+}
+
+// decodeValue decodes an entry value of either version: a V1 value yields its payload
+// (aliasing val), a V2 value the pointer to its record.
+func decodeValue(key, val []byte) (rows int64, payload []byte, ptr *segPtr, err error) {
+	if len(val) == 0 || val[0] != recordV2 {
+		rows, payload, err = decodeRecord(key, val)
+		return rows, payload, nil, err
+	}
+	d := decbuf{b: val[1:]}
+	r := d.uvarint()
+	p := segPtr{seg: d.uvarint(), off: d.uvarint()}
+	n := d.uvarint()
+	crc := d.bytes(4)
+	if err := d.finish(); err != nil {
+		return 0, nil, nil, corruptf(key, "decode pointer: %w", err)
+	}
+	if r < 1 || r > 1<<62 || n > 1<<31 || p.off > 1<<62 {
+		return 0, nil, nil, corruptf(key, "decode pointer: rows %d, length %d, offset %d out of range", r, n, p.off)
+	}
+	p.len, p.crc = uint32(n), binary.BigEndian.Uint32(crc)
+	return int64(r), nil, &p, nil
+}
+
+// decodeRecordRows decodes only the row count. Used where only the header is needed
+// (recovery).
 func decodeRecordRows(key, val []byte) (int64, error) {
-	rows, _, err := decodeRecord(key, val)
+	rows, _, _, err := decodeValue(key, val)
 	return rows, err
 }
 

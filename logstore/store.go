@@ -28,6 +28,7 @@ type Entry struct {
 // for concurrent use.
 type Store struct {
 	db     *badger.DB
+	segs   *segments
 	opts   Options
 	budget *budget
 	log    *slog.Logger
@@ -82,8 +83,13 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("logstore: open badger %s: %w", dir, err)
 	}
+	segs, err := openSegments(dir, opts.SegmentSize, opts.SyncWrites)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("logstore: open segments: %w", err), db.Close())
+	}
 	s := &Store{
 		db:          db,
+		segs:        segs,
 		opts:        opts,
 		log:         opts.Logger,
 		bl:          bl,
@@ -100,6 +106,10 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err := s.recover(); err != nil {
 		return nil, errors.Join(fmt.Errorf("logstore: recover: %w", err), db.Close())
 	}
+	// Segments a crash left without entries (written, never committed) go now.
+	if err := s.collectSegments(); err != nil {
+		return nil, errors.Join(fmt.Errorf("logstore: collect segments: %w", err), db.Close())
+	}
 	go s.commitLoop()
 	return s, nil
 }
@@ -111,8 +121,11 @@ func (s *Store) checkFormat() error {
 			return err
 		}
 		return item.Value(func(v []byte) error {
-			if len(v) != 1 || v[0] != formatVersion {
-				return fmt.Errorf("logstore: unsupported format %x (want %d)", v, formatVersion)
+			if len(v) != 1 || v[0] > formatVersion || v[0] < 1 {
+				return fmt.Errorf("logstore: unsupported format %x (this build reads up to %d)", v, formatVersion)
+			}
+			if v[0] < formatVersion {
+				return badger.ErrKeyNotFound // upgrade below: older formats stay readable
 			}
 			return nil
 		})
@@ -241,9 +254,14 @@ func (s *Store) Close() error {
 		s.signal()
 		<-s.done
 		s.inflight.Wait()
-		if err := s.db.Close(); err != nil {
-			s.closeErr = fmt.Errorf("logstore: close badger: %w", err)
+		var errs []error
+		if err := s.segs.close(); err != nil {
+			errs = append(errs, fmt.Errorf("logstore: close segments: %w", err))
 		}
+		if err := s.db.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("logstore: close badger: %w", err))
+		}
+		s.closeErr = errors.Join(errs...)
 	})
 	return s.closeErr
 }
