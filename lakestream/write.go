@@ -203,21 +203,51 @@ type bucketPart struct {
 // splitByBucket returns one batch per bucket, rows (and their kinds) in
 // their original order.
 func splitByBucket(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch, buckets []int32, kinds []byte) ([]bucketPart, error) {
-	rows := map[int32][]int32{}
-	var order []int32
-	for i, b := range buckets {
-		if _, ok := rows[b]; !ok {
-			order = append(order, b)
-		}
-		rows[b] = append(rows[b], int32(i))
+	if len(buckets) == 0 {
+		return nil, nil
 	}
-	if len(order) == 1 {
+	lo, hi := buckets[0], buckets[0]
+	for _, b := range buckets {
+		lo, hi = min(lo, b), max(hi, b)
+	}
+	if lo == hi { // one bucket (an append table's, or a small batch): no copy
 		rec.Retain()
-		return []bucketPart{{bucket: order[0], rows: rec.NumRows(), rec: rec, kinds: kinds}}, nil
+		return []bucketPart{{bucket: lo, rows: rec.NumRows(), rec: rec, kinds: kinds}}, nil
+	}
+	// Group row indexes by bucket, buckets in order of first appearance. Bucket
+	// numbers are usually few and dense (0 to the table's bucket count), so a
+	// slice indexes them; a map if the span is wide.
+	var dense []int32 // 1 + the bucket's index in order; 0 = not seen
+	var sparse map[int32]int32
+	if span := int64(hi) - int64(lo) + 1; span <= 1<<16 {
+		dense = make([]int32, span)
+	} else {
+		sparse = map[int32]int32{}
+	}
+	var order []int32
+	var rows [][]int32
+	for i, b := range buckets {
+		var j int32
+		if dense != nil {
+			j = dense[b-lo]
+		} else {
+			j = sparse[b]
+		}
+		if j == 0 {
+			order = append(order, b)
+			rows = append(rows, nil)
+			j = int32(len(order))
+			if dense != nil {
+				dense[b-lo] = j
+			} else {
+				sparse[b] = j
+			}
+		}
+		rows[j-1] = append(rows[j-1], int32(i))
 	}
 	parts := make([]bucketPart, 0, len(order))
-	for _, b := range order {
-		taken, pk, err := takeRows(ctx, mem, rec, kinds, rows[b])
+	for j, b := range order {
+		taken, pk, err := takeRows(ctx, mem, rec, kinds, rows[j])
 		if err != nil {
 			for _, p := range parts {
 				p.rec.Release()
