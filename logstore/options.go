@@ -12,8 +12,9 @@ import (
 
 // Options configure a Store. Zero numeric fields mean "use the default"; see DefaultOptions.
 type Options struct {
-	// SyncWrites: acknowledge an Append only after fsync (msync of Badger's value log and
-	// memtable WAL). DefaultOptions sets it; the zero Options value does not.
+	// SyncWrites: acknowledge an Append only after it is durable (fdatasync of the
+	// segment file, msync of Badger's memtable WAL). DefaultOptions sets it; the zero
+	// Options value does not.
 	SyncWrites bool
 	// Logger receives the store's messages and Badger's warnings and errors. nil discards.
 	Logger *slog.Logger
@@ -35,8 +36,9 @@ type Options struct {
 	BlockCacheSize int64
 	// NumCompactors is Badger's compactor count (at least 2). Default 2.
 	NumCompactors int
-	// ValueLogFileSize is the size at which Badger starts a new value-log file.
-	// Default 1 GiB - 1.
+	// ValueLogFileSize is the size at which Badger starts a new value-log file. Values
+	// at or above ValueThreshold go to segment files instead, so only stores written
+	// before segment files have value-log data. Default 1 GiB - 1.
 	ValueLogFileSize int64
 	// MaxGroupBytes caps the payload bytes the committer puts in one group commit.
 	// Default 64 MiB.
@@ -44,7 +46,8 @@ type Options struct {
 	// DiskBudget, when positive, is the most bytes the log's directory may use:
 	// an Append that would exceed it fails with ErrDiskBudget and writes nothing.
 	// The directory is measured every 2 s; appends in between are counted exactly.
-	// Badger preallocates value-log files, so leave room for one ValueLogFileSize.
+	// Space comes back as whole segments are deleted (SegmentSize each) and as Badger
+	// compacts its LSM tree, so leave room for a few segments above the un-tiered data.
 	DiskBudget int64
 
 	// maxGroupRequests caps the Append calls per group commit; 0 = unlimited. Tests and
