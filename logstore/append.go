@@ -272,10 +272,15 @@ const maxPointerLen = 1 + 4*binary.MaxVarintLen64 + 4
 // succeeds only if every transaction does.
 func (s *Store) commitGroup(group []*request) error {
 	var large [][]byte
+	var ends map[Bucket]int64 // per bucket, the end of its last large entry
 	for _, r := range group {
-		for i := range r.entries {
+		for i, e := range r.entries {
 			if v := *r.vals[i]; int64(len(v)) >= s.opts.ValueThreshold {
+				if ends == nil {
+					ends = map[Bucket]int64{}
+				}
 				large = append(large, v)
+				ends[e.Bucket] = max(ends[e.Bucket], r.bases[i]+e.Rows)
 			}
 		}
 	}
@@ -299,14 +304,6 @@ func (s *Store) commitGroup(group []*request) error {
 	if len(ptrs) > 0 {
 		// Segment records first, in the first transaction: a crash can keep them without
 		// the entries (the segment lives longer), never the entries without them.
-		ends := map[Bucket]int64{}
-		for _, r := range group {
-			for i, e := range r.entries {
-				if int64(len(*r.vals[i])) >= s.opts.ValueThreshold {
-					ends[e.Bucket] = max(ends[e.Bucket], r.bases[i]+e.Rows)
-				}
-			}
-		}
 		for b, end := range ends {
 			k := segKey(ptrs[0].seg, b)
 			v := binary.AppendUvarint(nil, uint64(end))

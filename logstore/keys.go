@@ -29,14 +29,37 @@ const (
 var formatKey = []byte("\x00logstore.format")
 
 func appendTablePrefix(dst []byte, kind byte, table string) []byte {
-	dst = append(dst, kind)
+	return appendTable(append(dst, kind), table)
+}
+
+func appendBucketPrefix(dst []byte, kind byte, b Bucket) []byte {
+	return appendBucket(append(dst, kind), b)
+}
+
+// appendTable appends uvarint(len(table)) | table.
+func appendTable(dst []byte, table string) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(table)))
 	return append(dst, table...)
 }
 
-func appendBucketPrefix(dst []byte, kind byte, b Bucket) []byte {
-	dst = appendTablePrefix(dst, kind, b.Table)
-	return binary.BigEndian.AppendUint32(dst, uint32(b.Bucket))
+// appendBucket appends uvarint(len(table)) | table | uint32 BE bucket.
+func appendBucket(dst []byte, b Bucket) []byte {
+	return binary.BigEndian.AppendUint32(appendTable(dst, b.Table), uint32(b.Bucket))
+}
+
+// cutBucket parses what appendBucket wrote at the start of k and returns the rest.
+func cutBucket(k []byte) (Bucket, []byte, error) {
+	n, w := binary.Uvarint(k)
+	if w <= 0 || uint64(len(k)-w) < n {
+		return Bucket{}, nil, errBadKey
+	}
+	k = k[w:]
+	table := string(k[:n])
+	k = k[n:]
+	if len(k) < 4 {
+		return Bucket{}, nil, errBadKey
+	}
+	return Bucket{Table: table, Bucket: int32(binary.BigEndian.Uint32(k))}, k[4:], nil
 }
 
 // entryKey returns the key of the entry of bucket b at base offset base.
@@ -60,19 +83,10 @@ func parseKey(k []byte) (kind byte, b Bucket, base int64, err error) {
 		return 0, Bucket{}, 0, errBadKey
 	}
 	kind = k[0]
-	rest := k[1:]
-	n, w := binary.Uvarint(rest)
-	if w <= 0 || uint64(len(rest)-w) < n {
-		return 0, Bucket{}, 0, errBadKey
+	b, rest, err := cutBucket(k[1:])
+	if err != nil {
+		return 0, Bucket{}, 0, err
 	}
-	rest = rest[w:]
-	b.Table = string(rest[:n])
-	rest = rest[n:]
-	if len(rest) < 4 {
-		return 0, Bucket{}, 0, errBadKey
-	}
-	b.Bucket = int32(binary.BigEndian.Uint32(rest))
-	rest = rest[4:]
 	switch kind {
 	case prefixEntry:
 		if len(rest) != 8 {

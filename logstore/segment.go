@@ -267,22 +267,16 @@ func (s *segments) close() error {
 // segment. A sealed segment is garbage once every bucket it names has its log start
 // at or above that end (or is gone).
 func segKey(id uint64, b Bucket) []byte {
-	k := binary.BigEndian.AppendUint64([]byte{prefixSegment}, id)
-	k = binary.AppendUvarint(k, uint64(len(b.Table)))
-	k = append(k, b.Table...)
-	return binary.BigEndian.AppendUint32(k, uint32(b.Bucket))
+	return appendBucket(binary.BigEndian.AppendUint64([]byte{prefixSegment}, id), b)
 }
 
 func parseSegKey(k []byte) (uint64, Bucket, error) {
 	if len(k) < 9 || k[0] != prefixSegment {
 		return 0, Bucket{}, errBadKey
 	}
-	id := binary.BigEndian.Uint64(k[1:9])
-	rest := k[9:]
-	n, w := binary.Uvarint(rest)
-	if w <= 0 || uint64(len(rest)-w) < n || len(rest)-w-int(n) != 4 {
+	b, rest, err := cutBucket(k[9:])
+	if err != nil || len(rest) != 0 {
 		return 0, Bucket{}, errBadKey
 	}
-	rest = rest[w:]
-	return id, Bucket{Table: string(rest[:n]), Bucket: int32(binary.BigEndian.Uint32(rest[n:]))}, nil
+	return binary.BigEndian.Uint64(k[1:9]), b, nil
 }
