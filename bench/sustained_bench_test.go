@@ -82,17 +82,9 @@ func BenchmarkSustained(b *testing.B) {
 					rssSecond = max(rssSecond, rss)
 				}
 			}
-			st, _ := c.conn.NewStatement()
-			_ = st.SetSqlQuery(`SELECT coalesce(max(lag_seconds), 0) FROM sys.tiering`)
-			if r, _, err := st.ExecuteQuery(context.Background()); err == nil {
-				for r.Next() {
-					if v, err := strconv.ParseFloat(r.RecordBatch().Column(0).ValueStr(0), 64); err == nil && v > maxLag {
-						maxLag = v
-					}
-				}
-				r.Release()
+			if v, err := c.scalar(`SELECT coalesce(max(lag_seconds), 0) FROM sys.tiering`); err == nil {
+				maxLag = max(maxLag, v)
 			}
-			st.Close()
 		}
 		tick.Stop()
 		cancel()
@@ -116,28 +108,36 @@ func BenchmarkSustained(b *testing.B) {
 }
 
 // lagRows is how many rows the log holds that are not in the lake yet.
-func lagRows(b *testing.B, c *conn) int64 {
-	st, err := c.conn.NewStatement()
+func lagRows(b *testing.B, c *conn) float64 {
+	n, err := c.scalar(`SELECT coalesce(sum(lag_rows), 0) FROM sys.tiering`)
 	if err != nil {
 		b.Fatal(err)
 	}
+	return n
+}
+
+// scalar runs sql and returns the number in the first column of its last row.
+func (c *conn) scalar(sql string) (float64, error) {
+	st, err := c.conn.NewStatement()
+	if err != nil {
+		return 0, err
+	}
 	defer st.Close()
-	if err := st.SetSqlQuery(`SELECT coalesce(sum(lag_rows), 0) FROM sys.tiering`); err != nil {
-		b.Fatal(err)
+	if err := st.SetSqlQuery(sql); err != nil {
+		return 0, err
 	}
 	r, _, err := st.ExecuteQuery(context.Background())
 	if err != nil {
-		b.Fatal(err)
+		return 0, err
 	}
 	defer r.Release()
-	var n int64
+	var v float64
 	for r.Next() {
-		n, err = strconv.ParseInt(r.RecordBatch().Column(0).ValueStr(0), 10, 64)
-		if err != nil {
-			b.Fatal(err)
+		if v, err = strconv.ParseFloat(r.RecordBatch().Column(0).ValueStr(0), 64); err != nil {
+			return 0, err
 		}
 	}
-	return n
+	return v, r.Err()
 }
 
 func envInt(name string, def int) int {
