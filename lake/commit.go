@@ -44,8 +44,9 @@ func (p *pathFactory) next(prefix, suffix string) string {
 }
 
 // Commit writes the buffered rows as level-0 data files, a manifest, the manifest lists and then
-// creates snapshot-N exclusively. On any failure nothing becomes visible and the files of this
-// attempt are removed; the Write can be committed again (e.g. after re-planning on ErrCommitConflict).
+// creates snapshot-N exclusively, with the files Flush wrote before. On any failure nothing becomes
+// visible and the files of this attempt are removed (those of Flush stay until Abort); the Write can
+// be committed again (e.g. after re-planning on ErrCommitConflict).
 func (w *Write) Commit(ctx context.Context, opts CommitOptions) (snap *Snapshot, err error) {
 	if w.closed {
 		return nil, fmt.Errorf("lake: write already committed or aborted")
@@ -89,53 +90,43 @@ func (w *Write) Commit(ctx context.Context, opts CommitOptions) (snap *Snapshot,
 		}
 	}()
 
-	codec, err := compressionFor(t.schema.Options["file.compression"])
+	codec, err := w.fileCodec()
 	if err != nil {
 		return nil, err
 	}
-	if f, ok := t.schema.Options["file.format"]; ok && f != defaultFileFormat {
-		return nil, fmt.Errorf("lake: %s: file.format %q is not supported (only parquet)", t.FullName(), f)
-	}
-	dataPF := &pathFactory{uuid: uuid.NewString()}
-	// Encode the groups' files in parallel, as background tasks (one per
-	// background worker, at lower priority): Parquet encoding is the
-	// expensive part of a tiering round.
-	workers := background.Workers()
-	groups, bases := splitAppendGroups(w.sortedGroups(), t.schema.HasPrimaryKey(), workers, func(g *writeGroup) int64 {
+	// A group's buffered rows follow the files Flush wrote for it; those
+	// move above the bucket's newest sequence number like the rest.
+	bucketMax := func(g *writeGroup) int64 {
 		if base, ok := maxSeq[string(g.partition)+"/"+strconv.Itoa(int(g.bucket))]; ok {
 			return base
 		}
 		return -1
-	})
-	metas := make([]*DataFileMeta, len(groups))
-	paths := make([]string, len(groups))
-	errs := make([]error, len(groups))
-	var wg sync.WaitGroup
-	for i, g := range groups {
-		base := bases[i]
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			background.Do(func() {
-				if errs[i] = ctx.Err(); errs[i] == nil {
-					metas[i], paths[i], errs[i] = w.flushGroup(ctx, g, base, codec, dataPF)
-				}
-			})
-		}()
 	}
-	wg.Wait()
+	groups := w.sortedGroups()
+	files, err := w.encode(ctx, groups, background.Workers(), codec, func(g *writeGroup) int64 { return bucketMax(g) + g.flushedRows })
+	for _, f := range files {
+		written = append(written, f.path)
+	}
+	if err != nil {
+		return nil, err
+	}
 	var entries []ManifestEntry
-	for _, p := range paths {
-		if p != "" {
-			written = append(written, p)
-		}
-	}
-	for i, g := range groups {
-		if errs[i] != nil {
-			return nil, errs[i]
-		}
+	add := func(g *writeGroup, m *DataFileMeta) {
 		entries = append(entries, ManifestEntry{Kind: FileKindAdd, Partition: g.partition, Bucket: g.bucket,
-			TotalBuckets: int32(t.schema.NumBuckets()), File: *metas[i]})
+			TotalBuckets: int32(t.schema.NumBuckets()), File: *m})
+	}
+	next := 0
+	for _, g := range groups {
+		shift := bucketMax(g) + 1
+		for _, f := range g.flushed {
+			m := *f.meta // a failed commit may be retried: shift a copy
+			m.MinSequenceNumber += shift
+			m.MaxSequenceNumber += shift
+			add(g, &m)
+		}
+		for ; next < len(files) && files[next].g == g; next++ {
+			add(g, files[next].meta)
+		}
 	}
 
 	snap, err = t.commitSnapshot(ctx, commitRequest{prev: prev, prevMetas: prevMetas, entries: entries,
@@ -329,31 +320,90 @@ func emptyStats() SimpleStats {
 	return SimpleStats{MinValues: emptyRowBytes, MaxValues: emptyRowBytes, NullCounts: []*int64{}}
 }
 
+// encodedFile is a data file encode wrote for the rows of group g.
+type encodedFile struct {
+	g    *writeGroup
+	meta *DataFileMeta
+	path string
+}
+
+// encode writes the buffered rows of groups as level-0 data files, as
+// background tasks, at most workers at once; base(g) is the sequence number
+// before g's first buffered row. The files come in group order, a group's in
+// row order. On failure the files written so far are returned with the
+// error (for cleanup).
+func (w *Write) encode(ctx context.Context, groups []*writeGroup, workers int, codec compress.Compression, base func(*writeGroup) int64) ([]encodedFile, error) {
+	pieces := splitAppendGroups(groups, w.t.schema.HasPrimaryKey(), workers, base)
+	files := make([]encodedFile, len(pieces))
+	errs := make([]error, len(pieces))
+	slots := make(chan struct{}, max(workers, 1))
+	var wg sync.WaitGroup
+	for i, p := range pieces {
+		files[i].g = p.of
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			background.Do(func() {
+				if errs[i] = ctx.Err(); errs[i] == nil {
+					files[i].meta, files[i].path, errs[i] = w.flushGroup(ctx, p.rows, p.base, codec, w.dataPF)
+				}
+			})
+		}()
+	}
+	wg.Wait()
+	var out []encodedFile
+	for _, f := range files {
+		if f.path != "" {
+			out = append(out, f)
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
 // appendSplitRows is the fewest rows a file split off a large append group
 // holds (one Parquet row group).
 const appendSplitRows = maxRowGroupRows
 
-// splitAppendGroups returns the groups to encode and each one's sequence
-// base (the highest sequence number before its rows). With fewer groups than
-// cores, a large group of an append table is cut into consecutive runs of
-// whole batches, one file each with consecutive sequence ranges, so that a
-// round of one busy bucket is encoded on every core. Primary-key groups stay
-// whole: one sorted file per bucket and round keeps level 0 small.
-func splitAppendGroups(groups []*writeGroup, pk bool, cores int, baseOf func(*writeGroup) int64) ([]*writeGroup, []int64) {
-	var out []*writeGroup
-	var bases []int64
+// groupPiece is rows of group of to encode as one file, after sequence
+// number base.
+type groupPiece struct {
+	of   *writeGroup
+	rows *writeGroup
+	base int64
+}
+
+// splitAppendGroups returns the files to encode: the buffered rows of every
+// group that has some, each with its sequence base (the highest sequence
+// number before its rows). With fewer groups than cores, a large group of an
+// append table is cut into consecutive runs of whole batches, one file each
+// with consecutive sequence ranges, so that a round of one busy bucket is
+// encoded on every core. Primary-key groups stay whole: one sorted file per
+// bucket and round keeps level 0 small.
+func splitAppendGroups(groups []*writeGroup, pk bool, cores int, baseOf func(*writeGroup) int64) []groupPiece {
+	var out []groupPiece
+	busy := 0
 	for _, g := range groups {
+		if len(g.recs) > 0 {
+			busy++
+		}
+	}
+	for _, g := range groups {
+		if len(g.recs) == 0 {
+			continue
+		}
 		base := baseOf(g)
 		var rows int64
 		for _, r := range g.recs {
 			rows += r.NumRows()
 		}
 		parts := int64(1)
-		if !pk && len(groups) < cores {
+		if !pk && busy < cores {
 			parts = min(int64(cores), rows/appendSplitRows)
 		}
 		if parts <= 1 {
-			out, bases = append(out, g), append(bases, base)
+			out = append(out, groupPiece{of: g, rows: g, base: base})
 			continue
 		}
 		per := (rows + parts - 1) / parts
@@ -363,16 +413,70 @@ func splitAppendGroups(groups []*writeGroup, pk bool, cores int, baseOf func(*wr
 			cur.recs = append(cur.recs, r)
 			n += r.NumRows()
 			if n >= per {
-				out, bases = append(out, cur), append(bases, base)
+				out = append(out, groupPiece{of: g, rows: cur, base: base})
 				base += n
 				cur, n = &writeGroup{partition: g.partition, partVals: g.partVals, bucket: g.bucket}, 0
 			}
 		}
 		if len(cur.recs) > 0 {
-			out, bases = append(out, cur), append(bases, base)
+			out = append(out, groupPiece{of: g, rows: cur, base: base})
 		}
 	}
-	return out, bases
+	return out
+}
+
+// Flush encodes the rows an append table's write holds into level-0 data
+// files now, at most workers files at once (a group of many rows is cut into
+// up to workers files), and drops them from memory. Commit publishes these
+// files with the rest, in row order. A large commit can so be encoded while
+// its rows arrive, in bounded memory, instead of all at once. A primary-key
+// write cannot flush: each of its files holds the commit's rows of a bucket
+// sorted by key. A failed Flush removes what it wrote and keeps the rows.
+func (w *Write) Flush(ctx context.Context, workers int) error {
+	if w.closed {
+		return fmt.Errorf("lake: write already committed or aborted")
+	}
+	if w.t.schema.HasPrimaryKey() {
+		return fmt.Errorf("lake: %s: a primary-key write cannot flush before its commit", w.t.FullName())
+	}
+	if w.buffered == 0 {
+		return nil
+	}
+	codec, err := w.fileCodec()
+	if err != nil {
+		return err
+	}
+	groups := w.sortedGroups()
+	files, err := w.encode(ctx, groups, workers, codec, func(g *writeGroup) int64 { return g.flushedRows - 1 })
+	if err != nil {
+		for _, f := range files {
+			_ = w.t.fio.Remove(context.WithoutCancel(ctx), f.path)
+		}
+		return err
+	}
+	for _, f := range files {
+		f.g.flushed = append(f.g.flushed, flushedFile{meta: f.meta, path: f.path})
+		f.g.flushedRows += f.meta.RowCount
+	}
+	for _, g := range groups {
+		g.releaseRows()
+	}
+	w.buffered = 0
+	return nil
+}
+
+// fileCodec is the compression of the table's data files; only Parquet
+// files are written.
+func (w *Write) fileCodec() (compress.Compression, error) {
+	t := w.t
+	codec, err := compressionFor(t.schema.Options["file.compression"])
+	if err != nil {
+		return codec, err
+	}
+	if f, ok := t.schema.Options["file.format"]; ok && f != defaultFileFormat {
+		return codec, fmt.Errorf("lake: %s: file.format %q is not supported (only parquet)", t.FullName(), f)
+	}
+	return codec, nil
 }
 
 // flushGroup writes one (partition, bucket) group as one level-0 file. bucketMaxSeq is the highest

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/google/uuid"
 )
 
 // RowKind is Paimon's row kind byte.
@@ -108,12 +109,15 @@ func (t *Table) columnsOf(rec arrow.RecordBatch, names []string) ([]int, []DataT
 }
 
 // Write buffers rows for one commit. It is not safe for concurrent use. Rows are kept in memory until
-// Commit, which writes the data files, the manifests and the snapshot.
+// Commit, which writes the data files, the manifests and the snapshot, or, for an append table, until
+// Flush encodes them into data files that Commit then publishes with the rest.
 type Write struct {
-	t      *Table
-	mem    memory.Allocator
-	groups map[string]*writeGroup
-	closed bool
+	t        *Table
+	mem      memory.Allocator
+	groups   map[string]*writeGroup
+	buffered int64        // rows held in memory (not yet encoded)
+	dataPF   *pathFactory // names the data files of this write (Flush and Commit)
+	closed   bool
 }
 
 type writeGroup struct {
@@ -123,12 +127,27 @@ type writeGroup struct {
 	recs      []arrow.RecordBatch
 	kinds     []RowKind
 	seqs      []int64
+	// Files Flush wrote for this group, in row order, with sequence numbers
+	// counted from 0 at the group's first row (Commit moves them above the
+	// bucket's newest), and the rows they hold.
+	flushed     []flushedFile
+	flushedRows int64
+}
+
+// flushedFile is a data file Flush wrote and Commit has not published yet.
+type flushedFile struct {
+	meta *DataFileMeta
+	path string
 }
 
 // NewWrite starts a write on the table's current schema.
 func (t *Table) NewWrite(ctx context.Context) *Write {
-	return &Write{t: t, mem: memory.DefaultAllocator, groups: map[string]*writeGroup{}}
+	return &Write{t: t, mem: memory.DefaultAllocator, groups: map[string]*writeGroup{}, dataPF: &pathFactory{uuid: uuid.NewString()}}
 }
+
+// Buffered returns how many rows the write holds in memory: written and
+// neither flushed nor committed.
+func (w *Write) Buffered() int64 { return w.buffered }
 
 // Write adds rows of one bucket. rec must have the table's columns (by name and type). For primary-key
 // tables kinds and seqs are required (one per row); for append tables they may be nil (kinds must be
@@ -210,6 +229,7 @@ func (w *Write) Write(ctx context.Context, bucket int32, rec arrow.RecordBatch, 
 			}
 		}
 		g.recs = append(g.recs, sub)
+		w.buffered += sub.NumRows()
 		switch {
 		case !pk:
 		case len(order) == 1: // all rows, in order
@@ -268,19 +288,32 @@ func takeRecord(ctx context.Context, rec arrow.RecordBatch, rows []int64, mem me
 
 func (w *Write) release() {
 	for _, g := range w.groups {
-		for _, r := range g.recs {
-			r.Release()
-		}
+		g.releaseRows()
 	}
 	w.groups = map[string]*writeGroup{}
+	w.buffered = 0
 }
 
-// Abort drops buffered rows and removes any files written by a failed Commit.
+// releaseRows drops the group's buffered rows.
+func (g *writeGroup) releaseRows() {
+	for _, r := range g.recs {
+		r.Release()
+	}
+	g.recs, g.kinds, g.seqs = nil, nil, nil
+}
+
+// Abort drops buffered rows and removes the files Flush wrote (a failed
+// Commit has removed its own).
 func (w *Write) Abort() {
 	if w.closed {
 		return
 	}
 	w.closed = true
+	for _, g := range w.groups {
+		for _, f := range g.flushed {
+			_ = w.t.fio.Remove(context.Background(), f.path)
+		}
+	}
 	w.release()
 }
 

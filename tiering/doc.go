@@ -5,9 +5,10 @@
 //  1. reads the newest snapshot S and the log offsets O it holds
 //     (lakestream.LakeOffsets: the newest snapshot of ours at or before S);
 //  2. freezes every bucket's high watermark HW;
-//  3. reads [O_b, HW_b) per bucket (at most MaxRowsPerRound rows per bucket,
-//     ending on an entry boundary), writes the rows as level-0 Parquet files
-//     with sequence number = log offset and row kind from the log;
+//  3. reads [O_b, HW_b) per bucket (at most MaxRowsPerRound rows per bucket
+//     for a primary-key table, 64 times that for an append table, ending on
+//     an entry boundary), writes the rows as level-0 Parquet files with
+//     sequence number = log offset and row kind from the log;
 //  4. commits one snapshot whose lakestream.log-offsets property holds the new
 //     end offsets, fenced on S: if another snapshot appeared since step 1 the
 //     commit fails with nothing visible and the next round re-plans from the
@@ -19,6 +20,25 @@
 // next round starts after it). There is no gap because each round starts at
 // the offsets of the newest committed snapshot, and no duplicate because a
 // round commits only if that snapshot is still the newest.
+//
+// # Staging
+//
+// Between two rounds of an append table, every scheduler pass (about once
+// a second) stages the next round: it reads what the log has acknowledged
+// since into the round's lake write and, every MaxRowsPerRound rows,
+// encodes them into data files (lake.Write.Flush) on one background worker
+// (on all of them while the log is a flush or more ahead). The round then
+// reads and encodes only the rows of its last second, and commits the
+// staged files with them in one snapshot. So an interval's encoding is
+// spread over the interval instead of being one burst on every core at its
+// end, a round's memory stays at MaxRowsPerRound rows, and at high rates
+// the lake gets one snapshot per interval instead of one per capped round.
+// Staged files are in no snapshot: they are removed when the round cannot
+// use them (the table's schema changed, or a snapshot the staging did not
+// plan on appeared, e.g. another committer's: the round then starts over
+// from the log), before the daily orphan-file sweep and when Run ends; a
+// crash leaves them to that sweep. Primary-key tables are not staged: each
+// round's file per bucket is sorted by key over the whole round.
 //
 // # Scheduling
 //

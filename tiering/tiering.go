@@ -11,8 +11,6 @@ import (
 	"github.com/flightd/flightd/internal/background"
 	"github.com/flightd/flightd/lake"
 	"github.com/flightd/flightd/lakestream"
-	"github.com/flightd/flightd/logstore"
-	"github.com/flightd/flightd/union"
 )
 
 // Options configure the tiering service.
@@ -20,7 +18,10 @@ type Options struct {
 	// Interval is the default freshness: how often each table is tiered
 	// unless its lakestream.freshness option says otherwise.
 	Interval time.Duration
-	// MaxRowsPerRound bounds the rows one round reads per bucket (memory).
+	// MaxRowsPerRound bounds the rows a round holds in memory: per bucket
+	// of a primary-key table (its rows are sorted at the commit), per
+	// append-table round (encoded into files every MaxRowsPerRound rows;
+	// such a round reads at most 64 times that per bucket).
 	MaxRowsPerRound int64
 	// Retention is how long log records stay after the lake holds them.
 	Retention time.Duration
@@ -52,8 +53,8 @@ type Round struct {
 	Duration        time.Duration // the whole round, compaction included
 }
 
-// DefaultOptions returns the defaults: 30s interval, 1M rows per bucket
-// and round (a round's rows are held in memory until they are encoded),
+// DefaultOptions returns the defaults: 30s interval, 1M rows held in
+// memory per round (and bucket, for primary-key tables),
 // 24h log retention checked every minute, compaction at 5 files per
 // bucket, Paimon's snapshot retention (10 to 100 snapshots, 1h), orphan
 // cleanup daily.
@@ -71,8 +72,9 @@ type Service struct {
 	opts Options
 	lg   *slog.Logger
 
-	mu    sync.Mutex
-	locks map[string]*sync.Mutex
+	mu     sync.Mutex
+	locks  map[string]*sync.Mutex
+	staged map[tableKey]*staged // append tables' next rounds (see stage.go)
 
 	// The scheduler's state, used by the Run goroutine only (see runDue).
 	sched  map[string]*schedule // by table id
@@ -133,7 +135,7 @@ func New(ls *lakestream.Service, opts Options) *Service {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{ls: ls, opts: opts, lg: opts.Logger, locks: map[string]*sync.Mutex{}, sched: map[string]*schedule{}}
+	return &Service{ls: ls, opts: opts, lg: opts.Logger, locks: map[string]*sync.Mutex{}, staged: map[tableKey]*staged{}, sched: map[string]*schedule{}}
 }
 
 // Result describes one round.
@@ -165,84 +167,46 @@ func (s *Service) TierTable(ctx context.Context, db, name string) (Result, error
 func (s *Service) tierTable(ctx context.Context, db, name string, compactErr *error) (Result, error) {
 	t, err := s.ls.Table(db, name)
 	if err != nil {
+		s.dropStaged(db, name)
 		return Result{}, err
 	}
 	if !lakestream.Realtime(t) {
+		s.dropStaged(db, name)
 		return Result{}, nil
 	}
-	id := lakestream.TableID(t)
 	snap, err := t.LatestSnapshot(ctx)
 	if err != nil {
 		return Result{}, err
 	}
-	offs, err := lakestream.LakeOffsets(ctx, t, snap)
-	if err != nil {
-		return Result{}, err
+	// The rows staged since the last round (append tables) are this
+	// round's first, if they were read on what is still the newest
+	// snapshot; else the round starts over from that snapshot's offsets.
+	st := s.takeStaged(db, name)
+	if st != nil && !st.plannedOn(t, snap) {
+		st.w.Abort()
+		st = nil
 	}
-	if offs == nil {
-		offs = &lakestream.Offsets{Version: 1}
+	if st == nil {
+		if st, err = s.plan(ctx, t, snap); err != nil {
+			return Result{}, err
+		}
 	}
-	offs.TableID = id
-	hws := s.ls.Log().HighWatermarks(id)
-	pk := t.Schema().HasPrimaryKey()
-
-	w := t.NewWrite(ctx)
 	committed := false
 	defer func() {
 		if !committed {
-			w.Abort()
+			st.w.Abort()
 		}
 	}()
-	next := offs
-	var rows int64
-	more := false
-	for b, hw := range hws {
-		from := offs.Of(b)
-		if from >= hw {
-			continue
-		}
-		end := from
-		var n int64
-		err := s.ls.ReadLog(ctx, logstore.Bucket{Table: id, Bucket: b}, from, hw, func(lb union.LogBatch, base int64) error {
-			defer lb.Rec.Release()
-			if n >= s.opts.MaxRowsPerRound {
-				return errStop
-			}
-			k := int(lb.Rec.NumRows())
-			var kinds []lake.RowKind
-			var seqs []int64
-			if pk {
-				kinds = make([]lake.RowKind, k)
-				for i := range kinds {
-					if lb.Kinds != nil {
-						kinds[i] = lake.RowKind(lb.Kinds[i])
-					}
-				}
-				seqs = make([]int64, k)
-				for i := range seqs {
-					seqs[i] = base + int64(i)
-				}
-			}
-			if err := w.Write(ctx, b, lb.Rec, kinds, seqs); err != nil {
-				return err
-			}
-			n += int64(k)
-			end = base + int64(k)
-			return nil
-		})
-		if errors.Is(err, errStop) {
-			more = true
-		} else if err != nil {
-			return Result{}, fmt.Errorf("tiering: %s.%s bucket %d: %w", db, name, b, err)
-		}
-		if end > from {
-			next = next.With(b, end)
-			rows += n
-		}
+	staged := st.rows
+	more, err := s.readLog(ctx, st, true)
+	if err != nil {
+		return Result{}, fmt.Errorf("tiering: %s.%s: %w", db, name, err)
 	}
-	if rows == 0 {
+	if st.rows == 0 {
 		return Result{}, nil
 	}
+	w, next, rows, pk := st.w, st.next, st.rows, st.pk
+	id := lakestream.TableID(t)
 	var expected, ident int64
 	if snap != nil {
 		expected, ident = snap.ID, snap.ID+1
@@ -260,7 +224,7 @@ func (s *Service) tierTable(ctx context.Context, db, name string, compactErr *er
 	}
 	committed = true
 	s.ls.Tiered(id, next)
-	s.lg.Info("tiered", "table", db+"."+name, "snapshot", ns.ID, "rows", rows)
+	s.lg.Info("tiered", "table", db+"."+name, "snapshot", ns.ID, "rows", rows, "staged", staged)
 	res := Result{Snapshot: ns.ID, Rows: rows, More: more}
 	{
 		// Keep level 0 short so reads (ours and Java's) merge few files, and
@@ -350,6 +314,7 @@ func (s *Service) Freshness(t *lake.Table) time.Duration {
 func (s *Service) Run(ctx context.Context) {
 	timer := time.NewTimer(0) // the first pass tiers at once what the log holds
 	defer timer.Stop()
+	defer s.dropAllStaged()
 	var lastCollect time.Time
 	lastOrphans := time.Now() // the first sweep waits a full period
 	for {
@@ -365,6 +330,7 @@ func (s *Service) Run(ctx context.Context) {
 			lastCollect = now
 		}
 		if now.Sub(lastOrphans) >= s.opts.OrphansEvery {
+			s.dropAllStaged() // their files are ones no snapshot references
 			s.removeOrphans(ctx, now)
 			lastOrphans = now
 		}
@@ -431,6 +397,8 @@ func (s *Service) runDue(ctx context.Context, now time.Time) time.Time {
 			} else {
 				sc.last, sc.retry, sc.catchUp = now, time.Time{}, res.More
 			}
+		} else {
+			s.stage(ctx, db, name)
 		}
 		if at := sc.dueAt(now, every); at.Before(next) {
 			next = at

@@ -1,0 +1,216 @@
+package tiering
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/flightd/flightd/internal/background"
+	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lakestream"
+	"github.com/flightd/flightd/logstore"
+	"github.com/flightd/flightd/union"
+)
+
+// staged is a round in the making: the lake write its log rows go into,
+// the snapshot it is planned on and how far it has read. Between rounds,
+// an append table's round is staged: the scheduler reads what the log has
+// acknowledged into it and encodes every MaxRowsPerRound rows into data
+// files (lake.Write.Flush), so that a round only encodes the rows of its
+// last second and commits, instead of encoding a whole interval's rows at
+// once (two cores busy for seconds every interval, then idle; at 1 M rows/s
+// the oldest row waited for the interval plus that burst).
+type staged struct {
+	w        *lake.Write
+	table    *lake.Table // as planned: its id and schema
+	snapshot int64       // the snapshot planned on (0: none)
+	pk       bool
+	next     *lakestream.Offsets // the offsets after the rows read so far
+	read     map[int32]int64     // rows read per bucket
+	rows     int64               // rows read
+}
+
+// appendRoundFlushes bounds an append table's round: at most this many
+// times MaxRowsPerRound rows per bucket (encoded as they are read, so
+// memory stays at MaxRowsPerRound), so that a long backlog is committed in
+// steps.
+const appendRoundFlushes = 64
+
+// plan starts a round on snap (nil: the table has none).
+func (s *Service) plan(ctx context.Context, t *lake.Table, snap *lake.Snapshot) (*staged, error) {
+	offs, err := lakestream.LakeOffsets(ctx, t, snap)
+	if err != nil {
+		return nil, err
+	}
+	if offs == nil {
+		offs = &lakestream.Offsets{Version: 1}
+	}
+	offs.TableID = lakestream.TableID(t)
+	st := &staged{w: t.NewWrite(ctx), table: t, pk: t.Schema().HasPrimaryKey(), next: offs, read: map[int32]int64{}}
+	if snap != nil {
+		st.snapshot = snap.ID
+	}
+	return st, nil
+}
+
+// plannedOn reports whether st can go on as a round of t on snap: the same
+// table and schema, and no snapshot since it was planned.
+func (st *staged) plannedOn(t *lake.Table, snap *lake.Snapshot) bool {
+	var id int64
+	if snap != nil {
+		id = snap.ID
+	}
+	return st.snapshot == id && lakestream.TableID(st.table) == lakestream.TableID(t) && st.table.Schema().ID == t.Schema().ID
+}
+
+// readLog reads every bucket's log from st.next up to its high watermark
+// now into st.w, at most the round's cap per bucket (primary-key tables:
+// MaxRowsPerRound, held in memory until the commit sorts them; append
+// tables: appendRoundFlushes times that, flushed into files every
+// MaxRowsPerRound rows). more reports a bucket that had more. A round
+// flushes on every core; staging on one, unless the log is a flush ahead
+// of it (see flushWorkers).
+func (s *Service) readLog(ctx context.Context, st *staged, round bool) (more bool, err error) {
+	id := lakestream.TableID(st.table)
+	limit := s.opts.MaxRowsPerRound
+	if !st.pk {
+		limit *= appendRoundFlushes
+	}
+	for b, hw := range s.ls.Log().HighWatermarks(id) {
+		from := st.next.Of(b)
+		if from >= hw {
+			continue
+		}
+		end := from
+		err := s.ls.ReadLog(ctx, logstore.Bucket{Table: id, Bucket: b}, from, hw, func(lb union.LogBatch, base int64) error {
+			defer lb.Rec.Release()
+			if st.read[b] >= limit {
+				return errStop
+			}
+			k := int(lb.Rec.NumRows())
+			var kinds []lake.RowKind
+			var seqs []int64
+			if st.pk {
+				kinds = make([]lake.RowKind, k)
+				for i := range kinds {
+					if lb.Kinds != nil {
+						kinds[i] = lake.RowKind(lb.Kinds[i])
+					}
+				}
+				seqs = make([]int64, k)
+				for i := range seqs {
+					seqs[i] = base + int64(i)
+				}
+			}
+			if err := st.w.Write(ctx, b, lb.Rec, kinds, seqs); err != nil {
+				return err
+			}
+			end = base + int64(k)
+			st.read[b] += int64(k)
+			st.rows += int64(k)
+			if !st.pk && st.w.Buffered() >= s.opts.MaxRowsPerRound {
+				return st.w.Flush(ctx, s.flushWorkers(round, hw-end))
+			}
+			return nil
+		})
+		if end > from {
+			st.next = st.next.With(b, end)
+		}
+		if errors.Is(err, errStop) {
+			more = true
+		} else if err != nil {
+			return more, fmt.Errorf("bucket %d: %w", b, err)
+		}
+	}
+	return more, nil
+}
+
+// flushWorkers is how many background workers a flush may use: all of them
+// in a round (its commit waits for them), one while staging, which leaves a
+// core to ingest and queries, unless the rows still to read (behind) would
+// fill another flush: then staging is falling behind the log, and a round
+// would have to encode that backlog.
+func (s *Service) flushWorkers(round bool, behind int64) int {
+	if round || behind >= s.opts.MaxRowsPerRound {
+		return background.Workers()
+	}
+	return 1
+}
+
+// stage reads what the log of append table db.name has acknowledged into
+// its staged round. Errors are logged; the round starts over then.
+func (s *Service) stage(ctx context.Context, db, name string) {
+	l := s.tableLock(db, name)
+	l.Lock()
+	defer l.Unlock()
+	t, err := s.ls.Table(db, name)
+	if err != nil || !lakestream.Realtime(t) || t.Schema().HasPrimaryKey() {
+		s.dropStaged(db, name)
+		return
+	}
+	st := s.takeStaged(db, name)
+	if st != nil && (lakestream.TableID(st.table) != lakestream.TableID(t) || st.table.Schema().ID != t.Schema().ID) {
+		st.w.Abort()
+		st = nil
+	}
+	if st == nil {
+		snap, err := t.LatestSnapshot(ctx)
+		if err == nil {
+			st, err = s.plan(ctx, t, snap)
+		}
+		if err != nil {
+			s.lg.Warn("tiering: staging", "table", db+"."+name, "err", err)
+			return
+		}
+	}
+	start, before := time.Now(), st.rows
+	if _, err := s.readLog(ctx, st, false); err != nil {
+		st.w.Abort()
+		s.lg.Warn("tiering: staging", "table", db+"."+name, "err", err)
+		return
+	}
+	if st.rows > before {
+		s.lg.Debug("staged", "table", db+"."+name, "rows", st.rows-before, "round_rows", st.rows, "buffered", st.w.Buffered(), "took", time.Since(start))
+	}
+	s.mu.Lock()
+	s.staged[tableKey{db, name}] = st
+	s.mu.Unlock()
+}
+
+// tableKey names a table.
+type tableKey struct{ db, name string }
+
+// takeStaged removes and returns the staged round of db.name (nil: none).
+func (s *Service) takeStaged(db, name string) *staged {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := tableKey{db, name}
+	st := s.staged[k]
+	delete(s.staged, k)
+	return st
+}
+
+// dropStaged aborts the staged round of db.name, removing its files.
+func (s *Service) dropStaged(db, name string) {
+	if st := s.takeStaged(db, name); st != nil {
+		st.w.Abort()
+	}
+}
+
+// dropAllStaged aborts every staged round: when Run ends, and before files
+// no snapshot references are removed (a staged round's are such files).
+func (s *Service) dropAllStaged() {
+	s.mu.Lock()
+	var keys []tableKey
+	for k := range s.staged {
+		keys = append(keys, k)
+	}
+	s.mu.Unlock()
+	for _, k := range keys {
+		l := s.tableLock(k.db, k.name)
+		l.Lock()
+		s.dropStaged(k.db, k.name)
+		l.Unlock()
+	}
+}
