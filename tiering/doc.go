@@ -29,7 +29,11 @@
 // encodes them into data files (lake.Write.Flush) on one background worker
 // (on all of them while the log is a flush or more ahead). The round then
 // reads and encodes only the rows of its last second, and commits the
-// staged files with them in one snapshot. So an interval's encoding is
+// staged files with them in one snapshot. When staging has fallen behind
+// the log (the machine cannot encode as fast as rows arrive), a round reads
+// at most MaxRowsPerRound rows per bucket past what is staged and the
+// table is due again at once, so the lake advances a flush at a time until
+// the round has caught up. So an interval's encoding is
 // spread over the interval instead of being one burst on every core at its
 // end, a round's memory stays at MaxRowsPerRound rows, and at high rates
 // the lake gets one snapshot per interval instead of one per capped round.

@@ -68,9 +68,13 @@ func (st *staged) plannedOn(t *lake.Table, snap *lake.Snapshot) bool {
 // now into st.w, at most the round's cap per bucket (primary-key tables:
 // MaxRowsPerRound, held in memory until the commit sorts them; append
 // tables: appendRoundFlushes times that, flushed into files every
-// MaxRowsPerRound rows). more reports a bucket that had more. A round
-// flushes on every core; staging on one, unless the log is a flush ahead
-// of it (see flushWorkers).
+// MaxRowsPerRound rows). A round of an append table reads at most
+// MaxRowsPerRound rows per bucket past what was staged: when staging has
+// fallen behind the log, the round commits what is encoded instead of
+// encoding the backlog first, and the rounds that follow at once (more)
+// commit the backlog a flush at a time, so that the lake keeps advancing.
+// more reports a bucket that had more. A round flushes on every core;
+// staging on one, unless the log is a flush ahead of it (see flushWorkers).
 func (s *Service) readLog(ctx context.Context, st *staged, round bool) (more bool, err error) {
 	id := lakestream.TableID(st.table)
 	limit := s.opts.MaxRowsPerRound
@@ -83,9 +87,13 @@ func (s *Service) readLog(ctx context.Context, st *staged, round bool) (more boo
 			continue
 		}
 		end := from
+		bucketLimit := limit
+		if round && !st.pk {
+			bucketLimit = min(limit, st.read[b]+s.opts.MaxRowsPerRound)
+		}
 		err := s.ls.ReadLog(ctx, logstore.Bucket{Table: id, Bucket: b}, from, hw, func(lb union.LogBatch, base int64) error {
 			defer lb.Rec.Release()
-			if st.read[b] >= limit {
+			if st.read[b] >= bucketLimit {
 				return errStop
 			}
 			k := int(lb.Rec.NumRows())
@@ -110,7 +118,10 @@ func (s *Service) readLog(ctx context.Context, st *staged, round bool) (more boo
 			st.read[b] += int64(k)
 			st.rows += int64(k)
 			if !st.pk && st.w.Buffered() >= s.opts.MaxRowsPerRound {
-				return st.w.Flush(ctx, s.flushWorkers(round, hw-end))
+				// behind: what the log holds past these rows now (hw is
+				// where this pass stops, not where the log is)
+				behind := s.ls.Log().HighWatermark(logstore.Bucket{Table: id, Bucket: b}) - end
+				return st.w.Flush(ctx, s.flushWorkers(round, behind))
 			}
 			return nil
 		})
@@ -128,9 +139,9 @@ func (s *Service) readLog(ctx context.Context, st *staged, round bool) (more boo
 
 // flushWorkers is how many background workers a flush may use: all of them
 // in a round (its commit waits for them), one while staging, which leaves a
-// core to ingest and queries, unless the rows still to read (behind) would
-// fill another flush: then staging is falling behind the log, and a round
-// would have to encode that backlog.
+// core to ingest and queries, unless the log already holds another flush's
+// rows past the ones flushed (behind): then staging is falling behind the
+// log, and the round would have to encode that backlog.
 func (s *Service) flushWorkers(round bool, behind int64) int {
 	if round || behind >= s.opts.MaxRowsPerRound {
 		return background.Workers()

@@ -213,3 +213,37 @@ func TestStagingFlushesBetweenRounds(t *testing.T) {
 	require.Len(t, dataFilesOnDisk(t, e, "ap"), before)
 	require.Zero(t, orphans(t, e, "ap"), "Run left no staged file behind")
 }
+
+// A round reads at most MaxRowsPerRound rows per bucket past what staging
+// encoded, and says there is more: the lake advances with what is encoded
+// instead of waiting for the backlog.
+func TestRoundBehindStagingCommitsWhatIsStaged(t *testing.T) {
+	e := open(t, t.TempDir())
+	tr := New(e.ls, Options{MaxRowsPerRound: 1000})
+	ctx := context.Background()
+	createTable(t, e, "ap", 0)
+	write := func(n int) {
+		rec := batch(make([]int64, n), make([]string, n))
+		_, err := e.ls.Write(ctx, "db", "ap", rec)
+		rec.Release()
+		require.NoError(t, err)
+	}
+	// entries large enough that reads do not join them
+	write(5000)
+	tr.stage(ctx, "db", "ap")
+	for i := 0; i < 5; i++ {
+		write(5000)
+	}
+	res, err := tr.TierTable(ctx, "db", "ap")
+	require.NoError(t, err)
+	require.EqualValues(t, 10000, res.Rows, "the staged entry and one past the cap")
+	require.True(t, res.More)
+	var rounds int
+	for res.More {
+		res, err = tr.TierTable(ctx, "db", "ap")
+		require.NoError(t, err)
+		rounds++
+	}
+	require.Equal(t, 4, rounds, "then an entry per round")
+	require.Len(t, scan(t, e, "ap", false), 30000)
+}
