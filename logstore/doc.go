@@ -73,16 +73,12 @@
 // 64 KiB) is written as that value (the record) to a segment file, segments/<id>.seg
 // beside Badger's files, and Badger holds a 0x02 value pointing at it; smaller entries
 // stay in Badger's LSM tree. The committer appends a group's records to the newest
-// segment with one write(2) and fdatasync, then commits the group's Badger transaction,
+// segment with write(2) and fdatasync, then commits the group's Badger transaction,
 // whose first writes are the segment records of the buckets it touched: a crash can
 // leave records or segment bytes nothing points at, never an entry without its
 // segment record. A new segment starts at Options.SegmentSize (128 MiB) and on every
 // Open; a new file's directory is synced before anything points into it. Reads use
-// pread and check the crc32c. Writes bypass the page cache (O_DIRECT, each record at
-// a 4 KiB-aligned offset, laid out in one reused buffer) where the file system allows:
-// the kernel's copy into fresh page-cache pages was 15% of the server's CPU samples at
-// 1 M rows/s of ingest, and those pages were not read again (readers find the entries
-// in lakestream's cache); sustained ingest costs 7% less CPU per row without it.
+// pread and check the crc32c.
 //
 // Why not Badger's value log: Badger writes it through a shared memory mapping of a new
 // sparse file. On the virtual machines this was measured on, the page faults of such a

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -37,84 +36,6 @@ type segments struct {
 	active   *os.File // nil until the first write after open or rotation
 	written  int64    // bytes in active
 	readers  map[uint64]*segReader
-
-	// Used by the committer only: whether active was opened with O_DIRECT,
-	// and the aligned buffer a group's records are laid out in for it.
-	direct bool
-	buf    []byte
-}
-
-// Writes bypass the page cache (O_DIRECT) where the file system allows it.
-// Measured at 1 M rows/s of 10k-row batches (~100 MB/s of log) on the
-// 2-core VM: the kernel's copy of write(2) data into fresh page-cache pages
-// was 15% of the server's CPU samples (copy_folio_from_iter_atomic), about
-// 2.4 s per GiB; the pages were never read again, since readers find the
-// entries in lakestream's cache. A direct write takes the records from one
-// reused, aligned buffer: each record starts at a multiple of directAlign
-// (the padding is at most 6% of a large entry), and a file system that
-// refuses O_DIRECT (tmpfs) gets buffered writes.
-const directAlign = 4096
-
-// createSegment creates segment file path for writing, with O_DIRECT when
-// the file system supports it.
-func createSegment(path string) (f *os.File, direct bool, err error) {
-	const flags = os.O_WRONLY | os.O_CREATE | os.O_EXCL
-	f, err = os.OpenFile(path, flags|unix.O_DIRECT, 0o644)
-	if err == nil {
-		return f, true, nil
-	}
-	if !errors.Is(err, unix.EINVAL) {
-		return nil, false, err
-	}
-	f, err = os.OpenFile(path, flags, 0o644)
-	return f, false, err
-}
-
-// alignUp rounds n up to a multiple of directAlign.
-func alignUp(n int) int { return (n + directAlign - 1) &^ (directAlign - 1) }
-
-// alignedBuf returns s.buf resized to n bytes, starting at an address that
-// is a multiple of directAlign (reallocated when too small; a buffer that
-// grew past maxKeptBuf for a large group is not kept for the next).
-func (s *segments) alignedBuf(n int) []byte {
-	if cap(s.buf) < n {
-		b := make([]byte, n+directAlign)
-		off := 0
-		if r := int(uintptr(unsafe.Pointer(&b[0])) % directAlign); r != 0 {
-			off = directAlign - r
-		}
-		s.buf = b[off : off+n : off+n]
-	}
-	return s.buf[:n]
-}
-
-const maxKeptBuf = 16 << 20
-
-// writeDirect writes recs at s.written of the O_DIRECT active segment, each
-// at an aligned offset, and returns their offsets.
-func (s *segments) writeDirect(recs [][]byte) ([]int64, error) {
-	n := 0
-	for _, r := range recs {
-		n += alignUp(len(r))
-	}
-	buf := s.alignedBuf(n)
-	offs := make([]int64, len(recs))
-	at := 0
-	for i, r := range recs {
-		copy(buf[at:], r)
-		clear(buf[at+len(r) : at+alignUp(len(r))])
-		offs[i] = s.written + int64(at)
-		at += alignUp(len(r))
-	}
-	_, err := s.active.WriteAt(buf, s.written)
-	if cap(s.buf) > maxKeptBuf {
-		s.buf = nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	s.written += int64(n)
-	return offs, nil
 }
 
 // segReader is an open read handle shared by concurrent reads; deleted
@@ -191,11 +112,10 @@ func (s *segments) write(recs [][]byte) ([]segPtr, error) {
 	s.mu.Unlock()
 
 	if s.active == nil {
-		f, direct, err := createSegment(filepath.Join(s.dir, segName(id)))
+		f, err := os.OpenFile(filepath.Join(s.dir, segName(id)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err != nil {
 			return nil, fmt.Errorf("create segment: %w", err)
 		}
-		s.direct = direct
 		if s.sync { // the file's name must survive a power loss before anything points at it
 			if err := syncDir(s.dir); err != nil {
 				f.Close()
@@ -207,22 +127,12 @@ func (s *segments) write(recs [][]byte) ([]segPtr, error) {
 		s.mu.Unlock()
 	}
 	ptrs := make([]segPtr, len(recs))
-	if s.direct {
-		offs, err := s.writeDirect(recs)
-		if err != nil {
+	for i, r := range recs {
+		if _, err := s.active.WriteAt(r, s.written); err != nil {
 			return nil, fmt.Errorf("write segment %d: %w", id, err)
 		}
-		for i, r := range recs {
-			ptrs[i] = segPtr{seg: id, off: uint64(offs[i]), len: uint32(len(r)), crc: crc32.Checksum(r, crcTable)}
-		}
-	} else {
-		for i, r := range recs {
-			if _, err := s.active.WriteAt(r, s.written); err != nil {
-				return nil, fmt.Errorf("write segment %d: %w", id, err)
-			}
-			ptrs[i] = segPtr{seg: id, off: uint64(s.written), len: uint32(len(r)), crc: crc32.Checksum(r, crcTable)}
-			s.written += int64(len(r))
-		}
+		ptrs[i] = segPtr{seg: id, off: uint64(s.written), len: uint32(len(r)), crc: crc32.Checksum(r, crcTable)}
+		s.written += int64(len(r))
 	}
 	if s.sync {
 		if err := unix.Fdatasync(int(s.active.Fd())); err != nil {

@@ -136,8 +136,7 @@ func TestFormat1StoreStaysReadable(t *testing.T) {
 }
 
 // Records of any size read back as written, in groups and across
-// rotations; with O_DIRECT each starts at an aligned offset and the
-// buffer is reused.
+// rotations.
 func TestSegmentWritesReadBack(t *testing.T) {
 	for _, sync := range []bool{true, false} {
 		s, err := openSegments(t.TempDir(), 3<<20, sync)
@@ -159,9 +158,6 @@ func TestSegmentWritesReadBack(t *testing.T) {
 			ptrs, err := s.write(recs)
 			require.NoError(t, err)
 			for i, p := range ptrs {
-				if s.direct {
-					require.Zero(t, p.off%directAlign, "group %d record %d", g, i)
-				}
 				all = append(all, written{p, recs[i]})
 			}
 		}
@@ -171,7 +167,6 @@ func TestSegmentWritesReadBack(t *testing.T) {
 			require.NoError(t, err, "record %d", i)
 			require.Equal(t, w.rec, got, "record %d", i)
 		}
-		t.Logf("sync=%v direct=%v", sync, s.direct)
 		require.NoError(t, s.close())
 	}
 }
