@@ -24,10 +24,12 @@
 // # Staging
 //
 // Between two rounds of an append table, every scheduler pass (about once
-// a second) stages the next round: it reads what the log has acknowledged
-// since into the round's lake write and, every MaxRowsPerRound rows,
+// a second) stages the next round: while the log holds MaxRowsPerRound rows
+// past what was staged, it reads them into the round's lake write and
 // encodes them into data files (lake.Write.Flush) on one background worker
-// (on all of them while the log is a flush or more ahead). The round then
+// (on all of them while the log is another flush ahead). No rows wait in
+// memory between passes, and a table that gets fewer rows per interval than
+// that is not staged. The round then
 // reads and encodes only the rows of its last second, and commits the
 // staged files with them in one snapshot. When staging has fallen behind
 // the log (the machine cannot encode as fast as rows arrive), a round reads

@@ -91,6 +91,9 @@ func (s *Service) readLog(ctx context.Context, st *staged, round bool) (more boo
 		if round && !st.pk {
 			bucketLimit = min(limit, st.read[b]+s.opts.MaxRowsPerRound)
 		}
+		if !round && hw-from+st.w.Buffered() < s.opts.MaxRowsPerRound {
+			continue // staging reads whole flushes only (see stage)
+		}
 		err := s.ls.ReadLog(ctx, logstore.Bucket{Table: id, Bucket: b}, from, hw, func(lb union.LogBatch, base int64) error {
 			defer lb.Rec.Release()
 			if st.read[b] >= bucketLimit {
@@ -121,7 +124,12 @@ func (s *Service) readLog(ctx context.Context, st *staged, round bool) (more boo
 				// behind: what the log holds past these rows now (hw is
 				// where this pass stops, not where the log is)
 				behind := s.ls.Log().HighWatermark(logstore.Bucket{Table: id, Bucket: b}) - end
-				return st.w.Flush(ctx, s.flushWorkers(round, behind))
+				if err := st.w.Flush(ctx, s.flushWorkers(round, behind)); err != nil {
+					return err
+				}
+				if !round && hw-end < s.opts.MaxRowsPerRound {
+					return errStop // less than a flush left: the round reads it
+				}
 			}
 			return nil
 		})
@@ -150,7 +158,11 @@ func (s *Service) flushWorkers(round bool, behind int64) int {
 }
 
 // stage reads what the log of append table db.name has acknowledged into
-// its staged round. Errors are logged; the round starts over then.
+// its staged round, in whole flushes: a bucket is read only while the log
+// holds MaxRowsPerRound rows past what was flushed, so that no rows wait in
+// memory between passes (a server with many slow tables would hold up to a
+// flush of each) and a table that gets fewer rows per interval than a flush
+// is not staged at all. Errors are logged; the round starts over then.
 func (s *Service) stage(ctx context.Context, db, name string) {
 	l := s.tableLock(db, name)
 	l.Lock()

@@ -170,7 +170,7 @@ func TestStagingFlushesBetweenRounds(t *testing.T) {
 	require.Empty(t, scan(t, e, "ap", false), "staged rows are not in the lake")
 	write(120, 10)
 	e.tr.stage(ctx, "db", "ap")
-	require.Len(t, dataFilesOnDisk(t, e, "ap"), 1, "10 more rows stay in memory")
+	require.Len(t, dataFilesOnDisk(t, e, "ap"), 1, "10 rows are less than a flush: not staged")
 
 	res, err := e.tr.TierTable(ctx, "db", "ap")
 	require.NoError(t, err)
