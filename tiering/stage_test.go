@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"math/rand/v2"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -66,12 +65,7 @@ func orphans(t *testing.T, e *env, name string) int {
 // at random: a round staged before one of those must not commit its rows
 // again.
 func TestStagedRoundsModel(t *testing.T) {
-	seed := *seedFlag
-	if seed == 0 {
-		seed = uint64(time.Now().UnixNano())
-	}
-	t.Logf("seed %d (replay with -seed=%d)", seed, seed)
-	rng := rand.New(rand.NewPCG(seed, 2))
+	rng, seed := seeded(t, 2)
 	e := open(t, t.TempDir())
 	ctx := context.Background()
 	createTable(t, e, "one", 0)

@@ -105,6 +105,17 @@ func scan(t *testing.T, e *env, table string, realtime bool) []string {
 	return out
 }
 
+// seeded returns a random source for a randomized test from -seed (else
+// the time), and the seed, which it logs.
+func seeded(t *testing.T, stream uint64) (*rand.Rand, uint64) {
+	seed := *seedFlag
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (replay with -seed=%d)", seed, seed)
+	return rand.New(rand.NewPCG(seed, stream)), seed
+}
+
 func modelRows(m map[int64]string) []string {
 	var out []string
 	for k, v := range m {
@@ -123,12 +134,7 @@ func modelRows(m map[int64]string) []string {
 // and checks after every step that t$rt equals the model, that t never holds
 // more than was written, and that after a drain t equals t$rt.
 func TestTieringModel(t *testing.T) {
-	seed := *seedFlag
-	if seed == 0 {
-		seed = uint64(time.Now().UnixNano())
-	}
-	t.Logf("seed %d (replay with -seed=%d)", seed, seed)
-	rng := rand.New(rand.NewPCG(seed, 1))
+	rng, seed := seeded(t, 1)
 	e := open(t, t.TempDir())
 	ctx := context.Background()
 	createTable(t, e, "pk", 1+rng.IntN(4))
