@@ -103,7 +103,7 @@ func (w *Write) Commit(ctx context.Context, opts CommitOptions) (snap *Snapshot,
 		return -1
 	}
 	groups := w.sortedGroups()
-	files, err := w.encode(ctx, groups, background.Workers(), codec, func(g *writeGroup) int64 { return bucketMax(g) + g.flushedRows })
+	files, err := w.encode(ctx, groups, background.Workers(), codec, func(g *writeGroup) int64 { return bucketMax(g) + g.flushedRows() })
 	for _, f := range files {
 		written = append(written, f.path)
 	}
@@ -447,7 +447,7 @@ func (w *Write) Flush(ctx context.Context, workers int) error {
 		return err
 	}
 	groups := w.sortedGroups()
-	files, err := w.encode(ctx, groups, workers, codec, func(g *writeGroup) int64 { return g.flushedRows - 1 })
+	files, err := w.encode(ctx, groups, workers, codec, func(g *writeGroup) int64 { return g.flushedRows() - 1 })
 	if err != nil {
 		for _, f := range files {
 			_ = w.t.fio.Remove(context.WithoutCancel(ctx), f.path)
@@ -456,7 +456,6 @@ func (w *Write) Flush(ctx context.Context, workers int) error {
 	}
 	for _, f := range files {
 		f.g.flushed = append(f.g.flushed, flushedFile{meta: f.meta, path: f.path})
-		f.g.flushedRows += f.meta.RowCount
 	}
 	for _, g := range groups {
 		g.releaseRows()

@@ -129,9 +129,17 @@ type writeGroup struct {
 	seqs      []int64
 	// Files Flush wrote for this group, in row order, with sequence numbers
 	// counted from 0 at the group's first row (Commit moves them above the
-	// bucket's newest), and the rows they hold.
-	flushed     []flushedFile
-	flushedRows int64
+	// bucket's newest).
+	flushed []flushedFile
+}
+
+// flushedRows is how many of the group's rows Flush wrote to files.
+func (g *writeGroup) flushedRows() int64 {
+	var n int64
+	for _, f := range g.flushed {
+		n += f.meta.RowCount
+	}
+	return n
 }
 
 // flushedFile is a data file Flush wrote and Commit has not published yet.

@@ -55,13 +55,19 @@ func (s *Service) plan(ctx context.Context, t *lake.Table, snap *lake.Snapshot) 
 }
 
 // plannedOn reports whether st can go on as a round of t on snap: the same
-// table and schema, and no snapshot since it was planned.
+// table and schema (sameTable), and no snapshot since it was planned.
 func (st *staged) plannedOn(t *lake.Table, snap *lake.Snapshot) bool {
 	var id int64
 	if snap != nil {
 		id = snap.ID
 	}
-	return st.snapshot == id && lakestream.TableID(st.table) == lakestream.TableID(t) && st.table.Schema().ID == t.Schema().ID
+	return st.snapshot == id && st.sameTable(t)
+}
+
+// sameTable reports whether st was planned on t as it is: the same table
+// (not one dropped and created again) with the same schema.
+func (st *staged) sameTable(t *lake.Table) bool {
+	return lakestream.TableID(st.table) == lakestream.TableID(t) && st.table.Schema().ID == t.Schema().ID
 }
 
 // readLog reads every bucket's log from st.next up to its high watermark
@@ -173,7 +179,7 @@ func (s *Service) stage(ctx context.Context, db, name string) {
 		return
 	}
 	st := s.takeStaged(db, name)
-	if st != nil && (lakestream.TableID(st.table) != lakestream.TableID(t) || st.table.Schema().ID != t.Schema().ID) {
+	if st != nil && !st.sameTable(t) {
 		st.w.Abort()
 		st = nil
 	}
