@@ -29,16 +29,22 @@
 // encodes them into data files (lake.Write.Flush) on one background worker
 // (on all of them while the log is another flush ahead). No rows wait in
 // memory between passes, and a table that gets fewer rows per interval than
-// that is not staged. The round then
+// that is not staged. Nor is a table whose log grew faster than
+// MaxRowsPerRound rows a second per background worker since the pass
+// before (a burst, such as a bulk load: staging could not keep up with it
+// and would only take the cores its acknowledgements need); the first pass
+// after the burst stages its rows. The round then
 // reads and encodes only the rows of its last second, and commits the
 // staged files with them in one snapshot. When staging has fallen behind
 // the log (the machine cannot encode as fast as rows arrive), a round reads
 // at most MaxRowsPerRound rows per bucket past what is staged and the
 // table is due again at once, so the lake advances a flush at a time until
-// the round has caught up. So an interval's encoding is
-// spread over the interval instead of being one burst on every core at its
-// end, a round's memory stays at MaxRowsPerRound rows, and at high rates
-// the lake gets one snapshot per interval instead of one per capped round.
+// the round has caught up: while the machine encodes slower than rows
+// arrive, that is a snapshot per flush (about one a second at 1 M rows/s),
+// each as fresh as encoding allows. So an interval's encoding is spread
+// over the interval instead of being one burst on every core at its end, a
+// round's memory stays at MaxRowsPerRound rows, and when staging keeps up
+// the lake gets one snapshot per interval.
 // Staged files are in no snapshot: they are removed when the round cannot
 // use them (the table's schema changed, or a snapshot the staging did not
 // plan on appeared, e.g. another committer's: the round then starts over

@@ -241,3 +241,34 @@ func TestRoundBehindStagingCommitsWhatIsStaged(t *testing.T) {
 	require.Equal(t, 4, rounds, "then an entry per round")
 	require.Len(t, scan(t, e, "ap", false), 30000)
 }
+
+// A table whose log grows faster than the workers can encode is taking a
+// burst: the scheduler does not stage it beside the burst, and stages it at
+// the first pass after.
+func TestBurstIsStagedAfterwards(t *testing.T) {
+	e := open(t, t.TempDir())
+	tr := New(e.ls, Options{MaxRowsPerRound: 100, Interval: time.Hour})
+	ctx := context.Background()
+	createTable(t, e, "ap", 0)
+	rate := tr.burstRate() // rows/s
+	write := func(n int) {
+		rec := batch(make([]int64, n), make([]string, n))
+		_, err := e.ls.Write(ctx, "db", "ap", rec)
+		rec.Release()
+		require.NoError(t, err)
+	}
+	now := time.Now()
+	tr.runDue(ctx, now) // the first pass tiers what the log holds (nothing)
+	// just above the rate over a second: a burst
+	write(int(rate) + 1)
+	now = now.Add(time.Second)
+	tr.runDue(ctx, now)
+	require.Empty(t, dataFilesOnDisk(t, e, "ap"), "not staged during the burst")
+	// below it over the next second: staged, the burst's rows with it
+	write(int(rate) / 2)
+	now = now.Add(time.Second)
+	tr.runDue(ctx, now)
+	require.NotEmpty(t, dataFilesOnDisk(t, e, "ap"), "staged after the burst")
+	require.Empty(t, scan(t, e, "ap", false), "staged, not tiered: the interval is 1h")
+	t.Cleanup(tr.dropAllStaged)
+}

@@ -88,6 +88,18 @@ type schedule struct {
 	catchUp bool      // the last round was capped: due again at once
 	badOpt  string    // a lakestream.freshness value already warned about
 	seen    time.Time // the last pass that listed the table
+	logEnd  int64     // the sum of the table's high watermarks at logAt
+	logAt   time.Time // the last pass that read logEnd
+}
+
+// bursting records end, the sum of the table's high watermarks now, and
+// reports whether the log grew faster than rate rows a second since the
+// pass before.
+func (sc *schedule) bursting(now time.Time, end int64, rate float64) bool {
+	prevEnd, prevAt := sc.logEnd, sc.logAt
+	sc.logEnd, sc.logAt = end, now
+	dt := now.Sub(prevAt).Seconds()
+	return !prevAt.IsZero() && dt > 0 && end > prevEnd && float64(end-prevEnd)/dt > rate
 }
 
 // dueAt is when the table's next round is due.
@@ -384,6 +396,14 @@ func (s *Service) runDue(ctx context.Context, now time.Time) time.Time {
 			s.sched[id] = sc
 		}
 		sc.seen = now
+		var end int64
+		for _, hw := range s.ls.Log().HighWatermarks(id) {
+			end += hw
+		}
+		burst := sc.bursting(now, end, s.burstRate())
+		if burst {
+			s.lg.Debug("tiering: not staging during a burst", "table", db+"."+name, "log_rows", end)
+		}
 		every, err := lakestream.Freshness(t, s.opts.Interval)
 		if opt := t.Schema().Options[lakestream.OptionFreshness]; err != nil && sc.badOpt != opt {
 			sc.badOpt = opt
@@ -397,7 +417,7 @@ func (s *Service) runDue(ctx context.Context, now time.Time) time.Time {
 			} else {
 				sc.last, sc.retry, sc.catchUp = now, time.Time{}, res.More
 			}
-		} else {
+		} else if !burst {
 			s.stage(ctx, db, name)
 		}
 		if at := sc.dueAt(now, every); at.Before(next) {
