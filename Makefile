@@ -65,9 +65,10 @@ $(VERSITYGW_STAMP):
 test: deps build
 	$(MAKE) test-nocgo test-engine test-integration test-python test-paimon
 
-# Unit tests of every package that does not link DuckDB, with the race detector.
-test-nocgo: tools
-	VERSITYGW=$(VERSITYGW) CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 20m $(GOTESTFLAGS) $(NOCGO_PKGS)
+# Unit tests of every package that does not link DuckDB, with the race detector;
+# pypaimon reads what the lake package's compaction test wrote (LAKE_PYPAIMON).
+test-nocgo: tools py-deps
+	VERSITYGW=$(VERSITYGW) LAKE_PYPAIMON=$(PAIMON_PY) CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 20m $(GOTESTFLAGS) $(NOCGO_PKGS)
 
 # The DuckDB engine package and the command.
 test-engine:
