@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 )
 
@@ -537,12 +538,12 @@ func (t *Table) KeyRows(f []Predicate) func(rec arrow.RecordBatch) []bool {
 			if len(idx) == 0 {
 				continue
 			}
-			arr := rec.Column(idx[0])
+			match := rowMatcher(rec.Column(idx[0]), c.typ, c.preds)
 			for r := 0; r < int(rec.NumRows()); r++ {
 				if keep != nil && !keep[r] {
 					continue
 				}
-				if !mayMatchValue(c.preds, valueAt(arr, r, c.typ)) {
+				if !match(r) {
 					if keep == nil {
 						keep = make([]bool, rec.NumRows())
 						for i := range keep {
@@ -555,4 +556,90 @@ func (t *Table) KeyRows(f []Predicate) func(rec arrow.RecordBatch) []bool {
 		}
 		return keep
 	}
+}
+
+// rowMatcher returns whether row r of arr can satisfy preds, as
+// mayMatchValue of its value does, reading integer, date and string arrays
+// without boxing their values (a point query tests every un-tiered row of
+// its key's bucket).
+func rowMatcher(arr arrow.Array, t DataType, preds []colPred) func(r int) bool {
+	switch a := arr.(type) {
+	case *array.Int64:
+		return intRowMatcher(a, a.Int64Values(), preds)
+	case *array.Int32:
+		return intRowMatcher(a, a.Int32Values(), preds)
+	case *array.Int16:
+		return intRowMatcher(a, a.Int16Values(), preds)
+	case *array.Int8:
+		return intRowMatcher(a, a.Int8Values(), preds)
+	case *array.Date32:
+		return intRowMatcher(a, a.Date32Values(), preds)
+	case *array.String:
+		return func(r int) bool {
+			if a.IsNull(r) {
+				return len(preds) == 0
+			}
+			return mayMatch(preds, a.Value(r))
+		}
+	}
+	return func(r int) bool { return mayMatchValue(preds, valueAt(arr, r, t)) }
+}
+
+func intRowMatcher[T ~int8 | ~int16 | ~int32 | ~int64](arr arrow.Array, vals []T, preds []colPred) func(r int) bool {
+	if len(preds) == 1 && preds[0].op == OpEq { // a point query's key
+		if c, ok := preds[0].vals[0].(int64); ok {
+			return func(r int) bool { return int64(vals[r]) == c && !arr.IsNull(r) }
+		}
+	}
+	return func(r int) bool {
+		if arr.IsNull(r) {
+			return len(preds) == 0
+		}
+		return mayMatch(preds, int64(vals[r]))
+	}
+}
+
+// mayMatch is mayMatchValue of a present value v, typed; a predicate value
+// of another type cannot prune.
+func mayMatch[T int64 | string](preds []colPred, v T) bool {
+	for _, p := range preds {
+		c, ok := p.vals[0].(T)
+		if !ok {
+			continue
+		}
+		switch p.op {
+		case OpEq:
+			if v != c {
+				return false
+			}
+		case OpIn:
+			hit := false
+			for _, x := range p.vals {
+				if y, ok := x.(T); !ok || y == v {
+					hit = true
+					break
+				}
+			}
+			if !hit {
+				return false
+			}
+		case OpLt:
+			if v >= c {
+				return false
+			}
+		case OpLe:
+			if v > c {
+				return false
+			}
+		case OpGt:
+			if v <= c {
+				return false
+			}
+		case OpGe:
+			if v < c {
+				return false
+			}
+		}
+	}
+	return true
 }

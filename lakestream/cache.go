@@ -209,7 +209,14 @@ func (r *run) release() {
 
 // smallRun returns the consecutive cached entries of b from offset from on
 // that each hold fewer than below rows, together at most most rows and
-// ending at or before to; nil unless there are at least two.
+// ending at or before to; nil unless there are at least two, and nil when
+// the first holds more rows than the others together (the reader takes it
+// as it is and looks for a run after it). So entries are joined like the
+// digits of a binary counter: a bucket read after every small write sees
+// O(log n) entries, and joins O(log n) rows per write on average, where
+// joining the whole run every time copied every un-tiered row of the bucket
+// for every read (a point query over 10k single-row writes: 64 us of its
+// 340).
 func (c *logCache) smallRun(b logstore.Bucket, from, to, below, most int64) *run {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -228,7 +235,7 @@ func (c *logCache) smallRun(b logstore.Bucket, from, to, below, most int64) *run
 		r.rows += n
 		off += n
 	}
-	if len(r.entries) < 2 {
+	if len(r.entries) < 2 || 2*r.entries[0].rec.NumRows() > r.rows {
 		return nil
 	}
 	for _, e := range r.entries {

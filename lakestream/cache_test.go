@@ -1,6 +1,9 @@
 package lakestream
 
 import (
+	"math/bits"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -91,4 +94,73 @@ func int64Rows(mem memory.Allocator, vals ...int64) arrow.RecordBatch {
 	defer b.Release()
 	b.Field(0).(*array.Int64Builder).AppendValues(vals, nil)
 	return b.NewRecordBatch()
+}
+
+// Reading a bucket after every small write, as a client that writes and
+// reads back does, joins its small entries like the digits of a binary
+// counter: each read returns every row in order, sees few batches, and the
+// rows copied by joins stay O(n log n) (joining the whole run at every
+// read copied O(n^2)). A random model: entries of 1-6 rows, now and then
+// (rarely) one too large to join, and reads from a random entry on.
+func TestSmallEntriesJoinLikeABinaryCounter(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	rng := rand.New(rand.NewPCG(5, 6))
+	s := &Service{cache: newLogCache(1 << 30), mem: mem}
+	b := logstore.Bucket{Table: "t", Bucket: 0}
+	var end, joined, small int64
+	for step := 0; step < 400; step++ {
+		n := int64(1 + rng.IntN(6))
+		if rng.IntN(200) == 0 {
+			n = coalesceBelow
+		} else {
+			small += n
+		}
+		vals := make([]int64, n)
+		for i := range vals {
+			vals[i] = end + int64(i)
+		}
+		rec := int64Rows(mem, vals...)
+		s.cache.put(b, end, rec, nil, time.Now())
+		rec.Release()
+		end += n
+
+		from := int64(0)
+		if rng.IntN(4) == 0 { // from a random entry on
+			var bases []int64
+			for base := range s.cache.buckets[b] {
+				bases = append(bases, base)
+			}
+			slices.Sort(bases)
+			from = bases[rng.IntN(len(bases))]
+		}
+		// read [from, end) as readLog does from the cache: runs first
+		var got []int64
+		batches := 0
+		for cursor := from; cursor < end; {
+			rec, rows, ok := arrow.RecordBatch(nil), int64(0), false
+			if lb, k, _, hit := s.readRun(b, cursor, end); hit {
+				rec, rows, ok = lb.Rec, k, true
+				joined += k
+			} else if r, _, _, hit := s.cache.get(b, cursor); hit {
+				rec, rows, ok = r, r.NumRows(), true
+			}
+			require.True(t, ok, "offset %d is cached", cursor)
+			col := rec.Column(0).(*array.Int64)
+			for i := 0; i < int(rows) && cursor+int64(i) < end; i++ {
+				got = append(got, col.Value(i))
+			}
+			rec.Release()
+			cursor += rows
+			batches++
+		}
+		want := make([]int64, 0, end-from)
+		for v := from; v < end; v++ {
+			want = append(want, v)
+		}
+		require.Equal(t, want, got[:len(want)], "step %d: rows [%d, %d)", step, from, end)
+		require.LessOrEqual(t, batches, 2*bits.Len64(uint64(end))+step/20+4, "step %d: too many batches", step)
+	}
+	require.Less(t, joined, 2*small*int64(bits.Len64(uint64(small))), "rows copied by joins: %d for %d small rows", joined, small)
+	s.cache.dropTable("t")
 }

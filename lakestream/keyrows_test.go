@@ -22,6 +22,7 @@ func TestKeepKeyRowsKeepsKindsAligned(t *testing.T) {
 		{Rec: batch(4, 5)},
 		{Rec: batch(1, 1), Kinds: []byte{union.KindUpdateAfter, union.KindDelete}},
 		{Rec: batch(2)},
+		{Rec: batch(5, 1, 1, 6), Kinds: []byte{union.KindInsert, union.KindUpdateBefore, union.KindUpdateAfter, union.KindInsert}}, // one range: sliced
 	}
 	only1 := func(rec arrow.RecordBatch) []bool {
 		ids := rec.Column(0).(*array.Int64)
@@ -38,11 +39,13 @@ func TestKeepKeyRowsKeepsKindsAligned(t *testing.T) {
 	out, err := keepKeyRows(context.Background(), memory.DefaultAllocator, only1, log)
 	require.NoError(t, err)
 	defer releaseLog(out)
-	require.Len(t, out, 2)
+	require.Len(t, out, 3)
 	require.Equal(t, []int64{1, 1}, out[0].Rec.Column(0).(*array.Int64).Int64Values())
 	require.Equal(t, []byte{union.KindInsert, union.KindUpdateBefore}, out[0].Kinds)
 	require.Equal(t, []int64{1, 1}, out[1].Rec.Column(0).(*array.Int64).Int64Values())
 	require.Equal(t, []byte{union.KindUpdateAfter, union.KindDelete}, out[1].Kinds, "a batch that is all kept passes as it is")
+	require.Equal(t, []int64{1, 1}, out[2].Rec.Column(0).(*array.Int64).Int64Values())
+	require.Equal(t, []byte{union.KindUpdateBefore, union.KindUpdateAfter}, out[2].Kinds)
 
 	same, err := keepKeyRows(context.Background(), memory.DefaultAllocator, nil, []union.LogBatch{{Rec: batch(7)}})
 	require.NoError(t, err)

@@ -200,6 +200,10 @@ func keepKeyRows(ctx context.Context, mem memory.Allocator, keys func(arrow.Reco
 			lb.Rec.Release()
 			continue
 		}
+		if n := len(rows); int(rows[n-1]-rows[0]) == n-1 { // one range (a point query's key): a slice
+			out = append(out, sliceBatch(lb, int64(rows[0]), int64(rows[n-1])+1))
+			continue
+		}
 		rec, kinds, err := takeRows(ctx, mem, lb.Rec, lb.Kinds, rows)
 		lb.Rec.Release()
 		if err != nil {
