@@ -76,13 +76,16 @@ func TestCrashModel(t *testing.T) {
 	}
 	t.Logf("seed %d (replay with FLIGHTD_CRASH_SEED=%d)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, 7))
-	srv := testserver.Start(t, t.TempDir(), "--tiering-interval", "300ms", "--log-level", "info")
+	// Small rounds (--tiering-rows) so that kills also land in capped rounds
+	// followed by more, and in the append table's staging between its rounds
+	// (its own interval, 700ms, lets the pk table's passes stage it).
+	srv := testserver.Start(t, t.TempDir(), "--tiering-interval", "300ms", "--tiering-rows", "2000", "--log-level", "info")
 	warehouse := filepath.Join(srv.DataDir, "warehouse")
 	pr := startPaimonReader(t)
 	c := connect(t, srv)
 	c.mustExec("CREATE DATABASE crash")
 	c.mustExec("CREATE TABLE crash.pk (id BIGINT, v BIGINT, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '4')")
-	c.mustExec("CREATE TABLE crash.ap (id BIGINT, v BIGINT)")
+	c.mustExec("CREATE TABLE crash.ap (id BIGINT, v BIGINT) WITH ('lakestream.freshness' = '700ms')")
 	c.close()
 
 	const writers = 3

@@ -35,6 +35,7 @@
 // one and caches that in their place, so a table of single-row writes is
 // merged as a few batches, not one per write; an entry holding more rows
 // than the ones after it is not joined again, so a read after every write
-// copies O(log n) rows per write on average, not the whole log. Every scan pins its
-// snapshot until the reader is released; expiration keeps pinned snapshots.
+// copies O(log n) rows per write on average, not the whole log. Every scan
+// pins its snapshot until the reader is released; expiration keeps pinned
+// snapshots.
 package lakestream

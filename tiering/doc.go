@@ -30,8 +30,8 @@
 // (on all of them while the log is another flush ahead). No rows wait in
 // memory between passes, and a table that gets fewer rows per interval than
 // that is not staged. Nor is a table whose log grew faster than
-// MaxRowsPerRound rows a second per background worker since the pass
-// before (a burst, such as a bulk load: staging could not keep up with it
+// Options.BurstRate (1M rows a second per background worker) since the
+// pass before (a burst, such as a bulk load: staging could not keep up with it
 // and would only take the cores its acknowledgements need); the first pass
 // after the burst stages its rows. The round then
 // reads and encodes only the rows of its last second, and commits the

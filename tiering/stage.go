@@ -164,15 +164,18 @@ func (s *Service) flushWorkers(round bool, behind int64) int {
 }
 
 // burstRate is the rate of log growth, in rows a second, above which a
-// table is not staged: MaxRowsPerRound per background worker, about what
-// the workers can encode on this kind of machine (a core encodes ~1 M rows a
-// second). A log growing faster is taking a burst (a bulk load) that staging
-// cannot keep up with anyway; encoding beside it only takes the cores the
-// burst's acknowledgements need (one ADBC client into an append table, 10 M
-// rows: 2.6-3.2 M rows/s staged against 3.3-3.5 not). The pass after the
-// burst stages it.
+// table is not staged: Options.BurstRate, by default 1M rows a second per
+// background worker, about what the workers can encode (a core encodes
+// ~1 M rows a second). A log growing faster is taking a burst (a bulk load)
+// that staging cannot keep up with anyway; encoding beside it only takes
+// the cores the burst's acknowledgements need (one ADBC client into an
+// append table, 10 M rows: median 2.6 M rows/s staged against 3.0 not). The
+// pass after the burst stages it.
 func (s *Service) burstRate() float64 {
-	return float64(background.Workers()) * float64(s.opts.MaxRowsPerRound)
+	if s.opts.BurstRate > 0 {
+		return s.opts.BurstRate
+	}
+	return float64(background.Workers()) * 1e6
 }
 
 // stage reads what the log of append table db.name has acknowledged into

@@ -247,7 +247,7 @@ func TestRoundBehindStagingCommitsWhatIsStaged(t *testing.T) {
 // the first pass after.
 func TestBurstIsStagedAfterwards(t *testing.T) {
 	e := open(t, t.TempDir())
-	tr := New(e.ls, Options{MaxRowsPerRound: 100, Interval: time.Hour})
+	tr := New(e.ls, Options{MaxRowsPerRound: 100, Interval: time.Hour, BurstRate: 1000})
 	ctx := context.Background()
 	createTable(t, e, "ap", 0)
 	rate := tr.burstRate() // rows/s

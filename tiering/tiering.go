@@ -23,6 +23,10 @@ type Options struct {
 	// append-table round (encoded into files every MaxRowsPerRound rows;
 	// such a round reads at most 64 times that per bucket).
 	MaxRowsPerRound int64
+	// BurstRate is the log growth, in rows a second, above which an append
+	// table is not staged (see doc.go, Staging); default 1M rows a second
+	// per background worker, about what a worker encodes.
+	BurstRate float64
 	// Retention is how long log records stay after the lake holds them.
 	Retention time.Duration
 	// CollectEvery is how often retention runs.
@@ -401,9 +405,6 @@ func (s *Service) runDue(ctx context.Context, now time.Time) time.Time {
 			end += hw
 		}
 		burst := sc.bursting(now, end, s.burstRate())
-		if burst {
-			s.lg.Debug("tiering: not staging during a burst", "table", db+"."+name, "log_rows", end)
-		}
 		every, err := lakestream.Freshness(t, s.opts.Interval)
 		if opt := t.Schema().Options[lakestream.OptionFreshness]; err != nil && sc.badOpt != opt {
 			sc.badOpt = opt
@@ -419,6 +420,8 @@ func (s *Service) runDue(ctx context.Context, now time.Time) time.Time {
 			}
 		} else if !burst {
 			s.stage(ctx, db, name)
+		} else if !t.Schema().HasPrimaryKey() {
+			s.lg.Debug("tiering: not staging during a burst", "table", db+"."+name, "log_rows", end)
 		}
 		if at := sc.dueAt(now, every); at.Before(next) {
 			next = at

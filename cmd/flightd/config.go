@@ -20,6 +20,7 @@ type Config struct {
 	DataDir         string        // root of flightd's state; the log lives in <DataDir>/log
 	Warehouse       string        // Paimon warehouse; default <DataDir>/warehouse
 	TieringInterval time.Duration // default freshness of t (lake) behind t$rt
+	TieringRows     int64         // rows per bucket a tiering round encodes at once
 	LogRetention    time.Duration // how long log records stay after the lake holds them
 	LogDiskBudget   string        // the most disk the log may use, e.g. "50GiB"; "" or "0" = unlimited
 	LogLevel        string        // debug, info, warn, error
@@ -54,6 +55,7 @@ func DefaultConfig() Config {
 		Listen:          "127.0.0.1:31337",
 		DataDir:         "./data",
 		TieringInterval: 30 * time.Second,
+		TieringRows:     1 << 20,
 		LogRetention:    24 * time.Hour,
 		LogLevel:        "info",
 	}
@@ -87,6 +89,9 @@ func (c *Config) validate() error {
 	if c.TieringInterval <= 0 {
 		return fmt.Errorf("--tiering-interval must be positive, got %s", c.TieringInterval)
 	}
+	if c.TieringRows <= 0 {
+		return fmt.Errorf("--tiering-rows must be positive, got %d", c.TieringRows)
+	}
 	if _, err := parseSize(c.LogDiskBudget); err != nil {
 		return fmt.Errorf("--log-disk-budget: %w", err)
 	}
@@ -110,8 +115,8 @@ func (c *Config) validate() error {
 }
 
 func (c Config) String() string {
-	s := fmt.Sprintf("--listen=%s --data-dir=%s --warehouse=%s --tiering-interval=%s --log-retention=%s --log-disk-budget=%s --log-level=%s --debug-addr=%s --metrics-addr=%s",
-		c.Listen, c.DataDir, c.Warehouse, c.TieringInterval, c.LogRetention, c.LogDiskBudget, c.LogLevel, c.DebugAddr, c.MetricsAddr)
+	s := fmt.Sprintf("--listen=%s --data-dir=%s --warehouse=%s --tiering-interval=%s --tiering-rows=%d --log-retention=%s --log-disk-budget=%s --log-level=%s --debug-addr=%s --metrics-addr=%s",
+		c.Listen, c.DataDir, c.Warehouse, c.TieringInterval, c.TieringRows, c.LogRetention, c.LogDiskBudget, c.LogLevel, c.DebugAddr, c.MetricsAddr)
 	if _, _, ok := lake.ParseS3URL(c.Warehouse); ok {
 		secret := ""
 		if c.S3SecretAccessKey != "" {
@@ -156,6 +161,13 @@ func parseServe(args []string) (Config, error) {
 			*dst = d
 		}
 	}
+	if v := os.Getenv("FLIGHTD_TIERING_ROWS"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return c, fmt.Errorf("FLIGHTD_TIERING_ROWS=%q: want a number of rows", v)
+		}
+		c.TieringRows = n
+	}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.StringVar(&c.Listen, "listen", c.Listen, "address to serve Flight SQL on (env FLIGHTD_LISTEN)")
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory for flightd's state (env FLIGHTD_DATA_DIR)")
@@ -165,6 +177,7 @@ func parseServe(args []string) (Config, error) {
 	fs.StringVar(&c.S3AccessKeyID, "s3-access-key-id", c.S3AccessKeyID, "S3 access key id; the secret comes from FLIGHTD_S3_SECRET_ACCESS_KEY (env FLIGHTD_S3_ACCESS_KEY_ID, then AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, then the AWS default chain)")
 	fs.StringVar(&c.S3PathStyle, "s3-path-style", c.S3PathStyle, "true or false; empty: path-style addressing when --s3-endpoint is set (env FLIGHTD_S3_PATH_STYLE)")
 	fs.DurationVar(&c.TieringInterval, "tiering-interval", c.TieringInterval, "how often log records are committed to the lake (env FLIGHTD_TIERING_INTERVAL)")
+	fs.Int64Var(&c.TieringRows, "tiering-rows", c.TieringRows, "rows per bucket a tiering round encodes at once: a primary-key table's round holds this many in memory and sorts them, an append table's rows become a data file every this many (env FLIGHTD_TIERING_ROWS)")
 	fs.DurationVar(&c.LogRetention, "log-retention", c.LogRetention, "how long log records stay after the lake holds them (env FLIGHTD_LOG_RETENTION)")
 	fs.StringVar(&c.LogDiskBudget, "log-disk-budget", c.LogDiskBudget, "the most disk the log may use, e.g. 50GiB; writes past it are rejected (env FLIGHTD_LOG_DISK_BUDGET; default unlimited)")
 	fs.StringVar(&c.DebugAddr, "debug-addr", c.DebugAddr, "serve Go's /debug/pprof and /metrics on this address, e.g. 127.0.0.1:6060 (env FLIGHTD_DEBUG_ADDR)")

@@ -18,21 +18,23 @@ func TestParseServe(t *testing.T) {
 	}{
 		{
 			name: "defaults",
-			want: Config{Listen: "127.0.0.1:31337", DataDir: "./data", Warehouse: "data/warehouse", TieringInterval: 30 * time.Second, LogRetention: 24 * time.Hour, LogLevel: "info"},
+			want: Config{Listen: "127.0.0.1:31337", DataDir: "./data", Warehouse: "data/warehouse", TieringInterval: 30 * time.Second, TieringRows: 1 << 20, LogRetention: 24 * time.Hour, LogLevel: "info"},
 		},
 		{
 			name: "env then flags",
-			env:  map[string]string{"FLIGHTD_LISTEN": "127.0.0.1:1", "FLIGHTD_DATA_DIR": "/d", "FLIGHTD_TIERING_INTERVAL": "2s", "FLIGHTD_LOG_RETENTION": "1h"},
-			args: []string{"--listen", "127.0.0.1:2"},
-			want: Config{Listen: "127.0.0.1:2", DataDir: "/d", Warehouse: "/d/warehouse", TieringInterval: 2 * time.Second, LogRetention: time.Hour, LogLevel: "info"},
+			env:  map[string]string{"FLIGHTD_LISTEN": "127.0.0.1:1", "FLIGHTD_DATA_DIR": "/d", "FLIGHTD_TIERING_INTERVAL": "2s", "FLIGHTD_LOG_RETENTION": "1h", "FLIGHTD_TIERING_ROWS": "7"},
+			args: []string{"--listen", "127.0.0.1:2", "--tiering-rows", "5000"},
+			want: Config{Listen: "127.0.0.1:2", DataDir: "/d", Warehouse: "/d/warehouse", TieringInterval: 2 * time.Second, TieringRows: 5000, LogRetention: time.Hour, LogLevel: "info"},
 		},
 		{name: "bad interval env", env: map[string]string{"FLIGHTD_TIERING_INTERVAL": "soon"}, wantErr: "FLIGHTD_TIERING_INTERVAL"},
 		{name: "zero interval", args: []string{"--tiering-interval", "0s"}, wantErr: "must be positive"},
+		{name: "bad rows env", env: map[string]string{"FLIGHTD_TIERING_ROWS": "many"}, wantErr: "FLIGHTD_TIERING_ROWS"},
+		{name: "zero rows", args: []string{"--tiering-rows", "0"}, wantErr: "--tiering-rows must be positive"},
 		{
 			name: "s3 warehouse",
 			env:  map[string]string{"FLIGHTD_S3_SECRET_ACCESS_KEY": "sk"},
 			args: []string{"--warehouse", "s3://b/p", "--s3-endpoint", "http://127.0.0.1:7070", "--s3-access-key-id", "ak", "--s3-path-style", "true"},
-			want: Config{Listen: "127.0.0.1:31337", DataDir: "./data", Warehouse: "s3://b/p", TieringInterval: 30 * time.Second, LogRetention: 24 * time.Hour, LogLevel: "info",
+			want: Config{Listen: "127.0.0.1:31337", DataDir: "./data", Warehouse: "s3://b/p", TieringInterval: 30 * time.Second, TieringRows: 1 << 20, LogRetention: 24 * time.Hour, LogLevel: "info",
 				S3Endpoint: "http://127.0.0.1:7070", S3AccessKeyID: "ak", S3SecretAccessKey: "sk", S3PathStyle: "true"},
 		},
 		{name: "other scheme", args: []string{"--warehouse", "gs://b/p"}, wantErr: "s3://bucket/path"},
@@ -44,7 +46,7 @@ func TestParseServe(t *testing.T) {
 			name: "metrics and debug addresses",
 			env:  map[string]string{"FLIGHTD_METRICS_ADDR": "127.0.0.1:9464"},
 			args: []string{"--debug-addr", "127.0.0.1:6060"},
-			want: Config{Listen: "127.0.0.1:31337", DataDir: "./data", Warehouse: "data/warehouse", TieringInterval: 30 * time.Second, LogRetention: 24 * time.Hour, LogLevel: "info",
+			want: Config{Listen: "127.0.0.1:31337", DataDir: "./data", Warehouse: "data/warehouse", TieringInterval: 30 * time.Second, TieringRows: 1 << 20, LogRetention: 24 * time.Hour, LogLevel: "info",
 				DebugAddr: "127.0.0.1:6060", MetricsAddr: "127.0.0.1:9464"},
 		},
 		{name: "metrics address without port", args: []string{"--metrics-addr", "9464"}, wantErr: "--metrics-addr"},
@@ -52,7 +54,7 @@ func TestParseServe(t *testing.T) {
 		{name: "stray argument", args: []string{"extra"}, wantErr: "unexpected argument"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, k := range []string{"FLIGHTD_LISTEN", "FLIGHTD_DATA_DIR", "FLIGHTD_WAREHOUSE", "FLIGHTD_TIERING_INTERVAL", "FLIGHTD_LOG_RETENTION", "FLIGHTD_LOG_LEVEL", "FLIGHTD_LOG_DISK_BUDGET", "FLIGHTD_DEBUG_ADDR", "FLIGHTD_METRICS_ADDR", "FLIGHTD_S3_ENDPOINT", "FLIGHTD_S3_REGION", "FLIGHTD_S3_ACCESS_KEY_ID", "FLIGHTD_S3_SECRET_ACCESS_KEY", "FLIGHTD_S3_PATH_STYLE"} {
+			for _, k := range []string{"FLIGHTD_LISTEN", "FLIGHTD_DATA_DIR", "FLIGHTD_WAREHOUSE", "FLIGHTD_TIERING_INTERVAL", "FLIGHTD_TIERING_ROWS", "FLIGHTD_LOG_RETENTION", "FLIGHTD_LOG_LEVEL", "FLIGHTD_LOG_DISK_BUDGET", "FLIGHTD_DEBUG_ADDR", "FLIGHTD_METRICS_ADDR", "FLIGHTD_S3_ENDPOINT", "FLIGHTD_S3_REGION", "FLIGHTD_S3_ACCESS_KEY_ID", "FLIGHTD_S3_SECRET_ACCESS_KEY", "FLIGHTD_S3_PATH_STYLE"} {
 				t.Setenv(k, "")
 			}
 			for k, v := range tc.env {

@@ -73,7 +73,7 @@ func serve(args []string) error {
 		LogDir: logDir, DiskBudget: lopts.DiskBudget, Version: version, Logger: lg.With("component", "metrics"),
 		Freshness: func(t *lake.Table) time.Duration { d, _ := lakestream.Freshness(t, cfg.TieringInterval); return d },
 	})
-	tier := tiering.New(ls, tiering.Options{Interval: cfg.TieringInterval, Retention: cfg.LogRetention, Observe: met.ObserveRound, Logger: lg.With("component", "tiering")})
+	tier := tiering.New(ls, tiering.Options{Interval: cfg.TieringInterval, MaxRowsPerRound: cfg.TieringRows, Retention: cfg.LogRetention, Observe: met.ObserveRound, Logger: lg.With("component", "tiering")})
 	eng, err := query.New(ls, query.Options{Logger: lg.With("component", "query"), Drain: tier.Drain})
 	if err != nil {
 		return err
