@@ -10,7 +10,16 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime"
 )
+
+// The main goroutine keeps the main thread to itself. Background tasks
+// (Parquet encoding, compaction) lower their thread's priority, which the
+// main thread cannot take (see package background); a task that ran on it
+// encoded at normal priority, taking a core from queries: at 0.5 M rows/s of
+// ingest, 5% of point queries took over 5 ms while staging encoded, against
+// 1% otherwise.
+func init() { runtime.LockOSThread() }
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"
@@ -45,13 +54,13 @@ func usage() {
 	fmt.Fprint(os.Stderr, `usage:
   flightd serve [--listen ADDR] [--data-dir DIR] [--warehouse DIR|s3://BUCKET/PATH]
                 [--s3-endpoint URL] [--s3-region R] [--s3-access-key-id ID] [--s3-path-style BOOL]
-                [--tiering-interval DUR] [--log-retention DUR] [--log-disk-budget SIZE]
+                [--tiering-interval DUR] [--tiering-rows N] [--log-retention DUR] [--log-disk-budget SIZE]
                 [--log-level LEVEL] [--debug-addr ADDR] [--metrics-addr ADDR]
   flightd sql [--server ADDR] "SQL"
   flightd version
 
 Every serve flag has an environment variable: FLIGHTD_LISTEN, FLIGHTD_DATA_DIR,
-FLIGHTD_WAREHOUSE, FLIGHTD_TIERING_INTERVAL, FLIGHTD_LOG_RETENTION, FLIGHTD_LOG_DISK_BUDGET,
+FLIGHTD_WAREHOUSE, FLIGHTD_TIERING_INTERVAL, FLIGHTD_TIERING_ROWS, FLIGHTD_LOG_RETENTION, FLIGHTD_LOG_DISK_BUDGET,
 FLIGHTD_LOG_LEVEL, FLIGHTD_DEBUG_ADDR, FLIGHTD_METRICS_ADDR, FLIGHTD_S3_ENDPOINT, FLIGHTD_S3_REGION,
 FLIGHTD_S3_ACCESS_KEY_ID, FLIGHTD_S3_PATH_STYLE; the S3 secret only as FLIGHTD_S3_SECRET_ACCESS_KEY.
 Flags win; empty variables count as unset.

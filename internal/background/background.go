@@ -3,10 +3,13 @@
 // ingest.
 //
 // Do runs a task on an OS thread of its own whose scheduling priority is
-// lowered (on Linux: nice +10 for that thread only, unless it is the main
-// thread, whose priority ps shows as the process's; elsewhere unchanged),
+// lowered (on Linux: nice +10 for that thread only; elsewhere unchanged),
 // and at most Workers tasks run at once. The thread is discarded when the
-// task ends, so its priority never leaks to other goroutines.
+// task ends, so its priority never leaks to other goroutines. The main
+// thread is never lowered (ps and top show its priority as the process's):
+// a task that starts there moves to another thread. A program keeps the
+// main thread out of the way altogether by locking its main goroutine to it
+// (runtime.LockOSThread in an init function, as cmd/flightd does).
 //
 // Priority alone cannot help inside one Go process: a goroutine runs only
 // on one of GOMAXPROCS Ps, and a low-priority thread still holds its P. So
@@ -54,7 +57,14 @@ func Do(fn func()) {
 	mu.Unlock()
 	s <- struct{}{}
 	defer func() { <-s }()
-	var p any
+	if p := runLowered(fn); p != nil {
+		panic(fmt.Sprintf("background task: %v", p))
+	}
+}
+
+// runLowered runs fn on a goroutine locked to a thread of its own at
+// lowered priority and returns what fn panicked with.
+func runLowered(fn func()) (p any) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -62,11 +72,15 @@ func Do(fn func()) {
 		// Never unlocked: the thread exits with this goroutine, and its
 		// lowered priority with it.
 		runtime.LockOSThread()
+		if onMainThread() {
+			// lowerPriority leaves the main thread alone: holding it,
+			// start again, on another thread.
+			p = runLowered(fn)
+			return
+		}
 		lowerPriority()
 		fn()
 	}()
 	<-done
-	if p != nil {
-		panic(fmt.Sprintf("background task: %v", p))
-	}
+	return p
 }
