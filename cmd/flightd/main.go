@@ -15,10 +15,8 @@ import (
 
 // The main goroutine keeps the main thread to itself. Background tasks
 // (Parquet encoding, compaction) lower their thread's priority, which the
-// main thread cannot take (see package background); a task that ran on it
-// encoded at normal priority, taking a core from queries: at 0.5 M rows/s of
-// ingest, 5% of point queries took over 5 ms while staging encoded, against
-// 1% otherwise.
+// main thread cannot take (see package background); before, a staged
+// round's encoding could run there at normal priority for seconds at a time.
 func init() { runtime.LockOSThread() }
 
 // version is set at build time with -ldflags "-X main.version=...".
