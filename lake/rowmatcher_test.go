@@ -1,12 +1,14 @@
 package lake
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"testing"
+	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
@@ -24,57 +26,24 @@ func TestRowMatcherMatchesMayMatchValue(t *testing.T) {
 		for round := 0; round < 50; round++ {
 			const n = 40
 			small := func() int64 { return int64(rng.IntN(20) - 10) }
-			var arr arrow.Array
-			switch typ {
-			case "BIGINT":
-				b := array.NewInt64Builder(mem)
-				for range n {
-					if rng.IntN(8) == 0 {
-						b.AppendNull()
-					} else {
-						b.Append(small())
-					}
+			// the column: values near the constants below, some null
+			vals := make([]any, n)
+			for i := range vals {
+				switch v := small(); {
+				case rng.IntN(8) == 0:
+					vals[i] = nil
+				case typ == "STRING":
+					vals[i] = "k" + strconv.FormatInt(v, 10)
+				case typ == "DATE":
+					vals[i] = time.Unix((19000+v)*86400, 0).UTC().Format("2006-01-02")
+				default:
+					vals[i] = v
 				}
-				arr = b.NewArray()
-			case "INT":
-				b := array.NewInt32Builder(mem)
-				for range n {
-					b.Append(int32(small()))
-				}
-				arr = b.NewArray()
-			case "SMALLINT":
-				b := array.NewInt16Builder(mem)
-				for range n {
-					b.Append(int16(small()))
-				}
-				arr = b.NewArray()
-			case "TINYINT":
-				b := array.NewInt8Builder(mem)
-				for range n {
-					b.Append(int8(small()))
-				}
-				arr = b.NewArray()
-			case "DATE":
-				b := array.NewDate32Builder(mem)
-				for range n {
-					if rng.IntN(8) == 0 {
-						b.AppendNull()
-					} else {
-						b.Append(arrow.Date32(19000 + small()))
-					}
-				}
-				arr = b.NewArray()
-			case "STRING":
-				b := array.NewStringBuilder(mem)
-				for range n {
-					if rng.IntN(8) == 0 {
-						b.AppendNull()
-					} else {
-						b.Append("k" + strconv.FormatInt(small(), 10))
-					}
-				}
-				arr = b.NewArray()
 			}
+			js, err := json.Marshal(vals)
+			require.NoError(t, err)
+			arr, _, err := array.FromJSON(mem, dt.ArrowType(), bytes.NewReader(js))
+			require.NoError(t, err, "%s", js)
 			constant := func() any {
 				switch typ {
 				case "STRING":
