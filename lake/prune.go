@@ -107,29 +107,6 @@ func normConst(t DataType, v any) (any, bool) {
 	return nil, false
 }
 
-func cmpNorm(a, b any) int {
-	switch x := a.(type) {
-	case int64:
-		y := b.(int64)
-		switch {
-		case x < y:
-			return -1
-		case x > y:
-			return 1
-		}
-		return 0
-	case string:
-		y := b.(string)
-		switch {
-		case x < y:
-			return -1
-		case x > y:
-			return 1
-		}
-	}
-	return 0
-}
-
 // colPred is a Predicate bound to a column type, values normalised.
 type colPred struct {
 	op   Op
@@ -166,16 +143,36 @@ func (t *Table) bindFilter(f []Predicate) map[string][]colPred {
 // mayMatchRange reports whether some value in [lo, hi] (normalised, both
 // present) can satisfy every predicate.
 func mayMatchRange(preds []colPred, lo, hi any) bool {
+	switch l := lo.(type) {
+	case int64:
+		if h, ok := hi.(int64); ok {
+			return mayMatchIn(preds, l, h)
+		}
+	case string:
+		if h, ok := hi.(string); ok {
+			return mayMatchIn(preds, l, h)
+		}
+	}
+	return true
+}
+
+// mayMatchIn is mayMatchRange of typed bounds; a predicate value of another
+// type cannot prune.
+func mayMatchIn[T int64 | string](preds []colPred, lo, hi T) bool {
 	for _, p := range preds {
+		c, ok := p.vals[0].(T)
+		if !ok {
+			continue
+		}
 		switch p.op {
 		case OpEq:
-			if cmpNorm(p.vals[0], lo) < 0 || cmpNorm(p.vals[0], hi) > 0 {
+			if c < lo || c > hi {
 				return false
 			}
 		case OpIn:
 			hit := false
-			for _, v := range p.vals {
-				if cmpNorm(v, lo) >= 0 && cmpNorm(v, hi) <= 0 {
+			for _, x := range p.vals {
+				if y, ok := x.(T); !ok || (y >= lo && y <= hi) {
 					hit = true
 					break
 				}
@@ -184,19 +181,19 @@ func mayMatchRange(preds []colPred, lo, hi any) bool {
 				return false
 			}
 		case OpLt:
-			if cmpNorm(lo, p.vals[0]) >= 0 {
+			if lo >= c {
 				return false
 			}
 		case OpLe:
-			if cmpNorm(lo, p.vals[0]) > 0 {
+			if lo > c {
 				return false
 			}
 		case OpGt:
-			if cmpNorm(hi, p.vals[0]) <= 0 {
+			if hi <= c {
 				return false
 			}
 		case OpGe:
-			if cmpNorm(hi, p.vals[0]) < 0 {
+			if hi < c {
 				return false
 			}
 		}
@@ -579,7 +576,8 @@ func rowMatcher(arr arrow.Array, t DataType, preds []colPred) func(r int) bool {
 			if a.IsNull(r) {
 				return len(preds) == 0
 			}
-			return mayMatch(preds, a.Value(r))
+			v := a.Value(r)
+			return mayMatchIn(preds, v, v)
 		}
 	}
 	return func(r int) bool { return mayMatchValue(preds, valueAt(arr, r, t)) }
@@ -595,51 +593,7 @@ func intRowMatcher[T ~int8 | ~int16 | ~int32 | ~int64](arr arrow.Array, vals []T
 		if arr.IsNull(r) {
 			return len(preds) == 0
 		}
-		return mayMatch(preds, int64(vals[r]))
+		v := int64(vals[r])
+		return mayMatchIn(preds, v, v)
 	}
-}
-
-// mayMatch is mayMatchValue of a present value v, typed; a predicate value
-// of another type cannot prune.
-func mayMatch[T int64 | string](preds []colPred, v T) bool {
-	for _, p := range preds {
-		c, ok := p.vals[0].(T)
-		if !ok {
-			continue
-		}
-		switch p.op {
-		case OpEq:
-			if v != c {
-				return false
-			}
-		case OpIn:
-			hit := false
-			for _, x := range p.vals {
-				if y, ok := x.(T); !ok || y == v {
-					hit = true
-					break
-				}
-			}
-			if !hit {
-				return false
-			}
-		case OpLt:
-			if v >= c {
-				return false
-			}
-		case OpLe:
-			if v > c {
-				return false
-			}
-		case OpGt:
-			if v <= c {
-				return false
-			}
-		case OpGe:
-			if v < c {
-				return false
-			}
-		}
-	}
-	return true
 }

@@ -2,6 +2,7 @@ package lake
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -14,9 +15,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// rowMatcher (typed, no boxing) agrees with mayMatchValue of the boxed
-// value for every row, over random arrays with nulls and random predicates
-// of every op on integer, date and string key columns.
+// rowMatcher (typed, no boxing) and mayMatchValue of the boxed value both
+// say what a model of SQL's comparisons says for every row, over random
+// arrays with nulls and random predicates of every op on integer, date and
+// string key columns.
 func TestRowMatcherMatchesMayMatchValue(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	mem := memory.DefaultAllocator
@@ -28,16 +30,20 @@ func TestRowMatcherMatchesMayMatchValue(t *testing.T) {
 			small := func() int64 { return int64(rng.IntN(20) - 10) }
 			// the column: values near the constants below, some null
 			vals := make([]any, n)
+			norm := make([]any, n) // each value as the model compares it: int64 (days for DATE), string, nil
 			for i := range vals {
 				switch v := small(); {
 				case rng.IntN(8) == 0:
 					vals[i] = nil
 				case typ == "STRING":
 					vals[i] = "k" + strconv.FormatInt(v, 10)
+					norm[i] = vals[i]
 				case typ == "DATE":
 					vals[i] = time.Unix((19000+v)*86400, 0).UTC().Format("2006-01-02")
+					norm[i] = 19000 + v
 				default:
 					vals[i] = v
+					norm[i] = v
 				}
 			}
 			js, err := json.Marshal(vals)
@@ -76,9 +82,43 @@ func TestRowMatcherMatchesMayMatchValue(t *testing.T) {
 			}
 			match := rowMatcher(arr, dt, preds)
 			for r := 0; r < n; r++ {
-				require.Equal(t, mayMatchValue(preds, valueAt(arr, r, dt)), match(r), "%s row %d (%v) %+v", typ, r, valueAt(arr, r, dt), preds)
+				want := norm[r] != nil
+				for _, p := range preds {
+					want = want && satisfies(p, norm[r])
+				}
+				require.Equal(t, want, mayMatchValue(preds, valueAt(arr, r, dt)), "%s row %d (%v) %+v: boxed", typ, r, norm[r], preds)
+				require.Equal(t, want, match(r), "%s row %d (%v) %+v", typ, r, norm[r], preds)
 			}
 			arr.Release()
 		}
 	}
+}
+
+// satisfies is the model: whether v (int64 or string, present) satisfies p,
+// as SQL compares.
+func satisfies(p colPred, v any) bool {
+	c := func(x any) int {
+		if a, ok := v.(int64); ok {
+			return cmp.Compare(a, x.(int64))
+		}
+		return cmp.Compare(v.(string), x.(string))
+	}
+	switch p.op {
+	case OpEq:
+		return c(p.vals[0]) == 0
+	case OpLt:
+		return c(p.vals[0]) < 0
+	case OpLe:
+		return c(p.vals[0]) <= 0
+	case OpGt:
+		return c(p.vals[0]) > 0
+	case OpGe:
+		return c(p.vals[0]) >= 0
+	}
+	for _, x := range p.vals { // OpIn
+		if c(x) == 0 {
+			return true
+		}
+	}
+	return false
 }
