@@ -10,14 +10,7 @@ package main
 import (
 	"fmt"
 	"os"
-	"runtime"
 )
-
-// The main goroutine keeps the main thread to itself. Background tasks
-// (Parquet encoding, compaction) lower their thread's priority, which the
-// main thread cannot take (see package background); before, a staged
-// round's encoding could run there at normal priority for seconds at a time.
-func init() { runtime.LockOSThread() }
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"

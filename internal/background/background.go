@@ -7,9 +7,8 @@
 // and at most Workers tasks run at once. The thread is discarded when the
 // task ends, so its priority never leaks to other goroutines. The main
 // thread is never lowered (ps and top show its priority as the process's):
-// a task that starts there moves to another thread. A program keeps the
-// main thread out of the way altogether by locking its main goroutine to it
-// (runtime.LockOSThread in an init function, as cmd/flightd does).
+// a task that starts there moves to another thread, and the main thread,
+// left locked, runs nothing else afterwards.
 //
 // Priority alone cannot help inside one Go process: a goroutine runs only
 // on one of GOMAXPROCS Ps, and a low-priority thread still holds its P. So
