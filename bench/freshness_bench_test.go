@@ -34,6 +34,8 @@ import (
 // the loaded table's rounds and compactions are where the tail comes from;
 // at 100 writes/s use -benchtime 7000x (~70 s, two cycles), closed loop
 // 16000x. server-cores is the server's average CPU use meanwhile.
+// FLIGHTD_FRESHNESS_DUMP=<file> writes each query's acknowledgement and
+// answer times (Unix ns), to match against a server execution trace.
 func BenchmarkFreshness(b *testing.B) {
 	srv := testserver.Start(b, b.TempDir(), "--tiering-interval", envStr("FLIGHTD_FRESHNESS_INTERVAL", "1s"), "--log-level", "warn")
 	c := open(b, srv.URI())
@@ -51,6 +53,11 @@ func BenchmarkFreshness(b *testing.B) {
 	var period time.Duration
 	if r := envInt("FLIGHTD_FRESHNESS_RATE", 0); r > 0 {
 		period = time.Second / time.Duration(r)
+	}
+	var dump *os.File
+	if p := os.Getenv("FLIGHTD_FRESHNESS_DUMP"); p != "" {
+		dump, _ = os.Create(p)
+		defer dump.Close()
 	}
 	cpu0, t0 := srv.CPUSeconds(), time.Now()
 	next := t0
@@ -73,6 +80,9 @@ func BenchmarkFreshness(b *testing.B) {
 			b.Fatalf("row %d not in t$rt after its acknowledgement", id)
 		}
 		rt = append(rt, time.Since(acked))
+		if dump != nil {
+			fmt.Fprintf(dump, "%d %d\n", acked.UnixNano(), time.Now().UnixNano())
+		}
 		if load == 0 && id%10 == 1 { // the lake path is slow by design: sample it (without load: tiering of the loaded table would delay it)
 			for c.queryRows(b, fmt.Sprintf(`SELECT id FROM bench.t WHERE id = %d`, id)) != 1 {
 				if time.Since(acked) > 10*time.Second {

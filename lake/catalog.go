@@ -241,7 +241,7 @@ func schemaPath(tablePath string, id int64) string {
 }
 
 func (c *Catalog) newTable(db, name string, ts *TableSchema) *Table {
-	return &Table{cat: c, fio: c.fio, db: db, name: name, path: c.tablePath(db, name), schema: ts, now: c.now}
+	return &Table{cat: c, fio: c.fio, db: db, name: name, path: c.tablePath(db, name), schema: ts, now: c.now, latest: &latestSnapshot{}}
 }
 
 // GetTable reads the latest schema of a table.
@@ -345,6 +345,7 @@ type Table struct {
 	path   string
 	schema *TableSchema
 	now    func() time.Time
+	latest *latestSnapshot // the latest snapshot found, see LatestSnapshot
 }
 
 // Database returns the database name.

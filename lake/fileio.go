@@ -31,6 +31,10 @@ type FileIO interface {
 	// List returns the entries of a directory (missing directory: empty, no error).
 	List(ctx context.Context, dir string) ([]FileInfo, error)
 	Exists(ctx context.Context, path string) (bool, error)
+	// Version identifies a file's current content (local: size and modification time;
+	// S3: the object's ETag and size): a file replaced by other bytes gets another version.
+	// A missing file returns an error matching fs.ErrNotExist. It costs one stat or HEAD.
+	Version(ctx context.Context, path string) (string, error)
 	// Remove removes a file; RemoveAll a tree. Missing paths are not an error.
 	Remove(ctx context.Context, path string) error
 	RemoveAll(ctx context.Context, path string) error
@@ -160,6 +164,15 @@ func (LocalFileIO) Exists(_ context.Context, path string) (bool, error) {
 		return false, nil
 	}
 	return false, err
+}
+
+// Version implements FileIO.
+func (LocalFileIO) Version(_ context.Context, path string) (string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d/%d", fi.Size(), fi.ModTime().UnixNano()), nil
 }
 
 // Remove implements FileIO.

@@ -632,6 +632,19 @@ func (f *S3FileIO) Exists(ctx context.Context, p string) (bool, error) {
 	return len(out.Contents) > 0 || len(out.CommonPrefixes) > 0, nil
 }
 
+// Version implements FileIO: one HEAD.
+func (f *S3FileIO) Version(ctx context.Context, p string) (string, error) {
+	key, err := f.key(p)
+	if err != nil {
+		return "", err
+	}
+	out, err := f.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &f.bucket, Key: &key})
+	if err != nil {
+		return "", f.wrap("head", key, err)
+	}
+	return fmt.Sprintf("%s/%d", aws.ToString(out.ETag), aws.ToInt64(out.ContentLength)), nil
+}
+
 // Remove implements FileIO.
 func (f *S3FileIO) Remove(ctx context.Context, p string) error {
 	key, err := f.key(p)

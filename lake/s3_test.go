@@ -3,6 +3,7 @@ package lake
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -109,6 +110,7 @@ var lakeScenarios = []lakeScenario{
 	{"CommitFencing", scenarioCommitFencing},
 	{"RacingWriters", scenarioRacingWriters},
 	{"MissingFileNamesKey", scenarioMissingFile},
+	{"LatestSnapshotRemembered", scenarioLatestSnapshotRemembered},
 }
 
 // TestLakeScenarios runs every scenario on local disk and on a real S3 server (Versity S3
@@ -728,4 +730,96 @@ func withoutModTime(t *testing.T, ents []FileInfo) []FileInfo {
 		out[i].ModTime = time.Time{}
 	}
 	return out
+}
+
+// countingFileIO counts the FileIO calls a snapshot lookup makes.
+type countingFileIO struct {
+	FileIO
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func (c *countingFileIO) count(op string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls[op]++
+}
+
+func (c *countingFileIO) take() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.calls
+	c.calls = map[string]int{}
+	return m
+}
+
+func (c *countingFileIO) Read(ctx context.Context, p string) ([]byte, error) {
+	c.count("read")
+	return c.FileIO.Read(ctx, p)
+}
+
+func (c *countingFileIO) Exists(ctx context.Context, p string) (bool, error) {
+	c.count("exists")
+	return c.FileIO.Exists(ctx, p)
+}
+
+func (c *countingFileIO) List(ctx context.Context, dir string) ([]FileInfo, error) {
+	c.count("list")
+	return c.FileIO.List(ctx, dir)
+}
+
+func (c *countingFileIO) Version(ctx context.Context, p string) (string, error) {
+	c.count("version")
+	return c.FileIO.Version(ctx, p)
+}
+
+// A table remembers its latest snapshot: looking it up again costs two version checks and no
+// read, and the lookup still sees a snapshot committed through another Table, a snapshot
+// file replaced by other content (a dropped and re-created table, a rollback), and an
+// expired one.
+func scenarioLatestSnapshotRemembered(t *testing.T, b lakeBackend) {
+	ctx := context.Background()
+	counter := &countingFileIO{calls: map[string]int{}}
+	c := b.open(t, func(f FileIO) FileIO { counter.FileIO = f; return counter })
+	require.NoError(t, c.CreateDatabase("db", false))
+	tb, err := c.CreateTable("db", "l", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}, false)
+	require.NoError(t, err)
+	commit := func(tb *Table, id int64, p string) {
+		w := tb.NewWrite(ctx)
+		writeRows(t, w, tb, []row{{id, sp("a"), "x"}}, []RowKind{Insert}, []int64{id})
+		_, err := w.Commit(ctx, CommitOptions{CommitUser: "u", Identifier: id, ExpectedLatest: id - 1, Properties: map[string]string{"p": p}})
+		require.NoError(t, err)
+	}
+	latest := func() *Snapshot {
+		s, err := tb.LatestSnapshot(ctx)
+		require.NoError(t, err)
+		return s
+	}
+	commit(tb, 1, "1")
+	require.Equal(t, "1", latest().Properties["p"])
+	counter.take()
+	require.Equal(t, "1", latest().Properties["p"])
+	require.Equal(t, map[string]int{"version": 2}, counter.take(), "a remembered latest snapshot is checked, not read")
+
+	other, err := c.GetTable("db", "l")
+	require.NoError(t, err)
+	commit(other, 2, "2")
+	require.Equal(t, int64(2), latest().ID, "a snapshot committed through another Table")
+	require.Equal(t, "2", latest().Properties["p"])
+
+	// snapshot-2 replaced by other content under the same id
+	s2 := *latest()
+	s2.Properties = map[string]string{"p": "re-created"}
+	data, err := json.Marshal(&s2)
+	require.NoError(t, err)
+	require.NoError(t, c.FileIO().Remove(ctx, tb.snapshotPath(2)))
+	require.NoError(t, c.FileIO().CreateExclusive(ctx, tb.snapshotPath(2), data))
+	require.Equal(t, "re-created", latest().Properties["p"])
+
+	// snapshot-2 gone (rolled back): the latest is 1 again, whatever LATEST says
+	require.NoError(t, c.FileIO().Remove(ctx, tb.snapshotPath(2)))
+	require.Equal(t, int64(1), latest().ID)
+	id, err := tb.latestSnapshotID(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), id)
 }

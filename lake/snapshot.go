@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Snapshot is the content of snapshot/snapshot-N (version 3, the 1.1–1.3 field set).
@@ -153,9 +154,26 @@ func (t *Table) Snapshot(ctx context.Context, id int64) (*Snapshot, error) {
 	return &s, nil
 }
 
-// latestSnapshotID finds the latest snapshot id (0 if none). LATEST is only a hint: it is trusted
-// only if snapshot-(LATEST+1) does not exist, else the directory listing decides.
+// latestSnapshotID finds the latest snapshot id (0 if none): the remembered latest snapshot if
+// it is still the latest (see known), else resolveLatestID.
 func (t *Table) latestSnapshotID(ctx context.Context) (int64, error) {
+	snap, err := t.known(ctx)
+	if err != nil || snap != nil {
+		return snapID(snap), err
+	}
+	return t.resolveLatestID(ctx)
+}
+
+func snapID(s *Snapshot) int64 {
+	if s == nil {
+		return 0
+	}
+	return s.ID
+}
+
+// resolveLatestID finds the latest snapshot id (0 if none). LATEST is only a hint: it is trusted
+// only if snapshot-(LATEST+1) does not exist, else the directory listing decides.
+func (t *Table) resolveLatestID(ctx context.Context) (int64, error) {
 	if data, err := t.fio.Read(ctx, filepath.Join(t.snapshotDir(), "LATEST")); err == nil {
 		if id, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64); err == nil && id > 0 {
 			next, err := t.fio.Exists(ctx, t.snapshotPath(id+1))
@@ -189,14 +207,85 @@ func (t *Table) latestSnapshotID(ctx context.Context) (int64, error) {
 	return max, nil
 }
 
-// LatestSnapshot returns the latest snapshot, or nil, nil when the table has none.
+// LatestSnapshot returns the latest snapshot, or nil, nil when the table has none. The
+// snapshot is shared with later calls: callers must not modify it.
 func (t *Table) LatestSnapshot(ctx context.Context) (*Snapshot, error) {
-	id, err := t.latestSnapshotID(ctx)
+	snap, err := t.known(ctx)
+	if err != nil || snap != nil {
+		return snap, err
+	}
+	id, err := t.resolveLatestID(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("lake: %s: find latest snapshot: %w", t.FullName(), err)
 	}
 	if id == 0 {
 		return nil, nil
 	}
-	return t.Snapshot(ctx, id)
+	// The version is taken before the read: if the file changes in between, the remembered
+	// version is the older one, and the next call reads the file again.
+	version, err := t.fio.Version(ctx, t.snapshotPath(id))
+	if err != nil {
+		return nil, fmt.Errorf("lake: %s: snapshot %d: %w", t.FullName(), id, err)
+	}
+	snap, err = t.Snapshot(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	t.latest.remember(snap, version)
+	return snap, nil
+}
+
+// latestSnapshot remembers the snapshot a Table last found to be the latest, with the
+// version of its file. Most calls then cost two stats (two HEADs on S3) instead of reading
+// LATEST, two existence checks (a HEAD and a LIST on S3 for the missing one) and the
+// snapshot: a query of t$rt resolves the latest snapshot every time.
+type latestSnapshot struct {
+	mu      sync.Mutex
+	snap    *Snapshot
+	version string
+}
+
+func (l *latestSnapshot) remember(s *Snapshot, version string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.snap == nil || s.ID >= l.snap.ID {
+		l.snap, l.version = s, version
+	}
+}
+
+func (l *latestSnapshot) get() (*Snapshot, string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.snap, l.version
+}
+
+func (l *latestSnapshot) forget(s *Snapshot) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.snap == s {
+		l.snap, l.version = nil, ""
+	}
+}
+
+// known returns the remembered latest snapshot if it still is the latest: its file has the
+// version it was read at (not expired, rolled back or recreated by a dropped and re-created
+// table) and snapshot-(id+1) does not exist (ids are consecutive, and a committer creates
+// the next one exclusively). Otherwise it forgets it and returns nil, nil.
+func (t *Table) known(ctx context.Context) (*Snapshot, error) {
+	snap, version := t.latest.get()
+	if snap == nil {
+		return nil, nil
+	}
+	cur, err := t.fio.Version(ctx, t.snapshotPath(snap.ID))
+	if err == nil && cur == version {
+		_, err = t.fio.Version(ctx, t.snapshotPath(snap.ID+1))
+		if errors.Is(err, fs.ErrNotExist) {
+			return snap, nil
+		}
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("lake: %s: find latest snapshot: %w", t.FullName(), err)
+	}
+	t.latest.forget(snap)
+	return nil, nil
 }
