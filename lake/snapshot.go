@@ -276,16 +276,23 @@ func (t *Table) known(ctx context.Context) (*Snapshot, error) {
 	if snap == nil {
 		return nil, nil
 	}
+	// Both checks at once: on S3 each is a round trip.
+	next := make(chan error, 1)
+	go func() {
+		_, err := t.fio.Version(ctx, t.snapshotPath(snap.ID+1))
+		next <- err
+	}()
 	cur, err := t.fio.Version(ctx, t.snapshotPath(snap.ID))
-	if err == nil && cur == version {
-		_, err = t.fio.Version(ctx, t.snapshotPath(snap.ID+1))
-		if errors.Is(err, fs.ErrNotExist) {
-			return snap, nil
-		}
+	nextErr := <-next
+	switch {
+	case err == nil && cur == version && errors.Is(nextErr, fs.ErrNotExist):
+		return snap, nil
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+	case nextErr != nil && !errors.Is(nextErr, fs.ErrNotExist):
+		err = nextErr
+	default: // changed, gone, or not the latest any more
+		t.latest.forget(snap)
+		return nil, nil
 	}
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("lake: %s: find latest snapshot: %w", t.FullName(), err)
-	}
-	t.latest.forget(snap)
-	return nil, nil
+	return nil, fmt.Errorf("lake: %s: find latest snapshot: %w", t.FullName(), err)
 }
