@@ -119,8 +119,8 @@
 //     2020-12, Versity's posix backend). The latest snapshot is LATEST if HEAD finds no
 //     snapshot-(LATEST+1), else the max of a LIST of snapshot/. A Table remembers the latest
 //     snapshot it found with its file's version (ETag and size; locally size and mtime) and
-//     keeps it while a HEAD finds the same version and no snapshot-(id+1): two HEADs per
-//     lookup, and a replaced, rolled back or expired snapshot file is noticed.
+//     keeps it while a HEAD finds the same version and no snapshot-(id+1): two HEADs at once
+//     per lookup, and a replaced, rolled back or expired snapshot file is noticed.
 //   - Credentials, endpoint and region come from S3Options, then $AWS_ENDPOINT_URL(_S3),
 //     $AWS_REGION, $AWS_ACCESS_KEY_ID/$AWS_SECRET_ACCESS_KEY, then the SDK's default chain.
 //     Path-style addressing is the default when an endpoint is set.
