@@ -25,6 +25,12 @@
 //     compaction included), flightd_tiering_compactions_total and
 //     flightd_tiering_compactions_failed_total. These counters start at zero
 //     with the process.
+//   - flightd_rpc_duration_seconds times every Flight call on the server,
+//     from its arrival to the handler's return, labelled method (the Flight
+//     method: GetFlightInfo, DoGet, DoPut, DoAction, ...) and code (the gRPC
+//     status it ended with, Internal for a call that panicked). It excludes
+//     the network and the client: comparing it with what a client measures
+//     tells the two apart. Wired by ServerOptions.
 //
 // Every per-table metric carries the labels database and table. A scrape
 // that cannot read the tiering status (a snapshot unreadable within

@@ -44,6 +44,7 @@ type Metrics struct {
 	compactions   *prometheus.CounterVec
 	compactFailed *prometheus.CounterVec
 	duration      *prometheus.HistogramVec
+	rpc           *prometheus.HistogramVec
 }
 
 var tableLabels = []string{"database", "table"}
@@ -75,8 +76,9 @@ func New(ls *lakestream.Service, opts Options) *Metrics {
 			Help:    "Duration of committed tiering rounds, compaction included.",
 			Buckets: RoundDurationBuckets,
 		}, tableLabels),
+		rpc: newRPCDuration(),
 	}
-	m.reg.MustRegister(m.committed, m.failed, m.rows, m.compactions, m.compactFailed, m.duration,
+	m.reg.MustRegister(m.committed, m.failed, m.rows, m.compactions, m.compactFailed, m.duration, m.rpc,
 		&statusCollector{ls: ls, opts: opts, lg: opts.Logger},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"io"
+	"net"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
 
 	"github.com/flightd/flightd/lake"
 	"github.com/flightd/flightd/lakestream"
@@ -148,4 +154,74 @@ func TestBudgetAbsentWhenUnlimited(t *testing.T) {
 	require.False(t, ok)
 	_, ok = value(t, m, "flightd_log_disk_used_bytes", "")
 	require.True(t, ok)
+}
+
+// Flight calls are timed by method and status code, unary and streaming,
+// failed ones included.
+func TestRPCDurationByMethodAndCode(t *testing.T) {
+	dir := t.TempDir()
+	cat, err := lake.OpenCatalog(filepath.Join(dir, "warehouse"))
+	require.NoError(t, err)
+	log, err := logstore.Open(filepath.Join(dir, "log"), logstore.DefaultOptions())
+	require.NoError(t, err)
+	t.Cleanup(func() { log.Close() })
+	m := New(lakestream.New(cat, log, lakestream.Options{}), Options{})
+	opts := m.ServerOptions()
+	require.Len(t, opts, 2)
+
+	// Run the interceptors as a server would, through a real server on loopback.
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := grpc.NewServer(opts...)
+	healthpb.RegisterHealthServer(srv, failingHealth{})
+	go func() { _ = srv.Serve(lis) }()
+	defer srv.Stop()
+	cc, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer cc.Close()
+	hc := healthpb.NewHealthClient(cc)
+	for range 3 {
+		_, err = hc.Check(context.Background(), &healthpb.HealthCheckRequest{})
+		require.NoError(t, err)
+	}
+	w, err := hc.Watch(context.Background(), &healthpb.HealthCheckRequest{})
+	require.NoError(t, err)
+	_, err = w.Recv()
+	require.Equal(t, codes.NotFound, status.Code(err))
+
+	count := func(method, code string) uint64 {
+		mfs, err := m.Registry().Gather()
+		require.NoError(t, err)
+		for _, mf := range mfs {
+			if mf.GetName() != "flightd_rpc_duration_seconds" {
+				continue
+			}
+			for _, s := range mf.GetMetric() {
+				got := map[string]string{}
+				for _, l := range s.GetLabel() {
+					got[l.GetName()] = l.GetValue()
+				}
+				if got["method"] == method && got["code"] == code {
+					return s.Histogram.GetSampleCount()
+				}
+			}
+		}
+		return 0
+	}
+	require.Equal(t, uint64(3), count("Check", "OK"))
+	require.Eventually(t, func() bool { return count("Watch", "NotFound") == 1 }, 5*time.Second, 10*time.Millisecond,
+		"the stream is counted when its handler returns")
+}
+
+// failingHealth answers Check and fails Watch.
+type failingHealth struct {
+	healthpb.UnimplementedHealthServer
+}
+
+func (failingHealth) Check(context.Context, *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
+	return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING}, nil
+}
+
+func (failingHealth) Watch(*healthpb.HealthCheckRequest, grpc.ServerStreamingServer[healthpb.HealthCheckResponse]) error {
+	return status.Error(codes.NotFound, "no such service")
 }

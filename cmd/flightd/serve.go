@@ -95,7 +95,9 @@ func serve(args []string) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
-	gopts := append(flightsql.GRPCOptions(lg.With("component", "grpc")), grpc.MaxRecvMsgSize(maxRecvMsgSize))
+	// Timing outermost, so a call that panicked is counted with the code it is answered with.
+	gopts := append(met.ServerOptions(), flightsql.GRPCOptions(lg.With("component", "grpc"))...)
+	gopts = append(gopts, grpc.MaxRecvMsgSize(maxRecvMsgSize))
 	fs := flight.NewServerWithMiddleware(nil, gopts...)
 	fs.RegisterFlightService(srv.FlightServer())
 	fs.InitListener(lis)
