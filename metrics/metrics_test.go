@@ -55,22 +55,33 @@ func value(t *testing.T, m *Metrics, name, table string) (float64, bool) {
 }
 
 func hasLabels(s *dto.Metric, db, table string) bool {
+	got := labels(s)
+	return got["database"] == db && got["table"] == table
+}
+
+func labels(s *dto.Metric) map[string]string {
 	got := map[string]string{}
 	for _, l := range s.GetLabel() {
 		got[l.GetName()] = l.GetValue()
 	}
-	return got["database"] == db && got["table"] == table
+	return got
 }
 
-func TestMetricsFollowWritesAndRounds(t *testing.T) {
-	dir := t.TempDir()
-	ctx := context.Background()
+// newService is a lakestream service over a warehouse and a log under dir.
+func newService(t *testing.T, dir string) *lakestream.Service {
+	t.Helper()
 	cat, err := lake.OpenCatalog(filepath.Join(dir, "warehouse"))
 	require.NoError(t, err)
 	log, err := logstore.Open(filepath.Join(dir, "log"), logstore.DefaultOptions())
 	require.NoError(t, err)
 	t.Cleanup(func() { log.Close() })
-	ls := lakestream.New(cat, log, lakestream.Options{})
+	return lakestream.New(cat, log, lakestream.Options{})
+}
+
+func TestMetricsFollowWritesAndRounds(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	ls := newService(t, dir)
 	require.NoError(t, ls.CreateDatabase("db", false))
 	bigint, err := lake.ParseType("BIGINT")
 	require.NoError(t, err)
@@ -144,12 +155,7 @@ func TestMetricsFollowWritesAndRounds(t *testing.T) {
 
 func TestBudgetAbsentWhenUnlimited(t *testing.T) {
 	dir := t.TempDir()
-	cat, err := lake.OpenCatalog(filepath.Join(dir, "warehouse"))
-	require.NoError(t, err)
-	log, err := logstore.Open(filepath.Join(dir, "log"), logstore.DefaultOptions())
-	require.NoError(t, err)
-	t.Cleanup(func() { log.Close() })
-	m := New(lakestream.New(cat, log, lakestream.Options{}), Options{LogDir: filepath.Join(dir, "log")})
+	m := New(newService(t, dir), Options{LogDir: filepath.Join(dir, "log")})
 	_, ok := value(t, m, "flightd_log_disk_budget_bytes", "")
 	require.False(t, ok)
 	_, ok = value(t, m, "flightd_log_disk_used_bytes", "")
@@ -159,13 +165,7 @@ func TestBudgetAbsentWhenUnlimited(t *testing.T) {
 // Flight calls are timed by method and status code, unary and streaming,
 // failed ones included.
 func TestRPCDurationByMethodAndCode(t *testing.T) {
-	dir := t.TempDir()
-	cat, err := lake.OpenCatalog(filepath.Join(dir, "warehouse"))
-	require.NoError(t, err)
-	log, err := logstore.Open(filepath.Join(dir, "log"), logstore.DefaultOptions())
-	require.NoError(t, err)
-	t.Cleanup(func() { log.Close() })
-	m := New(lakestream.New(cat, log, lakestream.Options{}), Options{})
+	m := New(newService(t, t.TempDir()), Options{})
 	opts := m.ServerOptions()
 	require.Len(t, opts, 2)
 
@@ -197,11 +197,7 @@ func TestRPCDurationByMethodAndCode(t *testing.T) {
 				continue
 			}
 			for _, s := range mf.GetMetric() {
-				got := map[string]string{}
-				for _, l := range s.GetLabel() {
-					got[l.GetName()] = l.GetValue()
-				}
-				if got["method"] == method && got["code"] == code {
+				if got := labels(s); got["method"] == method && got["code"] == code {
 					return s.Histogram.GetSampleCount()
 				}
 			}
