@@ -16,10 +16,11 @@ VERSITYGW         := $(TOOLS)/versitygw
 VERSITYGW_STAMP   := $(TOOLS)/.versitygw-$(VERSITYGW_VERSION)
 # Java Paimon (paimon-bundle from Maven Central) for the cross-check in integration/java_test.go.
 PAIMON_CHECK_JAR  := integration/java/target/paimon-check.jar
+JDBC_CHECK_JAR    := integration/jdbc/target/jdbc-check.jar
 # Packages that never link DuckDB: fast to build, run with the race detector.
 NOCGO_PKGS   = $(shell $(GO) list ./... | grep -v -e /query -e /cmd/ -e /integration -e /bench -e /internal/deps)
 
-.PHONY: all build run tools paimon-check-jar test test-paimon test-go test-nocgo test-engine test-integration test-python deps py-deps go-deps bench bench-quick bench-sustained soak clean tidy-check
+.PHONY: all build run tools paimon-check-jar jdbc-check-jar test test-paimon test-go test-nocgo test-engine test-integration test-python deps py-deps go-deps bench bench-quick bench-sustained soak clean tidy-check
 
 all: build
 
@@ -46,9 +47,16 @@ $(PVENV)/.installed: requirements-paimon.txt
 	$(PVENV)/bin/pip install --quiet -r requirements-paimon.txt
 	touch $@
 
-deps: go-deps py-deps tools paimon-check-jar
+deps: go-deps py-deps tools paimon-check-jar jdbc-check-jar
 
 paimon-check-jar: $(PAIMON_CHECK_JAR)
+
+# The Arrow Flight SQL JDBC driver and a client that drives flightd through it (integration/jdbc_test.go).
+jdbc-check-jar: $(JDBC_CHECK_JAR)
+
+$(JDBC_CHECK_JAR): integration/jdbc/pom.xml $(shell find integration/jdbc/src -name '*.java')
+	cd integration/jdbc && mvn -q -B -DskipTests package
+	@test -f $@ && touch $@
 
 $(PAIMON_CHECK_JAR): integration/java/pom.xml $(shell find integration/java/src -name '*.java')
 	cd integration/java && mvn -q -B -DskipTests package
@@ -76,7 +84,7 @@ test-engine:
 
 # Black-box tests against the real binary (Go ADBC driver); the crash test
 # reads the snapshots with pypaimon through FLIGHTD_PAIMON_PYTHON.
-test-integration: build tools paimon-check-jar py-deps
+test-integration: build tools paimon-check-jar jdbc-check-jar py-deps
 	VERSITYGW=$(VERSITYGW) FLIGHTD_BIN=$(CURDIR)/$(BIN) FLIGHTD_PAIMON_PYTHON=$(PAIMON_PY) $(GO) test -count=1 -timeout 20m $(GOTESTFLAGS) ./integration/...
 
 # Python clients: ADBC + pandas + Polars, and `flightd sql`.
@@ -109,4 +117,4 @@ tidy-check:
 	$(GO) mod tidy && git diff --exit-code go.mod go.sum
 
 clean:
-	rm -rf bin integration/java/target
+	rm -rf bin integration/java/target integration/jdbc/target

@@ -34,7 +34,12 @@ type Result struct {
 type Prepared struct {
 	// DatasetSchema is the result schema of a query (empty for updates).
 	DatasetSchema *arrow.Schema
-	Update        bool
+	// Parameters has a field per parameter placeholder (? or $N), in order,
+	// typed as the statement uses it (a string where the engine cannot
+	// tell); nil when the statement has none. Clients such as JDBC build
+	// their parameter values from it.
+	Parameters *arrow.Schema
+	Update     bool
 }
 
 // TableInfo describes one table or view that metadata calls list.

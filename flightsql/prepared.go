@@ -9,6 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/flightd/flightd/engine"
 )
 
 // preparedTTL expires handles that clients never close (JDBC overwrites
@@ -37,6 +39,7 @@ func (s *Server) CreatePreparedStatement(ctx context.Context, req flightsql.Acti
 	if !update {
 		res.DatasetSchema = p.DatasetSchema
 	}
+	res.ParameterSchema = p.Parameters
 	return res, nil
 }
 
@@ -59,13 +62,14 @@ func (s *Server) preparedSQL(handle []byte) (*preparedStmt, error) {
 	return ps, nil
 }
 
-// GetFlightInfoPreparedStatement runs the prepared statement.
+// GetFlightInfoPreparedStatement runs the prepared statement with the
+// parameter values bound last.
 func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	ps, err := s.preparedSQL(cmd.GetPreparedStatementHandle())
+	sql, err := s.boundQuery(cmd.GetPreparedStatementHandle())
 	if err != nil {
 		return nil, err
 	}
-	return s.flightInfo(ctx, ps.sql, desc)
+	return s.flightInfo(ctx, sql, desc)
 }
 
 // GetSchemaPreparedStatement returns the schema found at prepare time.
@@ -84,49 +88,115 @@ func (s *Server) GetSchemaPreparedStatement(ctx context.Context, cmd flightsql.P
 // DoGetPreparedStatement runs the prepared statement and streams it (for
 // clients that DoGet with the command itself as the ticket).
 func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery) (*arrow.Schema, <-chan flight.StreamChunk, error) {
-	ps, err := s.preparedSQL(cmd.GetPreparedStatementHandle())
+	sql, err := s.boundQuery(cmd.GetPreparedStatementHandle())
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := s.run(ctx, ps.sql)
+	r, err := s.run(ctx, sql)
 	if err != nil {
 		return nil, nil, err
 	}
 	return s.stream(ctx, r)
 }
 
-// DoPutPreparedStatementQuery binds parameters: not supported yet, except an
-// empty parameter batch.
+// DoPutPreparedStatementQuery binds parameter values (one column per
+// placeholder, in order) for the next execution of the statement. A query
+// takes one row of values.
 func (s *Server) DoPutPreparedStatementQuery(ctx context.Context, cmd flightsql.PreparedStatementQuery, r flight.MessageReader, w flight.MetadataWriter) ([]byte, error) {
-	if _, err := s.preparedSQL(cmd.GetPreparedStatementHandle()); err != nil {
+	h := cmd.GetPreparedStatementHandle()
+	ps, err := s.preparedSQL(h)
+	if err != nil {
 		return nil, err
 	}
-	if hasRows(r) {
-		return nil, status.Error(codes.Unimplemented, "flightd: statement parameters are not supported yet; put the values in the SQL text")
+	stmts, err := bindAll(ps.sql, r)
+	if err != nil {
+		return nil, err
 	}
-	return cmd.GetPreparedStatementHandle(), nil
+	s.mu.Lock()
+	ps.bound = stmts
+	s.mu.Unlock()
+	return h, nil
 }
 
-// DoPutPreparedStatementUpdate runs a prepared DDL or INSERT.
+// DoPutPreparedStatementUpdate runs a prepared DDL or INSERT, once for the
+// statement's parameter rows (an INSERT ... VALUES row with placeholders
+// writes all rows at once) and else once per row; it returns the rows
+// written.
 func (s *Server) DoPutPreparedStatementUpdate(ctx context.Context, cmd flightsql.PreparedStatementUpdate, r flight.MessageReader) (int64, error) {
 	ps, err := s.preparedSQL(cmd.GetPreparedStatementHandle())
 	if err != nil {
 		return 0, err
 	}
-	if hasRows(r) {
-		return 0, status.Error(codes.Unimplemented, "flightd: statement parameters are not supported yet; put the values in the SQL text")
+	stmts, err := bindAll(ps.sql, r)
+	if err != nil {
+		return 0, err
 	}
-	return s.update(ctx, ps.sql)
+	if stmts == nil {
+		if ps.prep.Parameters != nil && len(ps.prep.Parameters.Fields()) > 0 {
+			return 0, unbound(ps)
+		}
+		stmts = []string{ps.sql}
+	}
+	var total int64
+	for _, sql := range stmts {
+		n, err := s.update(ctx, sql)
+		if err != nil {
+			return total, err
+		}
+		total += n
+	}
+	return total, nil
 }
 
-func hasRows(r flight.MessageReader) bool {
+// boundQuery is the statement a prepared query runs: its SQL with the
+// values bound last.
+func (s *Server) boundQuery(handle []byte) (string, error) {
+	ps, err := s.preparedSQL(handle)
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	bound := ps.bound
+	s.mu.Unlock()
+	switch {
+	case bound == nil && ps.prep.Parameters != nil && len(ps.prep.Parameters.Fields()) > 0:
+		return "", unbound(ps)
+	case bound == nil:
+		return ps.sql, nil
+	case len(bound) != 1:
+		return "", status.Errorf(codes.InvalidArgument, "flightd: a query runs with one row of parameter values, but %d rows are bound; execute it once per row, or bind many rows to an INSERT run as an update", len(bound))
+	}
+	return bound[0], nil
+}
+
+func unbound(ps *preparedStmt) error {
+	return status.Errorf(codes.InvalidArgument, "flightd: the statement has %d parameter(s) and no values are bound", len(ps.prep.Parameters.Fields()))
+}
+
+// bindAll renders sql once per statement the parameter batches of r make
+// (engine.BindParams); nil when r carries no batch.
+func bindAll(sql string, r flight.MessageReader) ([]string, error) {
 	if r == nil {
-		return false
+		return nil, nil
 	}
+	var stmts []string
+	got := false
 	for r.Next() {
-		if r.RecordBatch().NumRows() > 0 {
-			return true
+		got = true
+		b, err := engine.BindParams(sql, r.RecordBatch())
+		if err != nil {
+			return nil, toStatus(err)
 		}
+		stmts = append(stmts, b...)
 	}
-	return false
+	if err := r.Err(); err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "flightd: read parameter values: %v", err)
+	}
+	if !got {
+		return nil, nil
+	}
+	if stmts == nil {
+		stmts = []string{} // zero rows bound: nothing to run
+	}
+	return stmts, nil
 }

@@ -54,6 +54,9 @@ type preparedStmt struct {
 	sql      string
 	prep     engine.Prepared
 	lastUsed time.Time
+	// bound is what the parameter values bound last make of sql
+	// (engine.BindParams); nil until values are bound.
+	bound []string
 }
 
 // New returns a server over eng.

@@ -116,6 +116,12 @@ func (e *Engine) Execute(ctx context.Context, sql string) (engine.Result, error)
 // Prepare describes sql. Queries run once under LIMIT 0 to learn their
 // schema.
 func (e *Engine) Prepare(ctx context.Context, sql string) (engine.Prepared, error) {
+	if ps, n, err := sqlparse.Params(sql); err != nil || n > 0 {
+		if err != nil {
+			return engine.Prepared{}, invalid(err)
+		}
+		return e.prepareParams(ctx, sql, ps, n)
+	}
 	if sqlparse.Classify(sql) != sqlparse.KindQuery {
 		return engine.Prepared{Update: true}, nil
 	}
@@ -269,6 +275,13 @@ func mapErr(err error) error {
 // query runs a row-returning statement with flightd tables bound.
 // With schemaOnly the statement runs under LIMIT 0 when DuckDB allows it.
 func (e *Engine) query(ctx context.Context, sql string, schemaOnly bool) (array.RecordReader, error) {
+	return e.queryWith(ctx, sql, schemaOnly, nil)
+}
+
+// queryWith is query; with describe, the statement is not run: describe
+// gets the connection with the statement's tables bound and the SQL that
+// DuckDB would run, and queryWith returns its error and no reader.
+func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, describe func(c *conn, run string) error) (array.RecordReader, error) {
 	c, err := e.connect(ctx)
 	if err != nil {
 		return nil, err
@@ -288,7 +301,7 @@ func (e *Engine) query(ctx context.Context, sql string, schemaOnly bool) (array.
 	var hints []scanHints
 	var names []string
 	if parsed {
-		if ps, ok := asPlainScan(tree, e.resolve); ok {
+		if ps, ok := asPlainScan(tree, e.resolve); ok && describe == nil {
 			if r, ok, err := e.plainScan(ctx, ps, schemaOnly); ok || err != nil {
 				return r, err
 			}
@@ -357,6 +370,9 @@ func (e *Engine) query(ctx context.Context, sql string, schemaOnly bool) (array.
 	projected, err := bind(true)
 	if err != nil {
 		return nil, err
+	}
+	if describe != nil {
+		return nil, describe(c, run)
 	}
 	rows, err := c.c.(driver.QueryerContext).QueryContext(ctx, run, nil)
 	if err != nil && projected && strings.Contains(err.Error(), "Binder Error") {

@@ -1,0 +1,209 @@
+package engine
+
+import (
+	"encoding/hex"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/decimal256"
+
+	"github.com/flightd/flightd/sqlparse"
+)
+
+// BindParams returns the statements that run sql with the parameter rows of
+// params (one column per parameter, in order; a row per execution), each
+// placeholder replaced by its value written as a SQL literal. Values are
+// substituted into the text rather than bound inside DuckDB so that a bound
+// statement takes the same paths as a literal one: the point-query path,
+// pruning by key, partition and statistics, and the parse cache (a
+// statement's shape is parsed once whatever its values).
+//
+// An INSERT INTO t ... VALUES (...) whose one row holds every placeholder
+// becomes a single statement with a row per parameter row (one write, one
+// acknowledgement, as JDBC executeBatch and Python executemany expect). Any
+// other statement becomes one statement per parameter row. A statement
+// without placeholders accepts no values (nil or zero columns).
+func BindParams(sql string, params arrow.RecordBatch) ([]string, error) {
+	ps, n, err := sqlparse.Params(sql)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	cols := 0
+	if params != nil {
+		cols = int(params.NumCols())
+	}
+	if n == 0 && cols == 0 {
+		return []string{sql}, nil
+	}
+	if cols != n {
+		return nil, fmt.Errorf("%w: the statement takes %d parameter(s) but %d value column(s) were bound", ErrInvalid, n, cols)
+	}
+	rows := int(params.NumRows())
+	vals := make([][]string, rows)
+	for r := range vals {
+		vals[r] = make([]string, n)
+		for c := range n {
+			v, err := Literal(params.Column(c), r)
+			if err != nil {
+				return nil, fmt.Errorf("%w: parameter %d (%s), row %d: %w", ErrInvalid, c+1, params.Schema().Field(c).Name, r+1, err)
+			}
+			vals[r][c] = v
+		}
+	}
+	if row, ok := sqlparse.InsertValuesRow(sql); ok && rows > 1 && within(ps, row.Pos, row.End) {
+		tuple := sql[row.Pos:row.End]
+		local := make([]sqlparse.Param, len(ps))
+		for i, p := range ps {
+			local[i] = sqlparse.Param{Pos: p.Pos - row.Pos, End: p.End - row.Pos, Index: p.Index}
+		}
+		var b strings.Builder
+		b.WriteString(sql[:row.Pos])
+		for r, v := range vals {
+			if r > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(sqlparse.Substitute(tuple, local, v))
+		}
+		b.WriteString(sql[row.End:])
+		return []string{b.String()}, nil
+	}
+	out := make([]string, rows)
+	for r, v := range vals {
+		out[r] = sqlparse.Substitute(sql, ps, v)
+	}
+	return out, nil
+}
+
+func within(ps []sqlparse.Param, pos, end int) bool {
+	for _, p := range ps {
+		if p.Pos < pos || p.End > end {
+			return false
+		}
+	}
+	return true
+}
+
+// Literal writes row i of col as a SQL literal of DuckDB's dialect that
+// stands for the same value and type: integers and strings plainly (so that
+// key lookups and pruning see them), other types as a typed literal or cast.
+func Literal(col arrow.Array, i int) (string, error) {
+	if col.IsNull(i) {
+		return "NULL", nil
+	}
+	switch a := col.(type) {
+	case *array.Boolean:
+		if a.Value(i) {
+			return "TRUE", nil
+		}
+		return "FALSE", nil
+	case *array.Int8:
+		return strconv.FormatInt(int64(a.Value(i)), 10), nil
+	case *array.Int16:
+		return strconv.FormatInt(int64(a.Value(i)), 10), nil
+	case *array.Int32:
+		return strconv.FormatInt(int64(a.Value(i)), 10), nil
+	case *array.Int64:
+		return strconv.FormatInt(a.Value(i), 10), nil
+	case *array.Uint8:
+		return strconv.FormatUint(uint64(a.Value(i)), 10), nil
+	case *array.Uint16:
+		return strconv.FormatUint(uint64(a.Value(i)), 10), nil
+	case *array.Uint32:
+		return strconv.FormatUint(uint64(a.Value(i)), 10), nil
+	case *array.Uint64:
+		return strconv.FormatUint(a.Value(i), 10), nil
+	case *array.Float16:
+		return floatLiteral(float64(a.Value(i).Float32()), "FLOAT"), nil
+	case *array.Float32:
+		return floatLiteral(float64(a.Value(i)), "FLOAT"), nil
+	case *array.Float64:
+		return floatLiteral(a.Value(i), "DOUBLE"), nil
+	case *array.String:
+		return quote(a.Value(i)), nil
+	case *array.LargeString:
+		return quote(a.Value(i)), nil
+	case *array.StringView:
+		return quote(a.Value(i)), nil
+	case *array.Binary:
+		return blob(a.Value(i)), nil
+	case *array.LargeBinary:
+		return blob(a.Value(i)), nil
+	case *array.BinaryView:
+		return blob(a.Value(i)), nil
+	case *array.FixedSizeBinary:
+		return blob(a.Value(i)), nil
+	case *array.Date32:
+		return "DATE '" + a.Value(i).ToTime().Format(time.DateOnly) + "'", nil
+	case *array.Date64:
+		return "DATE '" + a.Value(i).ToTime().Format(time.DateOnly) + "'", nil
+	case *array.Timestamp:
+		t := a.DataType().(*arrow.TimestampType)
+		ts := a.Value(i).ToTime(t.Unit).UTC()
+		switch {
+		case t.TimeZone != "":
+			return "CAST('" + ts.Format("2006-01-02 15:04:05.999999999") + "+00' AS TIMESTAMPTZ)", nil
+		case t.Unit == arrow.Nanosecond:
+			return "CAST('" + ts.Format("2006-01-02 15:04:05.999999999") + "' AS TIMESTAMP_NS)", nil
+		default:
+			return "CAST('" + ts.Format("2006-01-02 15:04:05.999999") + "' AS TIMESTAMP)", nil
+		}
+	case *array.Time32:
+		unit := a.DataType().(*arrow.Time32Type).Unit
+		return "CAST('" + a.Value(i).ToTime(unit).Format("15:04:05.999999") + "' AS TIME)", nil
+	case *array.Time64:
+		unit := a.DataType().(*arrow.Time64Type).Unit
+		return "CAST('" + a.Value(i).ToTime(unit).Format("15:04:05.999999") + "' AS TIME)", nil
+	case *array.Decimal128:
+		t := a.DataType().(*arrow.Decimal128Type)
+		return decimalLiteral(decimal128.Num(a.Value(i)).ToString(t.Scale), t.Precision, t.Scale), nil
+	case *array.Decimal256:
+		t := a.DataType().(*arrow.Decimal256Type)
+		return decimalLiteral(decimal256.Num(a.Value(i)).ToString(t.Scale), t.Precision, t.Scale), nil
+	case *array.Null:
+		return "NULL", nil
+	}
+	return "", fmt.Errorf("values of type %s cannot be bound; pass it as a string and CAST it in the statement", col.DataType())
+}
+
+func floatLiteral(f float64, typ string) string {
+	switch {
+	case math.IsNaN(f):
+		return "CAST('NaN' AS " + typ + ")"
+	case math.IsInf(f, 1):
+		return "CAST('Infinity' AS " + typ + ")"
+	case math.IsInf(f, -1):
+		return "CAST('-Infinity' AS " + typ + ")"
+	}
+	bits := 64
+	if typ == "FLOAT" {
+		bits = 32
+	}
+	return "CAST(" + strconv.FormatFloat(f, 'g', -1, bits) + " AS " + typ + ")"
+}
+
+func decimalLiteral(s string, precision, scale int32) string {
+	if precision > 38 { // beyond DuckDB's DECIMAL
+		return "CAST('" + s + "' AS DOUBLE)"
+	}
+	return fmt.Sprintf("CAST('%s' AS DECIMAL(%d, %d))", s, precision, scale)
+}
+
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+func blob(b []byte) string {
+	var sb strings.Builder
+	sb.WriteString("CAST('")
+	h := hex.EncodeToString(b)
+	for i := 0; i < len(h); i += 2 {
+		sb.WriteString(`\x`)
+		sb.WriteString(h[i : i+2])
+	}
+	sb.WriteString("' AS BLOB)")
+	return sb.String()
+}

@@ -1,0 +1,172 @@
+import java.math.BigDecimal;
+import java.sql.Connection;
+import java.sql.DatabaseMetaData;
+import java.sql.Date;
+import java.sql.DriverManager;
+import java.sql.ParameterMetaData;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.sql.Timestamp;
+import java.sql.Types;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Drives flightd through the Arrow Flight SQL JDBC driver the way a JDBC tool does: plain
+ * statements, prepared statements with parameters (set one by one and in batches), metadata, and
+ * errors. It checks every answer itself, prints one line per check and exits 1 on the first
+ * mismatch.
+ *
+ * <p>Usage: java -cp jdbc-check.jar:lib/* JdbcCheck host:port database
+ */
+public final class JdbcCheck {
+  private static int checks;
+
+  public static void main(String[] args) throws Exception {
+    String url = "jdbc:arrow-flight-sql://" + args[0] + "?useEncryption=false";
+    String db = args[1];
+    try (Connection c = DriverManager.getConnection(url)) {
+      run(c, db);
+    } catch (AssertionError e) {
+      System.out.println("FAIL " + e.getMessage());
+      System.exit(1);
+    }
+    System.out.println("ok " + checks + " checks");
+  }
+
+  private static void run(Connection c, String db) throws SQLException {
+    String t = db + ".orders";
+    String rt = db + ".\"orders$rt\"";
+    try (Statement s = c.createStatement()) {
+      s.execute("CREATE DATABASE " + db);
+      s.execute("CREATE TABLE " + t + " (id BIGINT, customer STRING, amount DECIMAL(10,2),"
+          + " ts TIMESTAMP(6), day DATE, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '2')");
+    }
+
+    // One row at a time: each setter as a JDBC tool would call it.
+    try (PreparedStatement p = c.prepareStatement("INSERT INTO " + t + " VALUES (?, ?, ?, ?, ?)")) {
+      ParameterMetaData md = p.getParameterMetaData();
+      check("insert parameter count", 5, md.getParameterCount());
+      check("insert parameter 1 type", Types.BIGINT, md.getParameterType(1));
+      check("insert parameter 2 type", Types.VARCHAR, md.getParameterType(2));
+      check("insert parameter 3 type", Types.DECIMAL, md.getParameterType(3));
+      p.setLong(1, 1);
+      p.setString(2, "O'Brien");
+      p.setBigDecimal(3, new BigDecimal("12.50"));
+      p.setTimestamp(4, Timestamp.valueOf("2024-01-02 03:04:05.678"));
+      p.setDate(5, Date.valueOf("2024-02-29"));
+      check("executeUpdate", 1, p.executeUpdate());
+      p.setInt(1, 2);
+      p.setString(2, "?");
+      p.setNull(3, Types.DECIMAL);
+      p.setNull(4, Types.TIMESTAMP);
+      p.setNull(5, Types.DATE);
+      check("executeUpdate with nulls", 1, p.executeUpdate());
+    }
+
+    // A batch: many rows, one statement execution.
+    try (PreparedStatement p = c.prepareStatement("INSERT INTO " + t + " (id, customer, amount) VALUES (?, ?, ?)")) {
+      for (int i = 10; i < 110; i++) {
+        p.setLong(1, i);
+        p.setString(2, "c" + i);
+        p.setBigDecimal(3, new BigDecimal(i + ".25"));
+        p.addBatch();
+      }
+      int[] n = p.executeBatch();
+      long sum = 0;
+      for (int k : n) {
+        sum += k;
+      }
+      check("executeBatch rows", 100L, sum);
+    }
+
+    // Prepared queries with parameters, run repeatedly with other values.
+    try (PreparedStatement p = c.prepareStatement(
+        "SELECT id, customer, amount, ts, day FROM " + rt + " WHERE id = ?")) {
+      ParameterMetaData md = p.getParameterMetaData();
+      check("query parameter count", 1, md.getParameterCount());
+      check("query parameter type", Types.BIGINT, md.getParameterType(1));
+      p.setLong(1, 1);
+      List<String> rows = rows(p.executeQuery());
+      check("row 1", List.of("1|O'Brien|12.50|2024-01-02 03:04:05.678|2024-02-29"), rows);
+      p.setLong(1, 2);
+      check("row 2", List.of("2|?|null|null|null"), rows(p.executeQuery()));
+      p.setLong(1, 3);
+      check("no row 3", List.of(), rows(p.executeQuery()));
+    }
+    try (PreparedStatement p = c.prepareStatement(
+        "SELECT count(*), sum(amount) FROM " + rt + " WHERE customer LIKE ? AND id BETWEEN ? AND ?")) {
+      p.setString(1, "c%");
+      p.setInt(2, 10);
+      p.setInt(3, 19);
+      check("aggregate", List.of("10|147.50"), rows(p.executeQuery()));
+    }
+    try (PreparedStatement p = c.prepareStatement("SELECT id FROM " + rt + " WHERE ts = ? AND day = ?")) {
+      p.setTimestamp(1, Timestamp.valueOf("2024-01-02 03:04:05.678"));
+      p.setDate(2, Date.valueOf("2024-02-29"));
+      check("timestamp and date parameters", List.of("1"), rows(p.executeQuery()));
+    }
+
+    // Plain statements and metadata.
+    try (Statement s = c.createStatement()) {
+      check("count", List.of("102"), rows(s.executeQuery("SELECT count(*) FROM " + rt)));
+      try {
+        s.executeQuery("SELEC 1");
+        throw new AssertionError("bad SQL: no error");
+      } catch (SQLException e) {
+        check("bad SQL error names the problem", true, e.getMessage().contains("syntax error"));
+      }
+      check("server keeps serving", List.of("1"), rows(s.executeQuery("SELECT 1")));
+    }
+    // A parameter's type is what the statement makes of it; a string where it fixes none.
+    try (PreparedStatement p = c.prepareStatement("SELECT CAST(? AS INTEGER) + 1 AS n, ? AS s")) {
+      ParameterMetaData pm = p.getParameterMetaData();
+      check("cast parameter type", Types.BIGINT, pm.getParameterType(1));
+      check("untyped parameter type", Types.VARCHAR, pm.getParameterType(2));
+      p.setInt(1, 41);
+      p.setString(2, "x");
+      check("cast and untyped parameters", List.of("42|x"), rows(p.executeQuery()));
+    }
+    DatabaseMetaData md = c.getMetaData();
+    List<String> tables = new ArrayList<>();
+    try (ResultSet rs = md.getTables(null, db, "%", null)) {
+      while (rs.next()) {
+        tables.add(rs.getString("TABLE_NAME") + ":" + rs.getString("TABLE_TYPE"));
+      }
+    }
+    check("tables", List.of("orders:TABLE", "orders$rt:VIEW", "orders$changelog:VIEW"), tables);
+  }
+
+  private static List<String> rows(ResultSet rs) throws SQLException {
+    List<String> out = new ArrayList<>();
+    try (rs) {
+      int n = rs.getMetaData().getColumnCount();
+      while (rs.next()) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 1; i <= n; i++) {
+          if (i > 1) {
+            b.append('|');
+          }
+          Object v = rs.getObject(i);
+          if (v instanceof Timestamp ts) {
+            v = ts.toLocalDateTime().toString().replace('T', ' ');
+          }
+          b.append(v);
+        }
+        out.add(b.toString());
+      }
+    }
+    out.sort(null);
+    return out;
+  }
+
+  private static void check(String what, Object want, Object got) {
+    checks++;
+    if (!want.equals(got)) {
+      throw new AssertionError(what + ": want " + want + ", got " + got);
+    }
+    System.out.println("ok " + what);
+  }
+}

@@ -1,0 +1,173 @@
+//go:build duckdb_arrow
+
+package query
+
+import (
+	"context"
+	"database/sql/driver"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/flightd/flightd/engine"
+	"github.com/flightd/flightd/sqlparse"
+)
+
+// prepareParams describes a statement with parameter placeholders: the
+// parameters' types, for clients that build their values from them (JDBC
+// does, and refuses a value its type cannot take), and a query's result
+// schema. The values are bound later as literals (engine.BindParams).
+func (e *Engine) prepareParams(ctx context.Context, sql string, ps []sqlparse.Param, n int) (engine.Prepared, error) {
+	switch kind := sqlparse.Classify(sql); kind {
+	case sqlparse.KindQuery:
+		return e.prepareQueryParams(ctx, sql, ps, n)
+	case sqlparse.KindInsert:
+		types, err := e.insertParamTypes(sql, ps, n)
+		if err != nil {
+			return engine.Prepared{}, err
+		}
+		return engine.Prepared{Update: true, Parameters: paramSchema(types)}, nil
+	default:
+		return engine.Prepared{}, fmt.Errorf("%w: parameters (? or $N) can be bound in queries and INSERT INTO only, not in %s statements", engine.ErrInvalid, kind)
+	}
+}
+
+// prepareQueryParams asks DuckDB for the parameter types of the statement
+// with its tables bound, then runs it under LIMIT 0 with a typed NULL for
+// each parameter to learn its result schema.
+func (e *Engine) prepareQueryParams(ctx context.Context, sql string, ps []sqlparse.Param, n int) (engine.Prepared, error) {
+	duck := make([]duckdb.Type, n) // TYPE_INVALID: DuckDB cannot tell
+	_, err := e.queryWith(ctx, sql, true, func(c *conn, run string) error {
+		st, err := c.c.(driver.ConnPrepareContext).PrepareContext(ctx, run)
+		if err != nil {
+			return fmt.Errorf("%w: %s", engine.ErrInvalid, cleanDuckErr(err))
+		}
+		defer st.Close()
+		ds, ok := st.(*duckdb.Stmt)
+		if !ok || ds.NumInput() != n {
+			return nil // leave the types unknown
+		}
+		for i := range n {
+			if duck[i], err = ds.ParamType(i + 1); err != nil {
+				return fmt.Errorf("query: parameter %d: %w", i+1, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return engine.Prepared{}, err
+	}
+	types := make([]arrow.DataType, n)
+	nulls := make([]string, n)
+	for i, t := range duck {
+		types[i] = paramType(t)
+		nulls[i] = "NULL"
+		if t != duckdb.TYPE_INVALID && t != duckdb.TYPE_ANY {
+			if dt, ok := duckType(types[i]); ok {
+				nulls[i] = "CAST(NULL AS " + dt + ")"
+			}
+		}
+	}
+	r, err := e.query(ctx, sqlparse.Substitute(sql, ps, nulls), true)
+	if err != nil {
+		return engine.Prepared{}, err
+	}
+	defer r.Release()
+	return engine.Prepared{DatasetSchema: r.Schema(), Parameters: paramSchema(types)}, nil
+}
+
+// insertParamTypes types the parameters of an INSERT: a placeholder that is
+// a whole element of a VALUES row takes its column's type, any other one is
+// a string (the INSERT casts it to the column).
+func (e *Engine) insertParamTypes(sql string, ps []sqlparse.Param, n int) ([]arrow.DataType, error) {
+	st, err := sqlparse.ParseInsert(sql)
+	if err != nil {
+		return nil, invalid(err)
+	}
+	db := dbOr(st.Name.Database)
+	schema, err := e.ls.ArrowSchema(db, st.Name.Table)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	types := make([]arrow.DataType, n)
+	for i := range types {
+		types[i] = arrow.BinaryTypes.String
+	}
+	row, ok := sqlparse.InsertValuesRow(sql)
+	if !ok {
+		return types, nil
+	}
+	for i, el := range row.Elems {
+		col := -1
+		switch {
+		case st.Columns == nil && i < schema.NumFields():
+			col = i
+		case i < len(st.Columns):
+			col = fieldIndex(schema, st.Columns[i])
+		}
+		if col < 0 {
+			continue
+		}
+		for _, p := range ps {
+			if p.Pos == el[0] && p.End == el[1] {
+				types[p.Index] = columnParamType(schema.Field(col).Type)
+			}
+		}
+	}
+	return types, nil
+}
+
+// paramType is the Arrow type a parameter that DuckDB types t is declared
+// with. The choices follow what the Arrow Flight SQL JDBC driver can bind:
+// integers as Int64 and floating point and decimals as Float64 (it accepts
+// any Java number there), timestamps in milliseconds (it writes
+// setTimestamp's epoch milliseconds into the vector unscaled, whatever its
+// unit), and anything else as a string, which the statement casts.
+func paramType(t duckdb.Type) arrow.DataType {
+	switch t {
+	case duckdb.TYPE_BOOLEAN:
+		return arrow.FixedWidthTypes.Boolean
+	case duckdb.TYPE_TINYINT, duckdb.TYPE_SMALLINT, duckdb.TYPE_INTEGER, duckdb.TYPE_BIGINT,
+		duckdb.TYPE_UTINYINT, duckdb.TYPE_USMALLINT, duckdb.TYPE_UINTEGER, duckdb.TYPE_UBIGINT, duckdb.TYPE_HUGEINT:
+		return arrow.PrimitiveTypes.Int64
+	case duckdb.TYPE_FLOAT, duckdb.TYPE_DOUBLE, duckdb.TYPE_DECIMAL:
+		return arrow.PrimitiveTypes.Float64
+	case duckdb.TYPE_BLOB:
+		return arrow.BinaryTypes.Binary
+	case duckdb.TYPE_DATE:
+		return arrow.FixedWidthTypes.Date32
+	case duckdb.TYPE_TIMESTAMP, duckdb.TYPE_TIMESTAMP_S, duckdb.TYPE_TIMESTAMP_MS, duckdb.TYPE_TIMESTAMP_NS:
+		return &arrow.TimestampType{Unit: arrow.Millisecond}
+	case duckdb.TYPE_TIMESTAMP_TZ:
+		return &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "UTC"}
+	}
+	return arrow.BinaryTypes.String
+}
+
+// columnParamType is the Arrow type a parameter written into a column of
+// type t is declared with (see paramType; a decimal column keeps its
+// decimal type, so that its values stay exact).
+func columnParamType(t arrow.DataType) arrow.DataType {
+	switch t := t.(type) {
+	case *arrow.BooleanType:
+		return t
+	case *arrow.Int8Type, *arrow.Int16Type, *arrow.Int32Type, *arrow.Int64Type:
+		return arrow.PrimitiveTypes.Int64
+	case *arrow.Float32Type, *arrow.Float64Type:
+		return arrow.PrimitiveTypes.Float64
+	case *arrow.Decimal128Type, *arrow.BinaryType, *arrow.Date32Type:
+		return t
+	case *arrow.TimestampType:
+		return &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: t.TimeZone}
+	}
+	return arrow.BinaryTypes.String
+}
+
+func paramSchema(types []arrow.DataType) *arrow.Schema {
+	fs := make([]arrow.Field, len(types))
+	for i, t := range types {
+		fs[i] = arrow.Field{Name: fmt.Sprintf("$%d", i+1), Type: t, Nullable: true}
+	}
+	return arrow.NewSchema(fs, nil)
+}
