@@ -15,7 +15,12 @@
 //   - prepared statements: every statement can be prepared (JDBC and ADBC
 //     Python prepare everything); queries get a non-empty dataset schema and
 //     is_update=false, other statements is_update=true. Closing an unknown
-//     handle succeeds. Parameters are not supported yet and are refused;
+//     handle succeeds. Statements with placeholders (? or $N) get a
+//     parameter schema; parameter values arrive by DoPut (one column per
+//     placeholder) and stay bound to the handle until the next DoPut. A
+//     query runs with one row of values; an update runs for all rows
+//     (engine.BindParams: one statement for an INSERT ... VALUES row, else
+//     one per row) and returns the rows written;
 //   - bulk ingest (CommandStatementIngest): append mode, and create mode
 //     (creates an append table from the batch schema);
 //   - metadata: GetCatalogs (none), GetDbSchemas, GetTables (t and t$rt,

@@ -24,6 +24,15 @@
 //     Pruning only skips files; DuckDB applies the whole WHERE, so a result
 //     never depends on it (TestPushdownNeverChangesResults).
 //
+// Prepare describes a statement with parameter placeholders too
+// (params.go): a query's parameter types are what DuckDB infers with the
+// statement's tables bound (a string where it cannot tell; integers as
+// Int64, decimals as Float64, timestamps in milliseconds, the types the
+// Arrow Flight SQL JDBC driver binds correctly), an INSERT's are its VALUES
+// columns' types. Values are bound as SQL literals (engine.BindParams), so a
+// bound statement runs exactly as the same statement written with literals:
+// point lookups, pruning and the parse cache apply.
+//
 // DuckDB connections are reused (at most 8 idle), each with its prepared
 // json_serialize_sql and json_deserialize_sql statements. Parse trees are
 // cached by statement shape, the text without its integer and string

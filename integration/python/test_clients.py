@@ -96,3 +96,43 @@ def test_errors_keep_the_server_serving(server):
     cur.execute("SELECT 42")
     assert cur.fetchone() == (42,)
     conn.close()
+
+
+def test_dbapi_parameters(server):
+    """cursor.execute(sql, params) and executemany, as DB-API code writes them."""
+    import decimal
+
+    conn = connect(server)
+    cur = conn.cursor()
+    cur.execute("CREATE DATABASE params")
+    cur.execute("CREATE TABLE params.t (id BIGINT, name STRING, price DECIMAL(10,2), "
+                "ts TIMESTAMP(6), day DATE, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '2')")
+    ts = datetime.datetime(2024, 1, 2, 3, 4, 5, 123456)
+    rows = [(i, f"it's {i}", decimal.Decimal(f"{i}.25"), ts, datetime.date(2024, 2, i)) for i in range(1, 21)]
+    # executemany of an INSERT ... VALUES row: one statement, every row.
+    cur.executemany("INSERT INTO params.t VALUES (?, ?, ?, ?, ?)", rows)
+    cur.execute("INSERT INTO params.t (id, name) VALUES ($1, $2)", (99, "?"))
+
+    cur.execute('SELECT * FROM params."t$rt" WHERE id = ?', (7,))
+    assert cur.fetchall() == [rows[6]]
+    cur.execute('SELECT name FROM params."t$rt" WHERE id = ?', (99,))
+    assert cur.fetchall() == [("?",)]
+    cur.execute('SELECT count(*) FROM params."t$rt" WHERE name LIKE ? AND ts = ? AND day >= ? AND price > ?',
+                ("it's%", ts, datetime.date(2024, 2, 10), decimal.Decimal("12")))
+    assert cur.fetchall() == [(9,)]  # ids 12 to 20
+    cur.execute('SELECT ? AS n, ? AS f, ? AS s, ? AS b', (None, 1.5, "x'y", b"\x00\xff"))
+    assert cur.fetchall() == [(None, 1.5, "x'y", b"\x00\xff")]
+
+    # Wrong parameter counts are errors that say so, and the connection keeps working.
+    try:
+        cur.execute('SELECT ? + ?', (1,))
+        raise AssertionError("no error for a missing parameter")
+    except flight_sql.Error as e:
+        assert "takes 2 parameter(s) but 1" in str(e)
+    cur.execute("SELECT count(*) FROM params.\"t$rt\"")
+    assert cur.fetchall() == [(21,)]
+
+    # Polars passes parameters through to the cursor.
+    df = pl.read_database('SELECT id FROM params."t$rt" WHERE id < ? ORDER BY id', connection=conn,
+                          execute_options={"parameters": (4,)})
+    assert df["id"].to_list() == [1, 2, 3]

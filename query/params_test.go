@@ -1,0 +1,108 @@
+//go:build duckdb_arrow
+
+package query
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/engine"
+)
+
+func fieldTypes(s *arrow.Schema) []string {
+	var out []string
+	for _, f := range s.Fields() {
+		out = append(out, f.Name+" "+f.Type.String())
+	}
+	return out
+}
+
+func TestPrepareTypesParameters(t *testing.T) {
+	e := newTestEngine(t)
+	ctx := context.Background()
+	run(t, e, "CREATE DATABASE db")
+	run(t, e, "CREATE TABLE db.t (id BIGINT, name STRING, price DECIMAL(10,2), ts TIMESTAMP(6), day DATE, ok BOOLEAN, f DOUBLE, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '2')")
+
+	p, err := e.Prepare(ctx, `SELECT name, price FROM db."t$rt" WHERE id = ? AND ts < ? AND day = ? AND price > ? AND ok = ? AND f = ? AND name LIKE ?`)
+	require.NoError(t, err)
+	require.False(t, p.Update)
+	require.Equal(t, []string{"name utf8", "price decimal(10, 2)"}, fieldTypes(p.DatasetSchema))
+	require.Equal(t, []string{"$1 int64", "$2 timestamp[ms]", "$3 date32", "$4 float64", "$5 bool", "$6 float64", "$7 utf8"}, fieldTypes(p.Parameters))
+
+	// A parameter the statement does not type is a string; the result schema
+	// still comes out (a NULL in its place).
+	p, err = e.Prepare(ctx, `SELECT CAST($1 AS INTEGER) + 1 AS b, $2 AS a, $2 AS c`)
+	require.NoError(t, err)
+	require.Equal(t, []string{"$1 int64", "$2 utf8"}, fieldTypes(p.Parameters))
+	require.Equal(t, 3, p.DatasetSchema.NumFields())
+
+	// An INSERT's VALUES placeholders take their columns' types.
+	p, err = e.Prepare(ctx, `INSERT INTO db.t (id, price, ts, name) VALUES (?, ?, ?, upper(?))`)
+	require.NoError(t, err)
+	require.True(t, p.Update)
+	require.Equal(t, []string{"$1 int64", "$2 decimal(10, 2)", "$3 timestamp[ms]", "$4 utf8"}, fieldTypes(p.Parameters))
+	p, err = e.Prepare(ctx, `INSERT INTO db.t VALUES (?, ?, ?, ?, ?, ?, ?)`)
+	require.NoError(t, err)
+	require.Equal(t, []string{"$1 int64", "$2 utf8", "$3 decimal(10, 2)", "$4 timestamp[ms]", "$5 date32", "$6 bool", "$7 float64"}, fieldTypes(p.Parameters))
+
+	for sql, msg := range map[string]string{
+		`SELECT ?, $1`: "mixes ? and $N",
+		`ALTER TABLE db.t SET ('lakestream.freshness' = ?)`: "can be bound in queries and INSERT INTO only",
+		`SELECT * FROM db."nope$rt" WHERE id = ?`:           "nope",
+		`INSERT INTO db.nope VALUES (?)`:                    "nope",
+		`SELECT * FROM db."t$rt" WHERE no_such_column = ?`:  "no_such_column",
+	} {
+		_, err := e.Prepare(ctx, sql)
+		require.ErrorContains(t, err, msg, sql)
+	}
+	// Statements without placeholders are described as before.
+	p, err = e.Prepare(ctx, `SELECT '?' AS q`)
+	require.NoError(t, err)
+	require.Nil(t, p.Parameters)
+}
+
+// TestBoundLiteralsMeanTheirValues runs every literal engine.Literal writes
+// through DuckDB and compares the value that comes back with the one bound.
+func TestBoundLiteralsMeanTheirValues(t *testing.T) {
+	e := newTestEngine(t)
+	mem := memory.DefaultAllocator
+	for _, tc := range []struct {
+		typ  arrow.DataType
+		json string
+		want string // the value as DuckDB returns it; "" = as bound
+	}{
+		{arrow.PrimitiveTypes.Int64, `-9223372036854775808`, ""},
+		{arrow.PrimitiveTypes.Uint64, `18446744073709551615`, ""},
+		{arrow.BinaryTypes.String, `"it's \\x41 ? $1 -- /* é"`, ""},
+		{arrow.BinaryTypes.String, `""`, ""},
+		{arrow.PrimitiveTypes.Float64, `0.1`, ""},
+		{arrow.PrimitiveTypes.Float64, `1e300`, ""},
+		{arrow.PrimitiveTypes.Float64, `-2.5e-300`, ""},
+		{arrow.PrimitiveTypes.Float32, `1.1`, ""},
+		{arrow.FixedWidthTypes.Boolean, `false`, ""},
+		{arrow.FixedWidthTypes.Date32, `"1969-12-31"`, ""},
+		{&arrow.TimestampType{Unit: arrow.Microsecond}, `"2024-02-29T10:11:12.345678"`, ""},
+		{&arrow.TimestampType{Unit: arrow.Nanosecond}, `"2024-02-29T10:11:12.000000001"`, ""},
+		{&arrow.Decimal128Type{Precision: 38, Scale: 10}, `"-1234567890123456789012345678.0123456789"`, ""},
+		{arrow.BinaryTypes.Binary, `"AAH/Jw=="`, ""},
+	} {
+		rec, _, err := array.RecordFromJSON(mem, arrow.NewSchema([]arrow.Field{{Name: "p", Type: tc.typ}}, nil), strings.NewReader(`[{"p": `+tc.json+`}]`))
+		require.NoError(t, err)
+		want := tc.want
+		if want == "" {
+			want = rec.Column(0).ValueStr(0)
+		}
+		stmts, err := engine.BindParams("SELECT ? AS v", rec)
+		rec.Release()
+		require.NoError(t, err)
+		require.Len(t, stmts, 1)
+		got := run(t, e, stmts[0])
+		require.Equal(t, [][]string{{want}}, got, "%s %s: %s", tc.typ, tc.json, stmts[0])
+	}
+}
