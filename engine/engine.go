@@ -58,6 +58,13 @@ type Engine interface {
 	// Ingest appends every batch of r to db.table and returns the row count.
 	// With create, a missing table is created from r's schema (append table).
 	Ingest(ctx context.Context, db, table string, create bool, r array.RecordReader) (int64, error)
+	// InsertParams writes the parameter rows of params as the rows of an
+	// INSERT INTO t [(cols)] VALUES (?, ..., ?) whose row holds nothing but
+	// placeholders, each once, without going through SQL: executemany and
+	// JDBC executeBatch then load as fast as bulk ingest. ok is false, and
+	// nothing is written, for any other statement or values that only SQL
+	// converts; then run BindParams's statements instead.
+	InsertParams(ctx context.Context, sql string, params arrow.RecordBatch) (n int64, ok bool, err error)
 	Databases(ctx context.Context) ([]string, error)
 	Tables(ctx context.Context, db string) ([]TableInfo, error)
 }

@@ -18,9 +18,11 @@
 //     handle succeeds. Statements with placeholders (? or $N) get a
 //     parameter schema; parameter values arrive by DoPut (one column per
 //     placeholder) and stay bound to the handle until the next DoPut. A
-//     query runs with one row of values; an update runs for all rows
-//     (engine.BindParams: one statement for an INSERT ... VALUES row, else
-//     one per row) and returns the rows written;
+//     query runs with one row of values; an update runs for all rows (an
+//     INSERT whose VALUES row is all placeholders writes them as a batch,
+//     engine.InsertParams; else engine.BindParams: one statement for an
+//     INSERT ... VALUES row, one per row otherwise) and returns the rows
+//     written;
 //   - bulk ingest (CommandStatementIngest): append mode, and create mode
 //     (creates an append table from the batch schema);
 //   - metadata: GetCatalogs (none), GetDbSchemas, GetTables (t and t$rt,

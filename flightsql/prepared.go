@@ -127,23 +127,39 @@ func (s *Server) DoPutPreparedStatementUpdate(ctx context.Context, cmd flightsql
 	if err != nil {
 		return 0, err
 	}
-	stmts, err := bindAll(ps.sql, r)
-	if err != nil {
-		return 0, err
+	var total int64
+	got := false
+	for r != nil && r.Next() {
+		got = true
+		rec := r.RecordBatch()
+		n, ok, err := s.eng.InsertParams(ctx, ps.sql, rec)
+		total += n
+		if err != nil {
+			return total, toStatus(err)
+		}
+		if ok {
+			continue
+		}
+		stmts, err := engine.BindParams(ps.sql, rec)
+		if err != nil {
+			return total, toStatus(err)
+		}
+		for _, sql := range stmts {
+			n, err := s.update(ctx, sql)
+			if err != nil {
+				return total, err
+			}
+			total += n
+		}
 	}
-	if stmts == nil {
+	if r != nil && r.Err() != nil {
+		return total, status.Errorf(codes.InvalidArgument, "flightd: read parameter values: %v", r.Err())
+	}
+	if !got {
 		if ps.prep.Parameters != nil && len(ps.prep.Parameters.Fields()) > 0 {
 			return 0, unbound(ps)
 		}
-		stmts = []string{ps.sql}
-	}
-	var total int64
-	for _, sql := range stmts {
-		n, err := s.update(ctx, sql)
-		if err != nil {
-			return total, err
-		}
-		total += n
+		return s.update(ctx, ps.sql)
 	}
 	return total, nil
 }

@@ -72,6 +72,10 @@ func (f *fakeEngine) Ingest(ctx context.Context, db, table string, create bool, 
 	return n, r.Err()
 }
 
+func (f *fakeEngine) InsertParams(ctx context.Context, sql string, params arrow.RecordBatch) (int64, bool, error) {
+	return 0, false, nil
+}
+
 func (f *fakeEngine) Databases(ctx context.Context) ([]string, error) {
 	return []string{"default", "shop"}, nil
 }

@@ -5,12 +5,16 @@ package query
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/duckdb/duckdb-go/v2"
 
 	"github.com/flightd/flightd/engine"
+	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/sqlparse"
 )
 
@@ -170,4 +174,64 @@ func paramSchema(types []arrow.DataType) *arrow.Schema {
 		fs[i] = arrow.Field{Name: fmt.Sprintf("$%d", i+1), Type: t, Nullable: true}
 	}
 	return arrow.NewSchema(fs, nil)
+}
+
+// InsertParams implements engine.Engine: the parameter batch, its columns
+// renamed to the INSERT's target columns, goes to the table's write path as
+// an ingested batch would (cast to the column types there). Values the
+// write path cannot cast (it casts as Arrow does, which refuses some
+// conversions DuckDB makes) leave ok false so that the INSERT runs as SQL.
+func (e *Engine) InsertParams(ctx context.Context, sql string, params arrow.RecordBatch) (int64, bool, error) {
+	if params == nil || params.NumRows() == 0 {
+		return 0, false, nil
+	}
+	row, ok := sqlparse.InsertValuesRow(sql)
+	if !ok {
+		return 0, false, nil
+	}
+	ps, n, err := sqlparse.Params(sql)
+	if err != nil || n != int(params.NumCols()) || len(ps) != len(row.Elems) {
+		return 0, false, nil
+	}
+	st, err := sqlparse.ParseInsert(sql)
+	if err != nil {
+		return 0, false, nil
+	}
+	db := dbOr(st.Name.Database)
+	schema, err := e.ls.ArrowSchema(db, st.Name.Table)
+	if err != nil {
+		return 0, false, nil // the SQL path reports it
+	}
+	cols := st.Columns
+	if cols == nil {
+		for _, f := range schema.Fields() {
+			cols = append(cols, f.Name)
+		}
+	}
+	if len(cols) != len(row.Elems) {
+		return 0, false, nil
+	}
+	used := make([]bool, n)
+	fields := make([]arrow.Field, len(cols))
+	arrs := make([]arrow.Array, len(cols))
+	for i, el := range row.Elems {
+		p := ps[i] // one placeholder per element, both in text order
+		idx := fieldIndex(schema, cols[i])
+		if p.Pos != el[0] || p.End != el[1] || used[p.Index] || idx < 0 {
+			return 0, false, nil
+		}
+		used[p.Index] = true
+		arrs[i] = params.Column(p.Index)
+		fields[i] = arrow.Field{Name: schema.Field(idx).Name, Type: arrs[i].DataType(), Nullable: true}
+	}
+	rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), arrs, params.NumRows())
+	defer rec.Release()
+	written, err := e.ls.Write(ctx, db, st.Name.Table, rec)
+	if errors.Is(err, lakestream.ErrInvalidBatch) && strings.Contains(err.Error(), "cannot convert") {
+		return 0, false, nil
+	}
+	if err != nil {
+		return written, true, mapErr(err)
+	}
+	return written, true, nil
 }

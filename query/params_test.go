@@ -106,3 +106,70 @@ func TestBoundLiteralsMeanTheirValues(t *testing.T) {
 		require.Equal(t, [][]string{{want}}, got, "%s %s: %s", tc.typ, tc.json, stmts[0])
 	}
 }
+
+// TestInsertParamsWritesTheBatch: an INSERT whose VALUES row is all
+// placeholders writes the parameter rows as a batch (ok), cast to the
+// columns; other INSERT shapes and values only SQL converts are left to
+// SQL (not ok, nothing written), and both paths store the same rows.
+func TestInsertParamsWritesTheBatch(t *testing.T) {
+	e := newTestEngine(t)
+	ctx := context.Background()
+	run(t, e, "CREATE DATABASE db")
+	run(t, e, "CREATE TABLE db.t (id BIGINT, name STRING, price DECIMAL(10,2), day DATE, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '2')")
+	batch := func(fields []arrow.Field, rows string) arrow.RecordBatch {
+		rec, _, err := array.RecordFromJSON(memory.DefaultAllocator, arrow.NewSchema(fields, nil), strings.NewReader(rows))
+		require.NoError(t, err)
+		t.Cleanup(rec.Release)
+		return rec
+	}
+	i32 := arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int32, Nullable: true}
+	str := arrow.Field{Name: "b", Type: arrow.BinaryTypes.String, Nullable: true}
+	dec := arrow.Field{Name: "c", Type: &arrow.Decimal128Type{Precision: 5, Scale: 1}, Nullable: true}
+	f64 := arrow.Field{Name: "c", Type: arrow.PrimitiveTypes.Float64, Nullable: true}
+	for _, tc := range []struct {
+		sql    string
+		params arrow.RecordBatch
+		direct bool
+	}{
+		// Exact or Arrow-castable values: straight to the log.
+		{"INSERT INTO db.t VALUES (?, ?, ?, ?)", batch([]arrow.Field{i32, str, dec, {Name: "d", Type: arrow.FixedWidthTypes.Date32, Nullable: true}},
+			`[{"a": 1, "b": "x", "c": "1.5", "d": "2024-01-02"}, {"a": 2, "b": null, "c": null, "d": null}]`), true},
+		// Placeholders out of order and columns named: mapped by position.
+		{"INSERT INTO db.t (name, id) VALUES ($2, $1)", batch([]arrow.Field{i32, str}, `[{"a": 3, "b": "y"}]`), true},
+		// An element that is not a bare placeholder: SQL.
+		{"INSERT INTO db.t (id, name) VALUES (?, upper(?))", batch([]arrow.Field{i32, str}, `[{"a": 4, "b": "z"}]`), false},
+		// A string that Arrow does not read as a DATE but DuckDB does (ISO with time).
+		{"INSERT INTO db.t (id, day) VALUES (?, ?)", batch([]arrow.Field{i32, {Name: "d", Type: arrow.BinaryTypes.String}}, `[{"a": 5, "d": "2024-03-04 00:00:00"}]`), false},
+		// Doubles into a decimal column: Arrow casts them.
+		{"INSERT INTO db.t (id, price) VALUES (?, ?)", batch([]arrow.Field{i32, f64}, `[{"a": 6, "c": 2.25}]`), true},
+	} {
+		n, ok, err := e.InsertParams(ctx, tc.sql, tc.params)
+		require.NoError(t, err, tc.sql)
+		require.Equal(t, tc.direct, ok, tc.sql)
+		if !ok {
+			require.Zero(t, n)
+			stmts, err := engine.BindParams(tc.sql, tc.params)
+			require.NoError(t, err)
+			for _, s := range stmts {
+				res, err := e.Execute(ctx, s)
+				require.NoError(t, err, s)
+				n += res.Affected
+			}
+		}
+		require.Equal(t, tc.params.NumRows(), n, tc.sql)
+	}
+	got := run(t, e, `SELECT id, name, price, day FROM db."t$rt" ORDER BY id`)
+	require.Equal(t, [][]string{
+		{"1", "x", "1.5", "2024-01-02"},
+		{"2", "(null)", "(null)", "(null)"},
+		{"3", "y", "(null)", "(null)"},
+		{"4", "Z", "(null)", "(null)"},
+		{"5", "(null)", "(null)", "2024-03-04"},
+		{"6", "(null)", "2.25", "(null)"},
+	}, got)
+	// A NULL key is refused, nothing written.
+	_, ok, err := e.InsertParams(ctx, "INSERT INTO db.t (id, name) VALUES (?, ?)", batch([]arrow.Field{i32, str}, `[{"a": null, "b": "n"}]`))
+	require.True(t, ok)
+	require.ErrorIs(t, err, engine.ErrInvalid)
+	require.Equal(t, "6", run(t, e, `SELECT count(*) FROM db."t$rt"`)[0][0])
+}
