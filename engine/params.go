@@ -25,9 +25,11 @@ import (
 // statement's shape is parsed once whatever its values).
 //
 // An INSERT INTO t ... VALUES (...) whose one row holds every placeholder
-// becomes a single statement with a row per parameter row (one write, one
-// acknowledgement, as JDBC executeBatch and Python executemany expect). Any
-// other statement becomes one statement per parameter row. A statement
+// becomes a single statement with a row per parameter row (written as one
+// batch, as JDBC executeBatch and Python executemany expect), unless the row
+// holds something that must be evaluated once per row (a subquery, random(),
+// nextval(): sqlparse.ValuesRow.Volatile). Any other statement becomes one
+// statement per parameter row. A statement
 // without placeholders accepts no values (nil or zero columns).
 func BindParams(sql string, params arrow.RecordBatch) ([]string, error) {
 	ps, n, err := sqlparse.Params(sql)
@@ -56,7 +58,7 @@ func BindParams(sql string, params arrow.RecordBatch) ([]string, error) {
 			vals[r][c] = v
 		}
 	}
-	if row, ok := sqlparse.InsertValuesRow(sql); ok && rows > 1 && within(ps, row.Pos, row.End) {
+	if row, ok := sqlparse.InsertValuesRow(sql); ok && rows > 1 && !row.Volatile && within(ps, row.Pos, row.End) {
 		tuple := sql[row.Pos:row.End]
 		local := make([]sqlparse.Param, len(ps))
 		for i, p := range ps {
@@ -184,7 +186,9 @@ func floatLiteral(f float64, typ string) string {
 	if typ == "FLOAT" {
 		bits = 32
 	}
-	return "CAST(" + strconv.FormatFloat(f, 'g', -1, bits) + " AS " + typ + ")"
+	// From a string: DuckDB reads 0.30000000000000004 written plainly as a
+	// DECIMAL and rounds it again on the way to DOUBLE.
+	return "CAST('" + strconv.FormatFloat(f, 'g', -1, bits) + "' AS " + typ + ")"
 }
 
 func decimalLiteral(s string, precision, scale int32) string {

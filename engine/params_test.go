@@ -33,6 +33,10 @@ func TestBindParams(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"INSERT INTO t (a, b) VALUES (1, upper('x''y')), (NULL, upper('?'));"}, got)
 
+	// A row with something evaluated per row stays a statement per row.
+	got, err = BindParams("INSERT INTO t VALUES (?, (SELECT max(x) FROM u) || ?)", rows)
+	require.NoError(t, err)
+	require.Len(t, got, 2)
 	// Anything else runs once per row.
 	got, err = BindParams("INSERT INTO t SELECT $2, $1", rows)
 	require.NoError(t, err)
@@ -61,8 +65,8 @@ func TestLiteral(t *testing.T) {
 		{arrow.FixedWidthTypes.Boolean, `true`, "TRUE"},
 		{arrow.PrimitiveTypes.Int32, `-5`, "-5"},
 		{arrow.PrimitiveTypes.Uint64, `18446744073709551615`, "18446744073709551615"},
-		{arrow.PrimitiveTypes.Float64, `0.1`, "CAST(0.1 AS DOUBLE)"},
-		{arrow.PrimitiveTypes.Float32, `1.5`, "CAST(1.5 AS FLOAT)"},
+		{arrow.PrimitiveTypes.Float64, `0.1`, "CAST('0.1' AS DOUBLE)"},
+		{arrow.PrimitiveTypes.Float32, `1.5`, "CAST('1.5' AS FLOAT)"},
 		{arrow.BinaryTypes.String, `"it's"`, "'it''s'"},
 		{arrow.BinaryTypes.LargeString, `"\\x41"`, `'\x41'`},
 		{arrow.BinaryTypes.Binary, `"AAH/"`, `CAST('\x00\x01\xff' AS BLOB)`},

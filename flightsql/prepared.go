@@ -2,11 +2,14 @@ package flightsql
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -100,17 +103,28 @@ func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd flightsql.Prepa
 }
 
 // DoPutPreparedStatementQuery binds parameter values (one column per
-// placeholder, in order) for the next execution of the statement. A query
-// takes one row of values.
+// placeholder, in order) for the next executions of the statement through
+// this handle. A query takes one row of values.
 func (s *Server) DoPutPreparedStatementQuery(ctx context.Context, cmd flightsql.PreparedStatementQuery, r flight.MessageReader, w flight.MetadataWriter) ([]byte, error) {
 	h := cmd.GetPreparedStatementHandle()
 	ps, err := s.preparedSQL(h)
 	if err != nil {
 		return nil, err
 	}
-	stmts, err := bindAll(ps.sql, r)
+	params, err := readParams(r)
 	if err != nil {
 		return nil, err
+	}
+	if params == nil {
+		return h, nil
+	}
+	defer params.Release()
+	stmts, err := engine.BindParams(ps.sql, params)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	if !ps.prep.Update && len(stmts) != 1 {
+		return nil, status.Errorf(codes.InvalidArgument, "flightd: a query runs with one row of parameter values, but %d rows are bound; execute it once per row", len(stmts))
 	}
 	s.mu.Lock()
 	ps.bound = stmts
@@ -118,48 +132,50 @@ func (s *Server) DoPutPreparedStatementQuery(ctx context.Context, cmd flightsql.
 	return h, nil
 }
 
-// DoPutPreparedStatementUpdate runs a prepared DDL or INSERT, once for the
-// statement's parameter rows (an INSERT ... VALUES row with placeholders
-// writes all rows at once) and else once per row; it returns the rows
-// written.
+// DoPutPreparedStatementUpdate runs a prepared DDL or INSERT for all the
+// parameter rows it is sent and returns the rows written. An INSERT whose
+// VALUES row is all placeholders writes them as one batch
+// (engine.InsertParams); other statements run as engine.BindParams renders
+// them: one statement for an INSERT ... VALUES row, else one per row, and
+// an error after some of those ran says how many rows they wrote.
 func (s *Server) DoPutPreparedStatementUpdate(ctx context.Context, cmd flightsql.PreparedStatementUpdate, r flight.MessageReader) (int64, error) {
 	ps, err := s.preparedSQL(cmd.GetPreparedStatementHandle())
 	if err != nil {
 		return 0, err
 	}
-	var total int64
-	got := false
-	for r != nil && r.Next() {
-		got = true
-		rec := r.RecordBatch()
-		n, ok, err := s.eng.InsertParams(ctx, ps.sql, rec)
-		total += n
-		if err != nil {
-			return total, toStatus(err)
-		}
-		if ok {
-			continue
-		}
-		stmts, err := engine.BindParams(ps.sql, rec)
-		if err != nil {
-			return total, toStatus(err)
-		}
-		for _, sql := range stmts {
-			n, err := s.update(ctx, sql)
-			if err != nil {
-				return total, err
-			}
-			total += n
-		}
+	params, err := readParams(r)
+	if err != nil {
+		return 0, err
 	}
-	if r != nil && r.Err() != nil {
-		return total, status.Errorf(codes.InvalidArgument, "flightd: read parameter values: %v", r.Err())
-	}
-	if !got {
+	if params == nil {
 		if ps.prep.Parameters != nil && len(ps.prep.Parameters.Fields()) > 0 {
 			return 0, unbound(ps)
 		}
 		return s.update(ctx, ps.sql)
+	}
+	defer params.Release()
+	n, ok, err := s.eng.InsertParams(ctx, ps.sql, params)
+	if err != nil {
+		return n, toStatus(err)
+	}
+	if ok {
+		return n, nil
+	}
+	stmts, err := engine.BindParams(ps.sql, params)
+	if err != nil {
+		return 0, toStatus(err)
+	}
+	var total int64
+	for i, sql := range stmts {
+		n, err := s.update(ctx, sql)
+		if err != nil {
+			if i > 0 {
+				st := status.Convert(err)
+				return total, status.Errorf(st.Code(), "%s (after %d of %d parameter rows had run and written %d rows)", st.Message(), i, len(stmts), total)
+			}
+			return total, err
+		}
+		total += n
 	}
 	return total, nil
 }
@@ -189,30 +205,68 @@ func unbound(ps *preparedStmt) error {
 	return status.Errorf(codes.InvalidArgument, "flightd: the statement has %d parameter(s) and no values are bound", len(ps.prep.Parameters.Fields()))
 }
 
-// bindAll renders sql once per statement the parameter batches of r make
-// (engine.BindParams); nil when r carries no batch.
-func bindAll(sql string, r flight.MessageReader) ([]string, error) {
+// readParams reads the parameter batches a DoPut carries as one batch; nil
+// when it carries none.
+func readParams(r flight.MessageReader) (arrow.RecordBatch, error) {
 	if r == nil {
 		return nil, nil
 	}
-	var stmts []string
-	got := false
-	for r.Next() {
-		got = true
-		b, err := engine.BindParams(sql, r.RecordBatch())
-		if err != nil {
-			return nil, toStatus(err)
+	var recs []arrow.RecordBatch
+	defer func() {
+		for _, rec := range recs {
+			rec.Release()
 		}
-		stmts = append(stmts, b...)
+	}()
+	for r.Next() {
+		rec := r.RecordBatch()
+		rec.Retain()
+		recs = append(recs, rec)
 	}
 	if err := r.Err(); err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "flightd: read parameter values: %v", err)
 	}
-	if !got {
+	switch len(recs) {
+	case 0:
 		return nil, nil
+	case 1:
+		recs[0].Retain()
+		return recs[0], nil
 	}
-	if stmts == nil {
-		stmts = []string{} // zero rows bound: nothing to run
+	out, err := concatBatches(recs)
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "flightd: parameter batches: %v", err)
 	}
-	return stmts, nil
+	return out, nil
+}
+
+// concatBatches joins batches of one schema into one.
+func concatBatches(recs []arrow.RecordBatch) (arrow.RecordBatch, error) {
+	sc := recs[0].Schema()
+	cols := make([]arrow.Array, sc.NumFields())
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	var rows int64
+	for _, rec := range recs {
+		if !rec.Schema().Equal(sc) {
+			return nil, fmt.Errorf("the batches' schemas differ: %s and %s", sc, rec.Schema())
+		}
+		rows += rec.NumRows()
+	}
+	for i := range cols {
+		parts := make([]arrow.Array, len(recs))
+		for j, rec := range recs {
+			parts[j] = rec.Column(i)
+		}
+		c, err := array.Concatenate(parts, memory.DefaultAllocator)
+		if err != nil {
+			return nil, err
+		}
+		cols[i] = c
+	}
+	return array.NewRecordBatch(sc, cols, rows), nil
 }

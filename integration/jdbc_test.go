@@ -22,6 +22,14 @@ import (
 )
 
 func TestJDBC(t *testing.T) {
+	srv := testserver.Start(t, t.TempDir())
+	runJdbcCheck(t, srv.Addr, "jdbc")
+}
+
+// runJdbcCheck runs JdbcCheck against addr in a new database db, with
+// the JDBC URL's parameters when given, and checks that every check passed.
+func runJdbcCheck(t *testing.T, addr, db string, urlParams ...string) {
+	t.Helper()
 	dir := os.Getenv("JDBC_CHECK_DIR")
 	if dir == "" {
 		dir = filepath.Join("jdbc", "target")
@@ -34,12 +42,12 @@ func TestJDBC(t *testing.T) {
 	if _, err := exec.LookPath("java"); err != nil {
 		t.Skip("JDBC check skipped: no `java` on PATH")
 	}
-	srv := testserver.Start(t, t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cp := filepath.Join(dir, "jdbc-check.jar") + string(os.PathListSeparator) + filepath.Join(dir, "lib", "*")
-	cmd := exec.CommandContext(ctx, "java", "--add-opens=java.base/java.nio=ALL-UNNAMED", "-Duser.timezone=UTC",
-		"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", cp, "JdbcCheck", srv.Addr, "jdbc")
+	args := []string{"--add-opens=java.base/java.nio=ALL-UNNAMED", "-Duser.timezone=UTC",
+		"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", cp, "JdbcCheck", addr, db}
+	cmd := exec.CommandContext(ctx, "java", append(args, urlParams...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err = cmd.Run()

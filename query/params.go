@@ -66,11 +66,9 @@ func (e *Engine) prepareQueryParams(ctx context.Context, sql string, ps []sqlpar
 	nulls := make([]string, n)
 	for i, t := range duck {
 		types[i] = paramType(t)
-		nulls[i] = "NULL"
-		if t != duckdb.TYPE_INVALID && t != duckdb.TYPE_ANY {
-			if dt, ok := duckType(types[i]); ok {
-				nulls[i] = "CAST(NULL AS " + dt + ")"
-			}
+		nulls[i] = "NULL" // where DuckDB cannot tell: a typed one could make the statement fail (? + ?)
+		if t != duckdb.TYPE_INVALID {
+			nulls[i] = "CAST(NULL AS " + duckTypeName(t) + ")"
 		}
 	}
 	r, err := e.query(ctx, sqlparse.Substitute(sql, ps, nulls), true)
@@ -147,6 +145,55 @@ func paramType(t duckdb.Type) arrow.DataType {
 		return &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "UTC"}
 	}
 	return arrow.BinaryTypes.String
+}
+
+// duckTypeName spells DuckDB's type t for a CAST that stands for the
+// parameter while the result schema is found: DuckDB's own type (a
+// DECIMAL's width is not known: DOUBLE; other types: VARCHAR).
+func duckTypeName(t duckdb.Type) string {
+	switch t {
+	case duckdb.TYPE_BOOLEAN:
+		return "BOOLEAN"
+	case duckdb.TYPE_TINYINT:
+		return "TINYINT"
+	case duckdb.TYPE_SMALLINT:
+		return "SMALLINT"
+	case duckdb.TYPE_INTEGER:
+		return "INTEGER"
+	case duckdb.TYPE_BIGINT:
+		return "BIGINT"
+	case duckdb.TYPE_UTINYINT:
+		return "UTINYINT"
+	case duckdb.TYPE_USMALLINT:
+		return "USMALLINT"
+	case duckdb.TYPE_UINTEGER:
+		return "UINTEGER"
+	case duckdb.TYPE_UBIGINT:
+		return "UBIGINT"
+	case duckdb.TYPE_HUGEINT:
+		return "HUGEINT"
+	case duckdb.TYPE_FLOAT:
+		return "FLOAT"
+	case duckdb.TYPE_DOUBLE, duckdb.TYPE_DECIMAL:
+		return "DOUBLE"
+	case duckdb.TYPE_BLOB:
+		return "BLOB"
+	case duckdb.TYPE_DATE:
+		return "DATE"
+	case duckdb.TYPE_TIME:
+		return "TIME"
+	case duckdb.TYPE_TIMESTAMP:
+		return "TIMESTAMP"
+	case duckdb.TYPE_TIMESTAMP_S:
+		return "TIMESTAMP_S"
+	case duckdb.TYPE_TIMESTAMP_MS:
+		return "TIMESTAMP_MS"
+	case duckdb.TYPE_TIMESTAMP_NS:
+		return "TIMESTAMP_NS"
+	case duckdb.TYPE_TIMESTAMP_TZ:
+		return "TIMESTAMPTZ"
+	}
+	return "VARCHAR"
 }
 
 // columnParamType is the Arrow type a parameter written into a column of

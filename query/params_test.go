@@ -4,6 +4,9 @@ package query
 
 import (
 	"context"
+	"math"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -104,6 +107,40 @@ func TestBoundLiteralsMeanTheirValues(t *testing.T) {
 		require.Len(t, stmts, 1)
 		got := run(t, e, stmts[0])
 		require.Equal(t, [][]string{{want}}, got, "%s %s: %s", tc.typ, tc.json, stmts[0])
+	}
+
+	// Doubles of every magnitude come back bit for bit, and a negative
+	// value after a minus is a number, not the start of a comment.
+	rng := rand.New(rand.NewPCG(3, 4))
+	b := array.NewFloat64Builder(mem)
+	defer b.Release()
+	want := make([]float64, 200)
+	for i := range want {
+		// Half of any bits, half written without an exponent (17 digits),
+		// which DuckDB would read as a DECIMAL first.
+		want[i] = math.Float64frombits(rng.Uint64())
+		if i%2 == 0 || math.IsNaN(want[i]) || math.IsInf(want[i], 0) {
+			want[i] = (rng.Float64() - 0.5) * math.Pow(10, float64(rng.IntN(18)-3))
+		}
+		b.Append(want[i])
+	}
+	col := b.NewArray()
+	defer col.Release()
+	f := arrow.Field{Name: "f", Type: arrow.PrimitiveTypes.Float64}
+	rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{f, f}, nil), []arrow.Array{col, col}, int64(len(want)))
+	defer rec.Release()
+	stmts, err := engine.BindParams("SELECT ? AS v, 5-? AS w -- the rest of the line", rec)
+	require.NoError(t, err)
+	for i, sql := range stmts {
+		rows := run(t, e, sql)
+		require.Len(t, rows, 1, sql)
+		require.Len(t, rows[0], 2, sql)
+		v, err := strconv.ParseFloat(rows[0][0], 64)
+		require.NoError(t, err)
+		require.Equal(t, math.Float64bits(want[i]), math.Float64bits(v), sql)
+		w, err := strconv.ParseFloat(rows[0][1], 64)
+		require.NoError(t, err)
+		require.Equal(t, 5-want[i], w, sql)
 	}
 }
 

@@ -64,17 +64,33 @@ func Params(sql string) ([]Param, int, error) {
 }
 
 // Substitute returns src with every placeholder in ps replaced by values[p.Index]. ps must be
-// in text order (as Params returns them).
+// in text order (as Params returns them). A value is set off by a space from a neighbour it could
+// run into: 5-? with -3 must not become the comment 5--3, nor ?e1 with 3 the number 3e1.
 func Substitute(src string, ps []Param, values []string) string {
 	var b strings.Builder
 	last := 0
 	for _, p := range ps {
 		b.WriteString(src[last:p.Pos])
+		if p.Pos > 0 && !separates(src[p.Pos-1]) {
+			b.WriteByte(' ')
+		}
 		b.WriteString(values[p.Index])
+		if p.End < len(src) && !separates(src[p.End]) {
+			b.WriteByte(' ')
+		}
 		last = p.End
 	}
 	b.WriteString(src[last:])
 	return b.String()
+}
+
+// separates reports whether c ends any token next to it.
+func separates(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', '(', ')', ',', ';', '[', ']':
+		return true
+	}
+	return false
 }
 
 // ValuesRow describes an INSERT whose source query is one VALUES row, INSERT INTO t [(cols)]
@@ -84,7 +100,14 @@ type ValuesRow struct {
 	Pos, End int
 	// Elems are the byte spans [start, end) of the row's elements, in order.
 	Elems [][2]int
+	// Volatile is set when the row holds a subquery or a call whose value
+	// differs from row to row (random, uuid, gen_random_uuid, nextval): it
+	// must be evaluated once per row, so repeating it in one statement would
+	// change what it means.
+	Volatile bool
 }
+
+var volatileCalls = map[string]bool{"random": true, "uuid": true, "gen_random_uuid": true, "nextval": true}
 
 // InsertValuesRow returns the VALUES row of an INSERT INTO ... VALUES (...) statement with exactly
 // one row; ok is false for any other statement.
@@ -109,10 +132,13 @@ func InsertValuesRow(sql string) (row ValuesRow, ok bool) {
 	depth, start := 0, i+2
 	for j := i + 1; j < len(toks); j++ {
 		t := toks[j]
+		if isKeyword(t, "select") || t.kind == tokIdent && volatileCalls[t.text] && toks[j+1].is("(") {
+			row.Volatile = true
+		}
 		switch {
-		case t.is("(") || t.is("["):
+		case t.is("(") || t.is("[") || t.is("{"):
 			depth++
-		case t.is(")") || t.is("]"):
+		case t.is(")") || t.is("]") || t.is("}"):
 			depth--
 		}
 		if depth == 1 && t.is(",") || depth == 0 {

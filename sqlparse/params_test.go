@@ -1,6 +1,7 @@
 package sqlparse
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -46,6 +47,15 @@ func TestSubstitute(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 2, n)
 	require.Equal(t, "SELECT * FROM t WHERE a = 'x' AND b = 7 OR c = 'x'", Substitute(sql, ps, []string{"7", "'x'"}))
+
+	// A value never runs into its neighbours: no comment from 5--3, no 3e1.
+	sql = "SELECT 5-?, -?, ?e1, (?)"
+	ps, _, err = Params(sql)
+	require.NoError(t, err)
+	require.Equal(t, "SELECT 5- -3, - -4, 3 e1, (2)", Substitute(sql, ps, []string{"-3", "-4", "3", "2"}))
+	toks, lerr := lex(Substitute(sql, ps, []string{"-3", "-4", "3", "2"}))
+	require.Nil(t, lerr)
+	require.Len(t, toks, 17, "every value stays its own tokens")
 }
 
 func TestInsertValuesRow(t *testing.T) {
@@ -56,6 +66,8 @@ func TestInsertValuesRow(t *testing.T) {
 		{"INSERT INTO t VALUES (?, ?)", []string{"?", "?"}},
 		{"insert into db.t (a, b) values (?, f(?, 1), [1, 2]) ;", []string{"?", "f(?, 1)", "[1, 2]"}},
 		{"INSERT INTO t VALUES (1, 'a,b')", []string{"1", "'a,b'"}},
+		{"INSERT INTO t VALUES (?, random(), 'random()')", []string{"?", "random()", "'random()'"}},
+		{"INSERT INTO t VALUES ({'a': 1, 'b': ?}, ?)", []string{"{'a': 1, 'b': ?}", "?"}},
 		{"INSERT INTO t VALUES (1), (2)", nil},
 		{"INSERT INTO t SELECT ?", nil},
 		{"INSERT INTO t VALUES (1) ORDER BY 1", nil},
@@ -63,6 +75,7 @@ func TestInsertValuesRow(t *testing.T) {
 		{"SELECT ?", nil},
 	} {
 		row, ok := InsertValuesRow(tc.sql)
+		require.Equal(t, strings.Contains(tc.sql, "random("), row.Volatile, tc.sql)
 		if tc.elems == nil {
 			require.False(t, ok, tc.sql)
 			continue

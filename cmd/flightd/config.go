@@ -35,6 +35,14 @@ type Config struct {
 	S3AccessKeyID     string
 	S3SecretAccessKey string // environment only (FLIGHTD_S3_SECRET_ACCESS_KEY); never printed
 	S3PathStyle       string // "" (auto: path style when an endpoint is set), "true" or "false"
+
+	// TLS: both files set serves grpc+tls.
+	TLSCert string // PEM certificate chain
+	TLSKey  string // PEM private key
+	// Authentication: a password (environment only, FLIGHTD_AUTH_PASSWORD)
+	// turns it on for AuthUser.
+	AuthUser     string
+	AuthPassword string // never printed
 }
 
 // S3Options returns the lake's S3 options for this configuration.
@@ -58,6 +66,7 @@ func DefaultConfig() Config {
 		TieringRows:     1 << 20,
 		LogRetention:    24 * time.Hour,
 		LogLevel:        "info",
+		AuthUser:        "flightd",
 	}
 }
 
@@ -106,6 +115,12 @@ func (c *Config) validate() error {
 			return fmt.Errorf("%s %q: want host:port, e.g. 127.0.0.1:9464", a.flag, a.addr)
 		}
 	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return errors.New("--tls-cert and --tls-key must be set together")
+	}
+	if c.AuthPassword != "" && c.AuthUser == "" {
+		return errors.New("--auth-user must not be empty when FLIGHTD_AUTH_PASSWORD is set")
+	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
@@ -117,6 +132,12 @@ func (c *Config) validate() error {
 func (c Config) String() string {
 	s := fmt.Sprintf("--listen=%s --data-dir=%s --warehouse=%s --tiering-interval=%s --tiering-rows=%d --log-retention=%s --log-disk-budget=%s --log-level=%s --debug-addr=%s --metrics-addr=%s",
 		c.Listen, c.DataDir, c.Warehouse, c.TieringInterval, c.TieringRows, c.LogRetention, c.LogDiskBudget, c.LogLevel, c.DebugAddr, c.MetricsAddr)
+	if c.TLSCert != "" {
+		s += fmt.Sprintf(" --tls-cert=%s --tls-key=%s", c.TLSCert, c.TLSKey)
+	}
+	if c.AuthPassword != "" {
+		s += fmt.Sprintf(" --auth-user=%s auth-password=(set)", c.AuthUser)
+	}
 	if _, _, ok := lake.ParseS3URL(c.Warehouse); ok {
 		secret := ""
 		if c.S3SecretAccessKey != "" {
@@ -149,6 +170,10 @@ func parseServe(args []string) (Config, error) {
 	env("FLIGHTD_S3_ACCESS_KEY_ID", &c.S3AccessKeyID)
 	env("FLIGHTD_S3_SECRET_ACCESS_KEY", &c.S3SecretAccessKey)
 	env("FLIGHTD_S3_PATH_STYLE", &c.S3PathStyle)
+	env("FLIGHTD_TLS_CERT", &c.TLSCert)
+	env("FLIGHTD_TLS_KEY", &c.TLSKey)
+	env("FLIGHTD_AUTH_USER", &c.AuthUser)
+	env("FLIGHTD_AUTH_PASSWORD", &c.AuthPassword)
 	for name, dst := range map[string]*time.Duration{
 		"FLIGHTD_TIERING_INTERVAL": &c.TieringInterval,
 		"FLIGHTD_LOG_RETENTION":    &c.LogRetention,
@@ -182,12 +207,20 @@ func parseServe(args []string) (Config, error) {
 	fs.StringVar(&c.LogDiskBudget, "log-disk-budget", c.LogDiskBudget, "the most disk the log may use, e.g. 50GiB; writes past it are rejected (env FLIGHTD_LOG_DISK_BUDGET; default unlimited)")
 	fs.StringVar(&c.DebugAddr, "debug-addr", c.DebugAddr, "serve Go's /debug/pprof and /metrics on this address, e.g. 127.0.0.1:6060 (env FLIGHTD_DEBUG_ADDR)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", c.MetricsAddr, "serve Prometheus metrics at /metrics on this address, e.g. 127.0.0.1:9464 (env FLIGHTD_METRICS_ADDR; default off)")
+	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "PEM certificate (chain) to serve grpc+tls with; needs --tls-key (env FLIGHTD_TLS_CERT)")
+	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "PEM private key of --tls-cert (env FLIGHTD_TLS_KEY)")
+	fs.StringVar(&c.AuthUser, "auth-user", c.AuthUser, "the user name clients authenticate as; authentication is on when FLIGHTD_AUTH_PASSWORD is set (env FLIGHTD_AUTH_USER)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env FLIGHTD_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))
+	}
+	userSet := os.Getenv("FLIGHTD_AUTH_USER") != ""
+	fs.Visit(func(f *flag.Flag) { userSet = userSet || f.Name == "auth-user" })
+	if userSet && c.AuthPassword == "" {
+		return c, errors.New("--auth-user is set but FLIGHTD_AUTH_PASSWORD is not: authentication would be off; set the password in the environment")
 	}
 	return c, c.validate()
 }

@@ -18,13 +18,13 @@ func TestParseServe(t *testing.T) {
 	}{
 		{
 			name: "defaults",
-			want: Config{Listen: "127.0.0.1:31337", DataDir: "./data", Warehouse: "data/warehouse", TieringInterval: 30 * time.Second, TieringRows: 1 << 20, LogRetention: 24 * time.Hour, LogLevel: "info"},
+			want: Config{Listen: "127.0.0.1:31337", DataDir: "./data", Warehouse: "data/warehouse", TieringInterval: 30 * time.Second, TieringRows: 1 << 20, LogRetention: 24 * time.Hour, LogLevel: "info", AuthUser: "flightd"},
 		},
 		{
 			name: "env then flags",
 			env:  map[string]string{"FLIGHTD_LISTEN": "127.0.0.1:1", "FLIGHTD_DATA_DIR": "/d", "FLIGHTD_TIERING_INTERVAL": "2s", "FLIGHTD_LOG_RETENTION": "1h", "FLIGHTD_TIERING_ROWS": "7"},
 			args: []string{"--listen", "127.0.0.1:2", "--tiering-rows", "5000"},
-			want: Config{Listen: "127.0.0.1:2", DataDir: "/d", Warehouse: "/d/warehouse", TieringInterval: 2 * time.Second, TieringRows: 5000, LogRetention: time.Hour, LogLevel: "info"},
+			want: Config{Listen: "127.0.0.1:2", DataDir: "/d", Warehouse: "/d/warehouse", TieringInterval: 2 * time.Second, TieringRows: 5000, LogRetention: time.Hour, LogLevel: "info", AuthUser: "flightd"},
 		},
 		{name: "bad interval env", env: map[string]string{"FLIGHTD_TIERING_INTERVAL": "soon"}, wantErr: "FLIGHTD_TIERING_INTERVAL"},
 		{name: "zero interval", args: []string{"--tiering-interval", "0s"}, wantErr: "must be positive"},
@@ -34,7 +34,7 @@ func TestParseServe(t *testing.T) {
 			name: "s3 warehouse",
 			env:  map[string]string{"FLIGHTD_S3_SECRET_ACCESS_KEY": "sk"},
 			args: []string{"--warehouse", "s3://b/p", "--s3-endpoint", "http://127.0.0.1:7070", "--s3-access-key-id", "ak", "--s3-path-style", "true"},
-			want: Config{Listen: "127.0.0.1:31337", DataDir: "./data", Warehouse: "s3://b/p", TieringInterval: 30 * time.Second, TieringRows: 1 << 20, LogRetention: 24 * time.Hour, LogLevel: "info",
+			want: Config{Listen: "127.0.0.1:31337", DataDir: "./data", Warehouse: "s3://b/p", TieringInterval: 30 * time.Second, TieringRows: 1 << 20, LogRetention: 24 * time.Hour, LogLevel: "info", AuthUser: "flightd",
 				S3Endpoint: "http://127.0.0.1:7070", S3AccessKeyID: "ak", S3SecretAccessKey: "sk", S3PathStyle: "true"},
 		},
 		{name: "other scheme", args: []string{"--warehouse", "gs://b/p"}, wantErr: "s3://bucket/path"},
@@ -46,15 +46,25 @@ func TestParseServe(t *testing.T) {
 			name: "metrics and debug addresses",
 			env:  map[string]string{"FLIGHTD_METRICS_ADDR": "127.0.0.1:9464"},
 			args: []string{"--debug-addr", "127.0.0.1:6060"},
-			want: Config{Listen: "127.0.0.1:31337", DataDir: "./data", Warehouse: "data/warehouse", TieringInterval: 30 * time.Second, TieringRows: 1 << 20, LogRetention: 24 * time.Hour, LogLevel: "info",
+			want: Config{Listen: "127.0.0.1:31337", DataDir: "./data", Warehouse: "data/warehouse", TieringInterval: 30 * time.Second, TieringRows: 1 << 20, LogRetention: 24 * time.Hour, LogLevel: "info", AuthUser: "flightd",
 				DebugAddr: "127.0.0.1:6060", MetricsAddr: "127.0.0.1:9464"},
 		},
 		{name: "metrics address without port", args: []string{"--metrics-addr", "9464"}, wantErr: "--metrics-addr"},
 		{name: "debug address without port", args: []string{"--debug-addr", "localhost"}, wantErr: "--debug-addr"},
 		{name: "stray argument", args: []string{"extra"}, wantErr: "unexpected argument"},
+		{
+			name: "tls and authentication",
+			env:  map[string]string{"FLIGHTD_AUTH_PASSWORD": "pw", "FLIGHTD_TLS_KEY": "k.pem"},
+			args: []string{"--tls-cert", "c.pem", "--auth-user", "alice"},
+			want: Config{Listen: "127.0.0.1:31337", DataDir: "./data", Warehouse: "data/warehouse", TieringInterval: 30 * time.Second, TieringRows: 1 << 20, LogRetention: 24 * time.Hour, LogLevel: "info",
+				TLSCert: "c.pem", TLSKey: "k.pem", AuthUser: "alice", AuthPassword: "pw"},
+		},
+		{name: "user without password", args: []string{"--auth-user", "alice"}, wantErr: "FLIGHTD_AUTH_PASSWORD is not"},
+		{name: "certificate without key", args: []string{"--tls-cert", "c.pem"}, wantErr: "--tls-cert and --tls-key must be set together"},
+		{name: "password without user", env: map[string]string{"FLIGHTD_AUTH_PASSWORD": "pw"}, args: []string{"--auth-user", ""}, wantErr: "--auth-user must not be empty"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, k := range []string{"FLIGHTD_LISTEN", "FLIGHTD_DATA_DIR", "FLIGHTD_WAREHOUSE", "FLIGHTD_TIERING_INTERVAL", "FLIGHTD_TIERING_ROWS", "FLIGHTD_LOG_RETENTION", "FLIGHTD_LOG_LEVEL", "FLIGHTD_LOG_DISK_BUDGET", "FLIGHTD_DEBUG_ADDR", "FLIGHTD_METRICS_ADDR", "FLIGHTD_S3_ENDPOINT", "FLIGHTD_S3_REGION", "FLIGHTD_S3_ACCESS_KEY_ID", "FLIGHTD_S3_SECRET_ACCESS_KEY", "FLIGHTD_S3_PATH_STYLE"} {
+			for _, k := range []string{"FLIGHTD_LISTEN", "FLIGHTD_DATA_DIR", "FLIGHTD_WAREHOUSE", "FLIGHTD_TIERING_INTERVAL", "FLIGHTD_TIERING_ROWS", "FLIGHTD_LOG_RETENTION", "FLIGHTD_LOG_LEVEL", "FLIGHTD_LOG_DISK_BUDGET", "FLIGHTD_DEBUG_ADDR", "FLIGHTD_METRICS_ADDR", "FLIGHTD_S3_ENDPOINT", "FLIGHTD_S3_REGION", "FLIGHTD_S3_ACCESS_KEY_ID", "FLIGHTD_S3_SECRET_ACCESS_KEY", "FLIGHTD_S3_PATH_STYLE", "FLIGHTD_TLS_CERT", "FLIGHTD_TLS_KEY", "FLIGHTD_AUTH_USER", "FLIGHTD_AUTH_PASSWORD"} {
 				t.Setenv(k, "")
 			}
 			for k, v := range tc.env {
@@ -67,6 +77,9 @@ func TestParseServe(t *testing.T) {
 			}
 			require.NoError(t, err)
 			require.Equal(t, tc.want, got)
+			if got.AuthPassword != "" {
+				require.NotContains(t, got.String(), got.AuthPassword, "the password is never printed")
+			}
 		})
 	}
 }

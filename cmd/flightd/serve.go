@@ -18,6 +18,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 
 	"github.com/flightd/flightd/flightsql"
 	"github.com/flightd/flightd/internal/background"
@@ -95,10 +96,35 @@ func serve(args []string) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
-	// Timing outermost, so a call that panicked is counted with the code it is answered with.
+	// Timing outermost, so a call that panicked (or was refused for its
+	// credentials) is counted with the code it is answered with.
 	gopts := append(met.ServerOptions(), flightsql.GRPCOptions(lg.With("component", "grpc"))...)
 	gopts = append(gopts, grpc.MaxRecvMsgSize(maxRecvMsgSize))
-	fs := flight.NewServerWithMiddleware(nil, gopts...)
+	scheme := "grpc"
+	if cfg.TLSCert != "" {
+		creds, err := credentials.NewServerTLSFromFile(cfg.TLSCert, cfg.TLSKey)
+		if err != nil {
+			return fmt.Errorf("--tls-cert %s / --tls-key %s: %w", cfg.TLSCert, cfg.TLSKey, err)
+		}
+		gopts = append(gopts, grpc.Creds(creds))
+		scheme = "grpc+tls"
+	}
+	var mw []flight.ServerMiddleware
+	if cfg.AuthPassword != "" {
+		secret, err := flightsql.LoadSecret(filepath.Join(cfg.DataDir, "auth.key"))
+		if err != nil {
+			return err
+		}
+		auth, err := flightsql.NewPasswordAuth(cfg.AuthUser, cfg.AuthPassword, secret)
+		if err != nil {
+			return err
+		}
+		mw = append(mw, auth.Middleware())
+		if cfg.TLSCert == "" {
+			lg.Warn("authentication without TLS: passwords and tokens cross the network in the clear; set --tls-cert and --tls-key unless clients are on this host")
+		}
+	}
+	fs := flight.NewServerWithMiddleware(mw, gopts...)
 	fs.RegisterFlightService(srv.FlightServer())
 	fs.InitListener(lis)
 
@@ -115,7 +141,7 @@ func serve(args []string) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- fs.Serve() }()
 	// This line is printed whatever the log level: scripts and tests wait for it.
-	slog.New(slog.NewTextHandler(os.Stderr, nil)).Info("flightd listening", "addr", lis.Addr().String(), "grpc", "grpc://"+lis.Addr().String(), "data_dir", cfg.DataDir, "warehouse", cfg.Warehouse)
+	slog.New(slog.NewTextHandler(os.Stderr, nil)).Info("flightd listening", "addr", lis.Addr().String(), "uri", scheme+"://"+lis.Addr().String(), "auth", cfg.AuthPassword != "", "data_dir", cfg.DataDir, "warehouse", cfg.Warehouse)
 
 	select {
 	case <-ctx.Done():

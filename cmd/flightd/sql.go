@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 )
@@ -23,10 +26,37 @@ const maxPrintRows = 1000
 
 func sqlCmd(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("sql", flag.ContinueOnError)
-	server := fs.String("server", envOr("FLIGHTD_LISTEN", "127.0.0.1:31337"), "flightd address (env FLIGHTD_LISTEN)")
+	server := fs.String("server", envOr("FLIGHTD_LISTEN", "127.0.0.1:31337"), "flightd address: host:port, or grpc://host:port, grpc+tls://host:port (env FLIGHTD_LISTEN)")
 	timeout := fs.Duration("timeout", 5*time.Minute, "give up after this long")
+	useTLS := fs.Bool("tls", false, "connect with TLS (as a grpc+tls:// server address does)")
+	caFile := fs.String("tls-ca", "", "PEM file of the certificate authority (or the self-signed certificate) to trust; default: the system's")
+	skipVerify := fs.Bool("tls-skip-verify", false, "do not check the server's certificate (testing only)")
+	user := fs.String("user", os.Getenv("FLIGHTD_USER"), "user name to authenticate as; the password comes from FLIGHTD_PASSWORD (env FLIGHTD_USER)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	addr := *server
+	switch {
+	case strings.HasPrefix(addr, "grpc+tls://"):
+		*useTLS = true
+		addr = strings.TrimPrefix(addr, "grpc+tls://")
+	case strings.HasPrefix(addr, "grpc://"), strings.HasPrefix(addr, "grpc+tcp://"):
+		_, addr, _ = strings.Cut(addr, "://")
+	}
+	creds := insecure.NewCredentials()
+	if *useTLS || *caFile != "" || *skipVerify {
+		cfg := &tls.Config{InsecureSkipVerify: *skipVerify} //nolint:gosec // asked for by --tls-skip-verify
+		if *caFile != "" {
+			pem, err := os.ReadFile(*caFile)
+			if err != nil {
+				return fmt.Errorf("--tls-ca: %w", err)
+			}
+			cfg.RootCAs = x509.NewCertPool()
+			if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+				return fmt.Errorf("--tls-ca %s: no PEM certificate in it", *caFile)
+			}
+		}
+		creds = credentials.NewTLS(cfg)
 	}
 	query := strings.TrimSpace(strings.Join(fs.Args(), " "))
 	if query == "" || query == "-" {
@@ -41,13 +71,18 @@ func sqlCmd(args []string, out io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	cl, err := flightsql.NewClient(*server, nil, nil,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+	cl, err := flightsql.NewClient(addr, nil, nil,
+		grpc.WithTransportCredentials(creds),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20)))
 	if err != nil {
 		return fmt.Errorf("connect to %s: %w", *server, err)
 	}
 	defer cl.Close()
+	if *user != "" {
+		if ctx, err = cl.Client.AuthenticateBasicToken(ctx, *user, os.Getenv("FLIGHTD_PASSWORD")); err != nil {
+			return describe(err, *server)
+		}
+	}
 	info, err := cl.Execute(ctx, query)
 	if err != nil {
 		return describe(err, *server)

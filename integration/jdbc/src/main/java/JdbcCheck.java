@@ -19,13 +19,15 @@ import java.util.List;
  * errors. It checks every answer itself, prints one line per check and exits 1 on the first
  * mismatch.
  *
- * <p>Usage: java -cp jdbc-check.jar:lib/* JdbcCheck host:port database
+ * <p>Usage: java -cp jdbc-check.jar:lib/* JdbcCheck host:port database [url-parameters]; the
+ * URL parameters default to useEncryption=false (plain gRPC, no credentials).
  */
 public final class JdbcCheck {
   private static int checks;
 
   public static void main(String[] args) throws Exception {
-    String url = "jdbc:arrow-flight-sql://" + args[0] + "?useEncryption=false";
+    String params = args.length > 2 ? args[2] : "useEncryption=false";
+    String url = "jdbc:arrow-flight-sql://" + args[0] + "?" + params;
     String db = args[1];
     try (Connection c = DriverManager.getConnection(url)) {
       run(c, db);
