@@ -12,7 +12,6 @@
 //   - Errors name the statement, what was wrong, the byte offset and the offending token, e.g.
 //     `sqlparse: CREATE TABLE: expected ',' or ')' after column "a" at offset 27, found "WITH"`.
 //   - The package is pure Go with no dependencies beyond the standard library.
-//
 //   - Params finds the parameter placeholders (? or $N) of any statement outside strings, quoted
 //     identifiers and comments; Substitute replaces them; InsertValuesRow finds the one VALUES row of
 //     an INSERT, so that a batch of parameter rows can become one statement.
