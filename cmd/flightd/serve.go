@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
@@ -26,6 +27,7 @@ import (
 	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/logstore"
 	"github.com/flightd/flightd/metrics"
+	"github.com/flightd/flightd/perf"
 	"github.com/flightd/flightd/query"
 	"github.com/flightd/flightd/tiering"
 )
@@ -125,7 +127,8 @@ func serve(args []string) error {
 		}
 	}
 	fs := flight.NewServerWithMiddleware(mw, gopts...)
-	fs.RegisterFlightService(srv.FlightServer())
+	// Arrow's Flight benchmark protocol beside Flight SQL (package perf).
+	fs.RegisterFlightService(perf.Wrap(srv.FlightServer(), memory.DefaultAllocator))
 	fs.InitListener(lis)
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
