@@ -16,9 +16,10 @@ def _free_port():
 
 
 class Server:
-    def __init__(self, binary, data_dir):
+    def __init__(self, binary, data_dir, env=None):
         self.binary = binary
         self.data_dir = data_dir
+        self.env = env
         self.addr = f"127.0.0.1:{_free_port()}"
         self.proc = None
         self.log_path = os.path.join(data_dir, "flightd.log")
@@ -36,7 +37,8 @@ class Server:
         self.proc = subprocess.Popen(
             [self.binary, "serve", "--listen", self.addr, "--data-dir", self.data_dir,
              "--tiering-interval", "1s"],
-            stdout=log, stderr=subprocess.STDOUT)
+            stdout=log, stderr=subprocess.STDOUT,
+            env=None if self.env is None else {**os.environ, **self.env})
         deadline = time.time() + 60
         while time.time() < deadline:
             if self.proc.poll() is not None:
@@ -60,18 +62,32 @@ class Server:
         return out.stdout
 
 
-@pytest.fixture
-def server():
+def _serve(env=None):
     binary = os.environ.get("FLIGHTD_BIN")
     if not binary:
         pytest.fail("FLIGHTD_BIN must name the flightd binary (make test-python sets it)")
     with tempfile.TemporaryDirectory() as d:
-        s = Server(binary, d)
+        s = Server(binary, d, env)
         s.start()
         try:
             yield s
         finally:
             s.stop()
+
+
+@pytest.fixture
+def server():
+    yield from _serve()
+
+
+# The password of auth_server's user "alice".
+AUTH_PASSWORD = "pa:ss word"
+
+
+@pytest.fixture
+def auth_server():
+    """A server that needs the user alice and AUTH_PASSWORD (no TLS)."""
+    yield from _serve({"FLIGHTD_AUTH_USER": "alice", "FLIGHTD_AUTH_PASSWORD": AUTH_PASSWORD})
 
 
 def wait_for(predicate, timeout=30.0, what="condition"):
