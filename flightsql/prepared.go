@@ -2,11 +2,9 @@ package flightsql
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -14,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/flightd/flightd/engine"
+	"github.com/flightd/flightd/internal/arrowutil"
 )
 
 // preparedTTL expires handles that clients never close (JDBC overwrites
@@ -148,7 +147,7 @@ func (s *Server) DoPutPreparedStatementUpdate(ctx context.Context, cmd flightsql
 		return 0, err
 	}
 	if params == nil {
-		if ps.prep.Parameters != nil && len(ps.prep.Parameters.Fields()) > 0 {
+		if ps.params() > 0 {
 			return 0, unbound(ps)
 		}
 		return s.update(ctx, ps.sql)
@@ -191,7 +190,7 @@ func (s *Server) boundQuery(handle []byte) (string, error) {
 	bound := ps.bound
 	s.mu.Unlock()
 	switch {
-	case bound == nil && ps.prep.Parameters != nil && len(ps.prep.Parameters.Fields()) > 0:
+	case bound == nil && ps.params() > 0:
 		return "", unbound(ps)
 	case bound == nil:
 		return ps.sql, nil
@@ -201,8 +200,16 @@ func (s *Server) boundQuery(handle []byte) (string, error) {
 	return bound[0], nil
 }
 
+// params is how many parameters the statement takes.
+func (ps *preparedStmt) params() int {
+	if ps.prep.Parameters == nil {
+		return 0
+	}
+	return ps.prep.Parameters.NumFields()
+}
+
 func unbound(ps *preparedStmt) error {
-	return status.Errorf(codes.InvalidArgument, "flightd: the statement has %d parameter(s) and no values are bound", len(ps.prep.Parameters.Fields()))
+	return status.Errorf(codes.InvalidArgument, "flightd: the statement has %d parameter(s) and no values are bound", ps.params())
 }
 
 // readParams reads the parameter batches a DoPut carries as one batch; nil
@@ -225,48 +232,17 @@ func readParams(r flight.MessageReader) (arrow.RecordBatch, error) {
 	if err := r.Err(); err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "flightd: read parameter values: %v", err)
 	}
-	switch len(recs) {
-	case 0:
+	if len(recs) == 0 {
 		return nil, nil
-	case 1:
-		recs[0].Retain()
-		return recs[0], nil
 	}
-	out, err := concatBatches(recs)
+	for _, rec := range recs[1:] {
+		if !rec.Schema().Equal(recs[0].Schema()) {
+			return nil, status.Errorf(codes.InvalidArgument, "flightd: parameter batches: the batches' schemas differ: %s and %s", recs[0].Schema(), rec.Schema())
+		}
+	}
+	out, err := arrowutil.ConcatRecords(recs, memory.DefaultAllocator)
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "flightd: parameter batches: %v", err)
 	}
 	return out, nil
-}
-
-// concatBatches joins batches of one schema into one.
-func concatBatches(recs []arrow.RecordBatch) (arrow.RecordBatch, error) {
-	sc := recs[0].Schema()
-	cols := make([]arrow.Array, sc.NumFields())
-	defer func() {
-		for _, c := range cols {
-			if c != nil {
-				c.Release()
-			}
-		}
-	}()
-	var rows int64
-	for _, rec := range recs {
-		if !rec.Schema().Equal(sc) {
-			return nil, fmt.Errorf("the batches' schemas differ: %s and %s", sc, rec.Schema())
-		}
-		rows += rec.NumRows()
-	}
-	for i := range cols {
-		parts := make([]arrow.Array, len(recs))
-		for j, rec := range recs {
-			parts[j] = rec.Column(i)
-		}
-		c, err := array.Concatenate(parts, memory.DefaultAllocator)
-		if err != nil {
-			return nil, err
-		}
-		cols[i] = c
-	}
-	return array.NewRecordBatch(sc, cols, rows), nil
 }

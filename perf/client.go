@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -166,28 +167,20 @@ func put(ctx context.Context, c flight.Client, ep *flight.FlightEndpoint) (Resul
 	if err != nil {
 		return Result{}, fmt.Errorf("DoPut: %w", err)
 	}
-	batch := makeBatch(memory.DefaultAllocator, int(tok.Definition.RecordsPerBatch))
-	defer batch.Release()
 	w := flight.NewRecordWriter(st, ipc.WithSchema(Schema))
 	var r Result
-	for left := tok.End - tok.Start; left > 0; {
-		n := min(left, batch.NumRows())
-		rec := batch
-		if n < batch.NumRows() {
-			rec = batch.NewSlice(0, n)
-		}
+	err = eachBatch(memory.DefaultAllocator, tok, func(rec arrow.RecordBatch) error {
 		t := time.Now()
 		err := w.Write(rec)
 		r.Latencies = append(r.Latencies, time.Since(t))
-		if rec != batch {
-			rec.Release()
+		if err == nil {
+			r.Batches++
+			r.Rows += rec.NumRows()
 		}
-		if err != nil {
-			return r, fmt.Errorf("DoPut: %w", err)
-		}
-		r.Batches++
-		r.Rows += n
-		left -= n
+		return err
+	})
+	if err != nil {
+		return r, fmt.Errorf("DoPut: %w", err)
 	}
 	if err := w.Close(); err != nil {
 		return r, fmt.Errorf("DoPut: %w", err)

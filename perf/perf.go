@@ -221,17 +221,23 @@ func (s *server) DoGet(tkt *flight.Ticket, st flight.FlightService_DoGetServer) 
 	if t.End < t.Start {
 		return status.Errorf(codes.InvalidArgument, "flightd perf: ticket ends (%d) before it starts (%d)", t.End, t.Start)
 	}
-	batch := makeBatch(s.mem, int(t.Definition.RecordsPerBatch))
-	defer batch.Release()
 	w := flight.NewRecordWriter(st, ipc.WithSchema(Schema), ipc.WithAllocator(s.mem))
 	defer w.Close()
+	return eachBatch(s.mem, t, w.Write)
+}
+
+// eachBatch calls f with the rows of t, records_per_batch at a time (the
+// last batch holds what is left), and stops at its first error.
+func eachBatch(mem memory.Allocator, t Token, f func(arrow.RecordBatch) error) error {
+	batch := makeBatch(mem, int(t.Definition.RecordsPerBatch))
+	defer batch.Release()
 	for left := t.End - t.Start; left > 0; {
 		n := min(left, batch.NumRows())
 		rec := batch
 		if n < batch.NumRows() {
 			rec = batch.NewSlice(0, n)
 		}
-		err := w.Write(rec)
+		err := f(rec)
 		if rec != batch {
 			rec.Release()
 		}

@@ -32,12 +32,7 @@ func (e *Engine) insert(ctx context.Context, sql string) (int64, error) {
 	if err != nil {
 		return 0, mapErr(err)
 	}
-	cols := st.Columns
-	if len(cols) == 0 {
-		for _, f := range schema.Fields() {
-			cols = append(cols, f.Name)
-		}
-	}
+	cols := insertColumns(st, schema)
 	var sel []string
 	var alias []string
 	for i, c := range cols {
@@ -64,6 +59,19 @@ func (e *Engine) insert(ctx context.Context, sql string) (int64, error) {
 		return 0, fmt.Errorf("%w: INSERT names %d column(s) but the query returns %d", engine.ErrInvalid, len(cols), n)
 	}
 	return e.writeAll(ctx, db, st.Name.Table, r)
+}
+
+// insertColumns is the column list of st: as written, else all of schema's
+// columns in order.
+func insertColumns(st *sqlparse.Insert, schema *arrow.Schema) []string {
+	if len(st.Columns) > 0 {
+		return st.Columns
+	}
+	cols := make([]string, schema.NumFields())
+	for i, f := range schema.Fields() {
+		cols[i] = f.Name
+	}
+	return cols
 }
 
 // writeAll writes r's batches to db.table, gathering small batches.

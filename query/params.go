@@ -100,13 +100,11 @@ func (e *Engine) insertParamTypes(sql string, ps []sqlparse.Param, n int) ([]arr
 	if !ok {
 		return types, nil
 	}
+	cols := insertColumns(st, schema)
 	for i, el := range row.Elems {
 		col := -1
-		switch {
-		case st.Columns == nil && i < schema.NumFields():
-			col = i
-		case i < len(st.Columns):
-			col = fieldIndex(schema, st.Columns[i])
+		if i < len(cols) {
+			col = fieldIndex(schema, cols[i])
 		}
 		if col < 0 {
 			continue
@@ -249,12 +247,7 @@ func (e *Engine) InsertParams(ctx context.Context, sql string, params arrow.Reco
 	if err != nil {
 		return 0, false, nil // the SQL path reports it
 	}
-	cols := st.Columns
-	if cols == nil {
-		for _, f := range schema.Fields() {
-			cols = append(cols, f.Name)
-		}
-	}
+	cols := insertColumns(st, schema)
 	if len(cols) != len(row.Elems) {
 		return 0, false, nil
 	}
