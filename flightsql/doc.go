@@ -4,14 +4,17 @@
 //
 // What it serves:
 //
-//   - statement queries (GetFlightInfo + DoGet): the statement runs when the
-//     FlightInfo is asked for, so the FlightInfo carries the real result
-//     schema; the result waits for DoGet under a handle for ResultTTL. The
-//     ticket also carries the SQL text, so a ticket whose result expired (or
-//     was already fetched) runs the statement again instead of failing;
+//   - statement queries (GetFlightInfo + DoGet): GetFlightInfo does not run
+//     a query: the engine describes its result (engine.Prepare) and the
+//     ticket carries the SQL, which the DoGet runs and streams, so no result
+//     waits in memory between the two calls and a ticket can be fetched
+//     again (it runs again);
 //   - statements that change things (DDL, INSERT) through
-//     CommandStatementUpdate, or through a statement query, which then
-//     returns one row with the column rows_affected;
+//     CommandStatementUpdate, or through a statement query, which then runs
+//     them once, at GetFlightInfo, and returns one row with the column
+//     rows_affected. That row waits for the DoGet under a handle (the
+//     ticket holds no SQL): fetched once, then NotFound, as are rows
+//     unfetched after ResultTTL or beyond MaxPending;
 //   - prepared statements: every statement can be prepared (JDBC and ADBC
 //     Python prepare everything); queries get a non-empty dataset schema and
 //     is_update=false, other statements is_update=true. Closing an unknown
@@ -27,6 +30,17 @@
 //     (creates an append table from the batch schema);
 //   - metadata: GetCatalogs (none), GetDbSchemas, GetTables (t and t$rt,
 //     with schemas on request), GetTableTypes, GetSqlInfo.
+//
+// Bounds (Options; the flags of flightd serve): every statement runs
+// under QueryTimeout (DeadlineExceeded naming --query-timeout), holding one
+// of MaxConcurrent slots from its start to the end of its stream
+// (ResourceExhausted when none is free); SQL text longer than
+// MaxStatementBytes is InvalidArgument wherever it arrives (statement,
+// update, prepare, ticket, bound parameters); one DoPut binds at most
+// MaxParamBytes of parameter values; at most MaxPrepared prepared
+// statements are open (ResourceExhausted beyond), and a background janitor
+// drops those idle for PreparedTTL and results unfetched after ResultTTL.
+// DuckDB running out of its memory limit is ResourceExhausted.
 //
 // Errors map to gRPC codes through errors.Is on the engine sentinels.
 package flightsql

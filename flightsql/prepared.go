@@ -2,12 +2,12 @@ package flightsql
 
 import (
 	"context"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/util"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -15,26 +15,27 @@ import (
 	"github.com/flightd/flightd/internal/arrowutil"
 )
 
-// preparedTTL expires handles that clients never close (JDBC overwrites
-// handles without closing them).
-const preparedTTL = 30 * time.Minute
-
 // CreatePreparedStatement describes the statement; queries get their schema.
 func (s *Server) CreatePreparedStatement(ctx context.Context, req flightsql.ActionCreatePreparedStatementRequest) (flightsql.ActionCreatePreparedStatementResult, error) {
+	var none flightsql.ActionCreatePreparedStatementResult
 	sql := req.GetQuery()
-	p, err := s.eng.Prepare(ctx, sql)
+	if err := s.checkSQL(sql); err != nil {
+		return none, err
+	}
+	if err := s.roomToPrepare(); err != nil {
+		return none, err
+	}
+	p, err := s.prepare(ctx, sql)
 	if err != nil {
-		return flightsql.ActionCreatePreparedStatementResult{}, toStatus(err)
+		return none, err
 	}
 	h := newHandle()
-	now := time.Now()
 	s.mu.Lock()
-	for k, ps := range s.prepared {
-		if now.Sub(ps.lastUsed) > preparedTTL {
-			delete(s.prepared, k)
-		}
+	if len(s.prepared) >= s.opts.MaxPrepared {
+		s.mu.Unlock()
+		return none, s.tooManyPrepared()
 	}
-	s.prepared[h] = &preparedStmt{sql: sql, prep: p, lastUsed: now}
+	s.prepared[h] = &preparedStmt{sql: sql, prep: p, lastUsed: s.opts.Now()}
 	s.mu.Unlock()
 	update := p.Update
 	res := flightsql.ActionCreatePreparedStatementResult{Handle: []byte(h), IsUpdate: &update}
@@ -43,6 +44,40 @@ func (s *Server) CreatePreparedStatement(ctx context.Context, req flightsql.Acti
 	}
 	res.ParameterSchema = p.Parameters
 	return res, nil
+}
+
+// prepare describes sql under a slot and the statement timeout.
+func (s *Server) prepare(ctx context.Context, sql string) (engine.Prepared, error) {
+	qctx, done, err := s.begin(ctx)
+	if err != nil {
+		return engine.Prepared{}, err
+	}
+	defer done()
+	p, err := s.eng.Prepare(qctx, sql)
+	return p, s.statementStatus(qctx, err)
+}
+
+// roomToPrepare refuses a new prepared statement while MaxPrepared are
+// open (after dropping those idle past PreparedTTL).
+func (s *Server) roomToPrepare() error {
+	s.mu.Lock()
+	full := len(s.prepared) >= s.opts.MaxPrepared
+	s.mu.Unlock()
+	if !full {
+		return nil
+	}
+	s.sweep()
+	s.mu.Lock()
+	full = len(s.prepared) >= s.opts.MaxPrepared
+	s.mu.Unlock()
+	if full {
+		return s.tooManyPrepared()
+	}
+	return nil
+}
+
+func (s *Server) tooManyPrepared() error {
+	return status.Errorf(codes.ResourceExhausted, "flightd: %d prepared statements are open, the most this server keeps (--max-prepared); close prepared statements when done with them (idle ones expire after %s, --prepared-idle-timeout)", s.opts.MaxPrepared, s.opts.PreparedTTL)
 }
 
 // ClosePreparedStatement forgets the handle; unknown handles are fine.
@@ -60,16 +95,25 @@ func (s *Server) preparedSQL(handle []byte) (*preparedStmt, error) {
 	if ps == nil {
 		return nil, status.Error(codes.InvalidArgument, "flightd: unknown or expired prepared statement handle; prepare the statement again")
 	}
-	ps.lastUsed = time.Now()
+	ps.lastUsed = s.opts.Now()
 	return ps, nil
 }
 
 // GetFlightInfoPreparedStatement runs the prepared statement with the
 // parameter values bound last.
+// A query without parameters is described by what was found at prepare
+// time; with parameters, its text with the values bound is described again.
 func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	ps, err := s.preparedSQL(cmd.GetPreparedStatementHandle())
+	if err != nil {
+		return nil, err
+	}
 	sql, err := s.boundQuery(cmd.GetPreparedStatementHandle())
 	if err != nil {
 		return nil, err
+	}
+	if sql == ps.sql && !ps.prep.Update && ps.prep.DatasetSchema != nil {
+		return s.queryInfo(sql, ps.prep.DatasetSchema, desc)
 	}
 	return s.flightInfo(ctx, sql, desc)
 }
@@ -94,11 +138,7 @@ func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd flightsql.Prepa
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := s.run(ctx, sql)
-	if err != nil {
-		return nil, nil, err
-	}
-	return s.stream(ctx, r)
+	return s.runStream(ctx, sql)
 }
 
 // DoPutPreparedStatementQuery binds parameter values (one column per
@@ -110,7 +150,7 @@ func (s *Server) DoPutPreparedStatementQuery(ctx context.Context, cmd flightsql.
 	if err != nil {
 		return nil, err
 	}
-	params, err := readParams(r)
+	params, err := readParams(r, s.opts.MaxParamBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -124,6 +164,13 @@ func (s *Server) DoPutPreparedStatementQuery(ctx context.Context, cmd flightsql.
 	}
 	if !ps.prep.Update && len(stmts) != 1 {
 		return nil, status.Errorf(codes.InvalidArgument, "flightd: a query runs with one row of parameter values, but %d rows are bound; execute it once per row", len(stmts))
+	}
+	size := 0
+	for _, st := range stmts {
+		size += len(st)
+	}
+	if size > s.opts.MaxStatementBytes {
+		return nil, status.Errorf(codes.InvalidArgument, "flightd: the statement with its parameter values bound is %d bytes, more than the %d bytes this server accepts (--max-statement-bytes)", size, s.opts.MaxStatementBytes)
 	}
 	s.mu.Lock()
 	ps.bound = stmts
@@ -142,7 +189,7 @@ func (s *Server) DoPutPreparedStatementUpdate(ctx context.Context, cmd flightsql
 	if err != nil {
 		return 0, err
 	}
-	params, err := readParams(r)
+	params, err := readParams(r, s.opts.MaxParamBytes)
 	if err != nil {
 		return 0, err
 	}
@@ -153,9 +200,14 @@ func (s *Server) DoPutPreparedStatementUpdate(ctx context.Context, cmd flightsql
 		return s.update(ctx, ps.sql)
 	}
 	defer params.Release()
-	n, ok, err := s.eng.InsertParams(ctx, ps.sql, params)
+	qctx, done, err := s.begin(ctx)
 	if err != nil {
-		return n, toStatus(err)
+		return 0, err
+	}
+	defer done()
+	n, ok, err := s.eng.InsertParams(qctx, ps.sql, params)
+	if err != nil {
+		return n, s.statementStatus(qctx, err)
 	}
 	if ok {
 		return n, nil
@@ -166,7 +218,7 @@ func (s *Server) DoPutPreparedStatementUpdate(ctx context.Context, cmd flightsql
 	}
 	var total int64
 	for i, sql := range stmts {
-		n, err := s.update(ctx, sql)
+		n, err := s.execUpdate(qctx, sql)
 		if err != nil {
 			if i > 0 {
 				st := status.Convert(err)
@@ -213,8 +265,8 @@ func unbound(ps *preparedStmt) error {
 }
 
 // readParams reads the parameter batches a DoPut carries as one batch; nil
-// when it carries none.
-func readParams(r flight.MessageReader) (arrow.RecordBatch, error) {
+// when it carries none. More than limit bytes of values is InvalidArgument.
+func readParams(r flight.MessageReader, limit int64) (arrow.RecordBatch, error) {
 	if r == nil {
 		return nil, nil
 	}
@@ -224,8 +276,12 @@ func readParams(r flight.MessageReader) (arrow.RecordBatch, error) {
 			rec.Release()
 		}
 	}()
+	var size int64
 	for r.Next() {
 		rec := r.RecordBatch()
+		if size += util.TotalRecordSize(rec); size > limit {
+			return nil, status.Errorf(codes.InvalidArgument, "flightd: parameter values: more than %d bytes in one call (--max-message-bytes); bind fewer rows at a time", limit)
+		}
 		rec.Retain()
 		recs = append(recs, rec)
 	}

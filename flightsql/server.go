@@ -21,16 +21,40 @@ import (
 	"github.com/flightd/flightd/engine"
 )
 
-// Options configure the server.
+// Options configure the server. Zero values take the defaults (the
+// Default* constants); QueryTimeout 0 means no timeout.
 type Options struct {
 	Name      string // reported as FLIGHT_SQL_SERVER_NAME
 	Version   string
 	Logger    *slog.Logger
 	Allocator memory.Allocator
-	// ResultTTL is how long a statement's result waits for its DoGet.
-	ResultTTL time.Duration
-	// MaxPending bounds results waiting for DoGet; the oldest is dropped.
+	// QueryTimeout bounds each statement: its run, and for a query the
+	// DoGet that streams it (0 = none).
+	QueryTimeout time.Duration
+	// MaxConcurrent caps statements running at once (preparing, running,
+	// streaming to a DoGet); more get ResourceExhausted.
+	MaxConcurrent int
+	// MaxPrepared caps open prepared statements; more get
+	// ResourceExhausted. PreparedTTL expires those idle this long.
+	MaxPrepared int
+	PreparedTTL time.Duration
+	// ResultTTL is how long the one-row result of a statement that changed
+	// something (run at GetFlightInfo) waits for its DoGet; MaxPending
+	// bounds how many wait (the oldest is dropped).
+	ResultTTL  time.Duration
 	MaxPending int
+	// MaxStatementBytes bounds SQL text; longer is InvalidArgument.
+	MaxStatementBytes int
+	// MaxParamBytes bounds the parameter values one DoPut binds.
+	MaxParamBytes int64
+	// Now is the clock expiry reads (tests); default time.Now.
+	Now func() time.Time
+
+	// onSweep, when set, is called after each sweep of the janitor with
+	// what it expired (tests).
+	onSweep func(results, prepared int)
+	// janitorEvery, when set, is how often the janitor sweeps (tests).
+	janitorEvery time.Duration
 }
 
 // Server implements flightsql.Server.
@@ -40,14 +64,22 @@ type Server struct {
 	opts Options
 	lg   *slog.Logger
 
+	slots chan struct{} // one per running statement
+	stop  chan struct{} // closed by Close: stops the janitor
+	once  sync.Once
+
 	mu       sync.Mutex
+	parked   uint64 // results parked so far
 	pending  map[string]*pendingResult
 	prepared map[string]*preparedStmt
 }
 
+// pendingResult is the result of a statement that changed something, run
+// at GetFlightInfo, waiting for its (one) DoGet.
 type pendingResult struct {
-	reader  array.RecordReader
-	expires time.Time
+	affected int64
+	expires  time.Time
+	seq      uint64 // order of parking: the lowest is the oldest
 }
 
 type preparedStmt struct {
@@ -59,7 +91,7 @@ type preparedStmt struct {
 	bound []string
 }
 
-// New returns a server over eng.
+// New returns a server over eng. Close stops its background expiry.
 func New(eng engine.Engine, opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -68,33 +100,62 @@ func New(eng engine.Engine, opts Options) (*Server, error) {
 		opts.Allocator = memory.DefaultAllocator
 	}
 	if opts.ResultTTL <= 0 {
-		opts.ResultTTL = 5 * time.Minute
+		opts.ResultTTL = DefaultResultTTL
 	}
 	if opts.MaxPending <= 0 {
-		opts.MaxPending = 1024
+		opts.MaxPending = DefaultMaxPending
+	}
+	if opts.PreparedTTL <= 0 {
+		opts.PreparedTTL = DefaultPreparedTTL
+	}
+	if opts.MaxPrepared <= 0 {
+		opts.MaxPrepared = DefaultMaxPrepared
+	}
+	if opts.MaxConcurrent <= 0 {
+		opts.MaxConcurrent = DefaultMaxConcurrent()
+	}
+	if opts.MaxStatementBytes <= 0 {
+		opts.MaxStatementBytes = DefaultMaxStatementBytes
+	}
+	if opts.MaxParamBytes <= 0 {
+		opts.MaxParamBytes = DefaultMaxParamBytes
+	}
+	if opts.QueryTimeout < 0 {
+		opts.QueryTimeout = 0
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	if opts.Name == "" {
 		opts.Name = "flightd"
 	}
-	s := &Server{eng: eng, opts: opts, lg: opts.Logger, pending: map[string]*pendingResult{}, prepared: map[string]*preparedStmt{}}
+	s := &Server{
+		eng: eng, opts: opts, lg: opts.Logger,
+		slots: make(chan struct{}, opts.MaxConcurrent), stop: make(chan struct{}),
+		pending: map[string]*pendingResult{}, prepared: map[string]*preparedStmt{},
+	}
 	s.Alloc = opts.Allocator
 	if err := s.registerSqlInfo(); err != nil {
 		return nil, err
 	}
+	every := opts.janitorEvery
+	if every <= 0 {
+		every = janitorInterval(opts.ResultTTL, opts.PreparedTTL)
+	}
+	go s.janitor(every)
 	return s, nil
 }
 
 // FlightServer wraps s for registration with a flight.Server.
 func (s *Server) FlightServer() flight.FlightServer { return flightsql.NewFlightServer(s) }
 
-// Close releases results that were never fetched.
+// Close stops the background expiry and drops what waits.
 func (s *Server) Close() {
+	s.once.Do(func() { close(s.stop) })
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for k, p := range s.pending {
-		p.reader.Release()
-		delete(s.pending, k)
-	}
+	clear(s.pending)
+	clear(s.prepared)
 }
 
 func newHandle() string {
@@ -113,6 +174,8 @@ func toStatus(err error) error {
 	}
 	code := codes.Internal
 	switch {
+	case outOfMemory(err):
+		return status.Errorf(codes.ResourceExhausted, "%v (statements share the memory set by --memory-limit)", err)
 	case errors.Is(err, context.Canceled):
 		code = codes.Canceled
 	case errors.Is(err, context.DeadlineExceeded):
@@ -133,7 +196,10 @@ func toStatus(err error) error {
 	return status.Error(code, err.Error())
 }
 
-// ticket layout: handle "\x00" sql.
+// Tickets: handle "\x00" sql. A query's ticket has no handle and the SQL
+// its DoGet runs; a statement that changed something ran at GetFlightInfo,
+// and its ticket has the handle of its parked result and no SQL, so that it
+// never runs again.
 func encodeTicket(handle, sql string) ([]byte, error) {
 	return flightsql.CreateStatementQueryTicket([]byte(handle + "\x00" + sql))
 }
@@ -145,47 +211,65 @@ func decodeTicket(b []byte) (handle, sql string) {
 
 var affectedSchema = arrow.NewSchema([]arrow.Field{{Name: "rows_affected", Type: arrow.PrimitiveTypes.Int64}}, nil)
 
-// run executes sql and returns a reader for its rows: a query's result, or
-// one row with rows_affected for anything else.
-func (s *Server) run(ctx context.Context, sql string) (array.RecordReader, error) {
-	res, err := s.eng.Execute(ctx, sql)
-	if err != nil {
-		s.lg.Debug("statement failed", "sql", sql, "err", err)
-		return nil, toStatus(err)
-	}
-	if res.Reader != nil {
-		return res.Reader, nil
-	}
+// affectedReader is the one-row result of a statement that changed things.
+func (s *Server) affectedReader(n int64) array.RecordReader {
 	b := array.NewRecordBuilder(s.Alloc, affectedSchema)
 	defer b.Release()
-	b.Field(0).(*array.Int64Builder).Append(res.Affected)
+	b.Field(0).(*array.Int64Builder).Append(n)
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	return array.NewRecordReader(affectedSchema, []arrow.RecordBatch{rec})
+	r, _ := array.NewRecordReader(affectedSchema, []arrow.RecordBatch{rec})
+	return r
 }
 
+// flightInfo describes sql for a DoGet. A query does not run here: the
+// engine describes its result (Prepare) and the DoGet runs and streams it,
+// so nothing waits between the two calls. A statement that changes things
+// runs here, exactly once; its row count waits for the DoGet.
 func (s *Server) flightInfo(ctx context.Context, sql string, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	// The result outlives this call (it waits for DoGet), so it runs under a
-	// context of its own: cancelled if this call is cancelled while the
-	// statement runs, and when the result is released.
-	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(ctx, cancel)
-	r, err := s.run(rctx, sql)
-	stop()
-	if err != nil {
-		cancel()
+	if err := s.checkSQL(sql); err != nil {
 		return nil, err
 	}
-	r = &cancelOnRelease{RecordReader: r, cancel: cancel}
+	qctx, done, err := s.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	p, err := s.eng.Prepare(qctx, sql)
+	if err != nil {
+		s.lg.Debug("statement failed", "sql", sql, "err", err)
+		return nil, s.statementStatus(qctx, err)
+	}
+	if !p.Update && p.DatasetSchema != nil {
+		return s.queryInfo(sql, p.DatasetSchema, desc)
+	}
+	n, err := s.execUpdate(qctx, sql)
+	if err != nil {
+		return nil, err
+	}
 	h := newHandle()
-	tkt, err := encodeTicket(h, sql)
+	tkt, err := encodeTicket(h, "")
 	if err != nil {
-		r.Release()
 		return nil, err
 	}
-	s.park(h, r)
+	s.park(h, n)
 	return &flight.FlightInfo{
-		Schema:           flight.SerializeSchema(r.Schema(), s.Alloc),
+		Schema:           flight.SerializeSchema(affectedSchema, s.Alloc),
+		FlightDescriptor: desc,
+		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: tkt}}},
+		TotalRecords:     1,
+		TotalBytes:       -1,
+	}, nil
+}
+
+// queryInfo is the FlightInfo of a query whose DoGet runs sql.
+func (s *Server) queryInfo(sql string, sc *arrow.Schema, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	tkt, err := encodeTicket("", sql)
+	if err != nil {
+		return nil, err
+	}
+	return &flight.FlightInfo{
+		Schema:           flight.SerializeSchema(sc, s.Alloc),
 		FlightDescriptor: desc,
 		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: tkt}}},
 		TotalRecords:     -1,
@@ -193,57 +277,53 @@ func (s *Server) flightInfo(ctx context.Context, sql string, desc *flight.Flight
 	}, nil
 }
 
-// park keeps r for its DoGet, evicting expired and excess results.
-func (s *Server) park(h string, r array.RecordReader) {
-	now := time.Now()
+// park keeps a row count for its DoGet; at MaxPending the oldest is
+// dropped. The janitor drops those older than ResultTTL.
+func (s *Server) park(h string, n int64) {
+	now := s.opts.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var oldestKey string
-	var oldest time.Time
-	for k, p := range s.pending {
-		if now.After(p.expires) {
-			p.reader.Release()
-			delete(s.pending, k)
-			continue
+	if len(s.pending) >= s.opts.MaxPending {
+		var oldestKey string
+		var oldest uint64
+		for k, p := range s.pending {
+			if oldestKey == "" || p.seq < oldest {
+				oldestKey, oldest = k, p.seq
+			}
 		}
-		if oldestKey == "" || p.expires.Before(oldest) {
-			oldestKey, oldest = k, p.expires
-		}
-	}
-	if len(s.pending) >= s.opts.MaxPending && oldestKey != "" {
-		s.pending[oldestKey].reader.Release()
 		delete(s.pending, oldestKey)
+		s.lg.Debug("dropped an unfetched result: too many wait (--max-pending-results)", "max", s.opts.MaxPending)
 	}
-	s.pending[h] = &pendingResult{reader: r, expires: now.Add(s.opts.ResultTTL)}
+	s.parked++
+	s.pending[h] = &pendingResult{affected: n, expires: now.Add(s.opts.ResultTTL), seq: s.parked}
 }
 
-func (s *Server) take(h string) array.RecordReader {
+// take removes and returns the parked result h.
+func (s *Server) take(h string) (int64, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.pending[h]
 	if p == nil {
-		return nil
+		return 0, false
 	}
 	delete(s.pending, h)
-	return p.reader
+	return p.affected, true
 }
 
-func (s *Server) stream(ctx context.Context, r array.RecordReader) (*arrow.Schema, <-chan flight.StreamChunk, error) {
-	ch := make(chan flight.StreamChunk, 2)
-	go flight.StreamChunksFromReader(ctx, r, ch) // releases r when done
-	return r.Schema(), ch, nil
-}
-
-// GetFlightInfoStatement runs the statement.
+// GetFlightInfoStatement describes a query, or runs a statement that
+// changes things.
 func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.StatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
 	return s.flightInfo(ctx, cmd.GetQuery(), desc)
 }
 
-// GetSchemaStatement describes the statement without keeping its result.
+// GetSchemaStatement describes the statement without running it.
 func (s *Server) GetSchemaStatement(ctx context.Context, cmd flightsql.StatementQuery, desc *flight.FlightDescriptor) (*flight.SchemaResult, error) {
-	p, err := s.eng.Prepare(ctx, cmd.GetQuery())
+	if err := s.checkSQL(cmd.GetQuery()); err != nil {
+		return nil, err
+	}
+	p, err := s.prepare(ctx, cmd.GetQuery())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
 	sc := p.DatasetSchema
 	if sc == nil {
@@ -252,20 +332,88 @@ func (s *Server) GetSchemaStatement(ctx context.Context, cmd flightsql.Statement
 	return &flight.SchemaResult{Schema: flight.SerializeSchema(sc, s.Alloc)}, nil
 }
 
-// DoGetStatement streams a parked result, or runs the ticket's SQL again.
+// DoGetStatement runs a query's ticket and streams the rows, or returns a
+// parked row count once.
 func (s *Server) DoGetStatement(ctx context.Context, tkt flightsql.StatementQueryTicket) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	h, sql := decodeTicket(tkt.GetStatementHandle())
-	if r := s.take(h); r != nil {
-		return s.stream(ctx, r)
+	if h != "" {
+		n, ok := s.take(h)
+		if !ok {
+			return nil, nil, status.Errorf(codes.NotFound, "flightd: the statement's result was already fetched or expired (results wait %s, --result-ttl); the statement is not run again", s.opts.ResultTTL)
+		}
+		return s.stream(context.Background(), func() {}, s.affectedReader(n))
 	}
 	if sql == "" {
 		return nil, nil, status.Error(codes.NotFound, "flightd: unknown or expired ticket")
 	}
-	r, err := s.run(ctx, sql)
+	return s.runStream(ctx, sql)
+}
+
+// runStream runs sql and streams its rows; the statement keeps its slot
+// and its timeout until the stream ends.
+func (s *Server) runStream(ctx context.Context, sql string) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	if err := s.checkSQL(sql); err != nil {
+		return nil, nil, err
+	}
+	qctx, done, err := s.begin(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	return s.stream(ctx, r)
+	streaming := false
+	defer func() {
+		if !streaming {
+			done() // also when Execute panics
+		}
+	}()
+	res, err := s.eng.Execute(qctx, sql)
+	if err != nil {
+		s.lg.Debug("statement failed", "sql", sql, "err", err)
+		return nil, nil, s.statementStatus(qctx, err)
+	}
+	r := res.Reader
+	if r == nil {
+		r = s.affectedReader(res.Affected)
+	}
+	streaming = true
+	return s.stream(qctx, done, r)
+}
+
+// stream sends r's batches until it ends, fails or qctx ends; then it
+// releases r and calls done.
+func (s *Server) stream(qctx context.Context, done func(), r array.RecordReader) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	ch := make(chan flight.StreamChunk, 2)
+	go func() {
+		defer close(ch)
+		var err error
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					s.lg.Error("panic while streaming a result", "panic", p)
+					err = status.Errorf(codes.Internal, "flightd: internal error while streaming: %v", p)
+				}
+			}()
+			for r.Next() {
+				rec := r.RecordBatch()
+				rec.Retain()
+				select {
+				case ch <- flight.StreamChunk{Data: rec}:
+				case <-qctx.Done():
+					rec.Release()
+					err = qctx.Err()
+					return
+				}
+			}
+			err = r.Err()
+		}()
+		r.Release()
+		done()
+		if err != nil {
+			// The DoGet reads the channel to its end, so this never blocks
+			// for good.
+			ch <- flight.StreamChunk{Err: s.statementStatus(qctx, err)}
+		}
+	}()
+	return r.Schema(), ch, nil
 }
 
 // DoPutCommandStatementUpdate runs DDL and INSERT.
@@ -273,33 +421,35 @@ func (s *Server) DoPutCommandStatementUpdate(ctx context.Context, cmd flightsql.
 	return s.update(ctx, cmd.GetQuery())
 }
 
+// update runs one statement as an update, under a slot and the timeout.
 func (s *Server) update(ctx context.Context, sql string) (int64, error) {
-	res, err := s.eng.Execute(ctx, sql)
+	if err := s.checkSQL(sql); err != nil {
+		return 0, err
+	}
+	qctx, done, err := s.begin(ctx)
 	if err != nil {
-		return 0, toStatus(err)
+		return 0, err
+	}
+	defer done()
+	return s.execUpdate(qctx, sql)
+}
+
+// execUpdate runs sql under qctx (from begin) and returns the rows it
+// wrote; a query run as an update returns the rows it produced.
+func (s *Server) execUpdate(qctx context.Context, sql string) (int64, error) {
+	res, err := s.eng.Execute(qctx, sql)
+	if err != nil {
+		s.lg.Debug("statement failed", "sql", sql, "err", err)
+		return 0, s.statementStatus(qctx, err)
 	}
 	if res.Reader != nil {
-		// A query run as an update: count its rows.
 		var n int64
 		for res.Reader.Next() {
 			n += res.Reader.RecordBatch().NumRows()
 		}
 		err := res.Reader.Err()
 		res.Reader.Release()
-		return n, toStatus(err)
+		return n, s.statementStatus(qctx, err)
 	}
 	return res.Affected, nil
-}
-
-// cancelOnRelease cancels the context a parked result runs under once the
-// result is released.
-type cancelOnRelease struct {
-	array.RecordReader
-	cancel context.CancelFunc
-	once   sync.Once
-}
-
-func (c *cancelOnRelease) Release() {
-	c.RecordReader.Release()
-	c.once.Do(c.cancel)
 }

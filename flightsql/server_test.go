@@ -182,6 +182,7 @@ func TestPreparedStatements(t *testing.T) {
 func TestClosingAnUnknownHandleSucceeds(t *testing.T) {
 	srv, err := New(&fakeEngine{}, Options{})
 	require.NoError(t, err)
+	defer srv.Close()
 	// ADBC returns a Close error to its caller, so an expired handle must close cleanly.
 	require.NoError(t, srv.ClosePreparedStatement(context.Background(), closeReq("no-such-handle")))
 }
@@ -237,9 +238,15 @@ func (p *panicEngine) Execute(ctx context.Context, sql string) (engine.Result, e
 	panic("boom")
 }
 
+func (p *panicEngine) Prepare(ctx context.Context, sql string) (engine.Prepared, error) {
+	panic("boom")
+}
+
 func TestPanicsBecomeErrorsAndTheServerKeepsServing(t *testing.T) {
-	srv, err := New(&panicEngine{}, Options{})
+	// One statement at a time: a panic must give its slot back.
+	srv, err := New(&panicEngine{}, Options{MaxConcurrent: 1})
 	require.NoError(t, err)
+	defer srv.Close()
 	fs := flight.NewServerWithMiddleware(nil, GRPCOptions(nil)...)
 	fs.RegisterFlightService(srv.FlightServer())
 	require.NoError(t, fs.Init("127.0.0.1:0"))
@@ -252,6 +259,16 @@ func TestPanicsBecomeErrorsAndTheServerKeepsServing(t *testing.T) {
 		_, err = cl.Execute(context.Background(), "SELECT 1")
 		require.Equal(t, codes.Internal, status.Code(err))
 		require.ErrorContains(t, err, "boom")
+		tkt, err := encodeTicket("", "SELECT 1")
+		require.NoError(t, err)
+		r, err := cl.DoGet(context.Background(), &flight.Ticket{Ticket: tkt})
+		if err == nil {
+			for r.Next() {
+			}
+			err = r.Err()
+			r.Release()
+		}
+		require.Equal(t, codes.Internal, status.Code(err))
 	}
 	_, err = cl.GetTableTypes(context.Background())
 	require.NoError(t, err)

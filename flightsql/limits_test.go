@@ -1,0 +1,319 @@
+package flightsql
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"github.com/flightd/flightd/engine"
+)
+
+// countingEngine is fakeEngine that counts Execute calls, and answers
+// "SELECT block" with a reader that blocks until its context ends and
+// "SELECT forever" with batches without end.
+type countingEngine struct {
+	fakeEngine
+	executes atomic.Int64
+	started  chan struct{} // gets a value when a blocking statement runs
+}
+
+func (c *countingEngine) Execute(ctx context.Context, sql string) (engine.Result, error) {
+	c.executes.Add(1)
+	switch sql {
+	case "SELECT block":
+		if c.started != nil {
+			c.started <- struct{}{}
+		}
+		<-ctx.Done()
+		return engine.Result{}, errors.Join(engine.ErrInvalid, errors.New("INTERRUPT Error: Interrupted!"))
+	case "SELECT forever":
+		return engine.Result{Schema: numSchema, Reader: &endless{ctx: ctx}}, nil
+	case "SELECT oom":
+		return engine.Result{}, errors.Join(engine.ErrInvalid, errors.New("Out of Memory Error: failed to allocate data of size 2.0 MiB (1.0 GiB/1.0 GiB used)"))
+	}
+	return c.fakeEngine.Execute(ctx, sql)
+}
+
+// endless yields one-row batches until its context ends.
+type endless struct {
+	ctx  context.Context
+	rec  arrow.RecordBatch
+	refs atomic.Int64
+}
+
+func (e *endless) Retain()               { e.refs.Add(1) }
+func (e *endless) Release()              {}
+func (e *endless) Schema() *arrow.Schema { return numSchema }
+func (e *endless) Err() error            { return e.ctx.Err() }
+func (e *endless) Record() arrow.RecordBatch {
+	return e.rec
+}
+func (e *endless) RecordBatch() arrow.RecordBatch { return e.rec }
+func (e *endless) Next() bool {
+	if e.ctx.Err() != nil {
+		return false
+	}
+	if e.rec != nil {
+		e.rec.Release()
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, numSchema)
+	defer b.Release()
+	b.Field(0).(*array.Int64Builder).Append(1)
+	e.rec = b.NewRecordBatch()
+	return true
+}
+
+// clock is a settable clock.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+func startWith(t *testing.T, eng engine.Engine, opts Options) (*flightsql.Client, *Server) {
+	t.Helper()
+	srv, err := New(eng, opts)
+	require.NoError(t, err)
+	fs := flight.NewServerWithMiddleware(nil, GRPCOptions(nil)...)
+	fs.RegisterFlightService(srv.FlightServer())
+	require.NoError(t, fs.Init("127.0.0.1:0"))
+	go func() { _ = fs.Serve() }()
+	t.Cleanup(func() { fs.Shutdown(); srv.Close() })
+	cl, err := flightsql.NewClient(fs.Addr().String(), nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	t.Cleanup(func() { cl.Close() })
+	return cl, srv
+}
+
+func doGet(ctx context.Context, cl *flightsql.Client, info *flight.FlightInfo) (int64, error) {
+	r, err := cl.DoGet(ctx, info.Endpoint[0].Ticket)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Release()
+	var n int64
+	for r.Next() {
+		n += r.RecordBatch().NumRows()
+	}
+	return n, r.Err()
+}
+
+func TestQueriesRunAtDoGetNotAtGetFlightInfo(t *testing.T) {
+	eng := &countingEngine{}
+	cl, _ := startWith(t, eng, Options{})
+	ctx := context.Background()
+	info, err := cl.Execute(ctx, "SELECT 12345")
+	require.NoError(t, err)
+	require.EqualValues(t, 0, eng.executes.Load(), "GetFlightInfo of a query must not run it")
+	sc, err := flight.DeserializeSchema(info.Schema, memory.DefaultAllocator)
+	require.NoError(t, err)
+	require.True(t, sc.Equal(numSchema))
+	n, err := doGet(ctx, cl, info)
+	require.NoError(t, err)
+	require.EqualValues(t, len("SELECT 12345"), n)
+	require.EqualValues(t, 1, eng.executes.Load())
+	// A query's ticket can be fetched again: it runs again.
+	n, err = doGet(ctx, cl, info)
+	require.NoError(t, err)
+	require.EqualValues(t, len("SELECT 12345"), n)
+}
+
+func TestAnUpdateTicketFetchedTwiceAppliesOnce(t *testing.T) {
+	eng := &countingEngine{}
+	cl, _ := startWith(t, eng, Options{})
+	ctx := context.Background()
+	info, err := cl.Execute(ctx, "INSERT INTO t VALUES (1)")
+	require.NoError(t, err)
+	require.Equal(t, []string{"INSERT INTO t VALUES (1)"}, eng.updates, "the update runs at GetFlightInfo")
+	n, err := doGet(ctx, cl, info)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n)
+	_, err = doGet(ctx, cl, info)
+	require.Equal(t, codes.NotFound, status.Code(err), "%v", err)
+	require.ErrorContains(t, err, "already fetched or expired")
+	require.Len(t, eng.updates, 1, "a second fetch must not run the update again")
+}
+
+func TestParkedResultsExpireInTheBackground(t *testing.T) {
+	clk := &clock{now: time.Unix(1e9, 0)}
+	swept := make(chan int, 1<<16)
+	eng := &countingEngine{}
+	cl, srv := startWith(t, eng, Options{Now: clk.Now, ResultTTL: time.Minute, MaxPending: 3,
+		onSweep: func(results, _ int) {
+			select {
+			case swept <- results:
+			default: // only results > 0 matter, and the buffer outlasts the test
+			}
+		}, janitorEvery: time.Millisecond})
+	ctx := context.Background()
+	var infos []*flight.FlightInfo
+	for range 4 {
+		info, err := cl.Execute(ctx, "INSERT INTO t VALUES (1)")
+		require.NoError(t, err)
+		infos = append(infos, info)
+	}
+	// The cap dropped the oldest.
+	_, err := doGet(ctx, cl, infos[0])
+	require.Equal(t, codes.NotFound, status.Code(err))
+	n, err := doGet(ctx, cl, infos[1])
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n)
+	// The rest expire once the clock passes their TTL, with no request.
+	clk.Add(time.Minute)
+	for expired := 0; expired < 2; {
+		expired += <-swept
+	}
+	srv.mu.Lock()
+	require.Empty(t, srv.pending)
+	srv.mu.Unlock()
+	_, err = doGet(ctx, cl, infos[3])
+	require.Equal(t, codes.NotFound, status.Code(err))
+}
+
+func TestJanitorRunsOnItsOwn(t *testing.T) {
+	swept := make(chan int, 1000)
+	cl, srv := startWith(t, &countingEngine{}, Options{ResultTTL: 20 * time.Millisecond,
+		onSweep: func(results, _ int) { swept <- results }})
+	_, err := cl.Execute(context.Background(), "INSERT INTO t VALUES (1)")
+	require.NoError(t, err)
+	for expired := 0; expired < 1; {
+		expired += <-swept
+	}
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	require.Empty(t, srv.pending)
+}
+
+func TestPreparedStatementsAreCappedAndExpire(t *testing.T) {
+	clk := &clock{now: time.Unix(1e9, 0)}
+	cl, srv := startWith(t, &countingEngine{}, Options{Now: clk.Now, MaxPrepared: 3, PreparedTTL: time.Hour})
+	ctx := context.Background()
+	for range 3 {
+		_, err := cl.Prepare(ctx, "SELECT 1")
+		require.NoError(t, err)
+	}
+	_, err := cl.Prepare(ctx, "SELECT 1")
+	require.Equal(t, codes.ResourceExhausted, status.Code(err), "%v", err)
+	require.ErrorContains(t, err, "--max-prepared")
+	clk.Add(time.Hour)
+	srv.sweep()
+	srv.mu.Lock()
+	require.Empty(t, srv.prepared)
+	srv.mu.Unlock()
+	ps, err := cl.Prepare(ctx, "SELECT 1")
+	require.NoError(t, err)
+	require.NoError(t, ps.Close(ctx))
+}
+
+func TestConcurrentStatementsAreCapped(t *testing.T) {
+	eng := &countingEngine{started: make(chan struct{}, 1)}
+	cl, _ := startWith(t, eng, Options{MaxConcurrent: 1})
+	ctx, cancel := context.WithCancel(context.Background())
+	info, err := cl.Execute(ctx, "SELECT block")
+	require.NoError(t, err)
+	errc := make(chan error, 1)
+	go func() { _, err := doGet(ctx, cl, info); errc <- err }()
+	<-eng.started
+	_, err = cl.Execute(context.Background(), "SELECT 1")
+	require.Equal(t, codes.ResourceExhausted, status.Code(err), "%v", err)
+	require.ErrorContains(t, err, "--max-concurrent-queries")
+	_, err = cl.ExecuteUpdate(context.Background(), "CREATE TABLE x (a INT)")
+	require.Equal(t, codes.ResourceExhausted, status.Code(err), "%v", err)
+	cancel()
+	<-errc
+	// The slot comes back once the cancelled statement ends.
+	require.Eventually(t, func() bool {
+		_, err := cl.Execute(context.Background(), "SELECT 1")
+		return err == nil
+	}, 10*time.Second, 5*time.Millisecond)
+}
+
+func TestQueryTimeout(t *testing.T) {
+	cl, _ := startWith(t, &countingEngine{}, Options{QueryTimeout: 50 * time.Millisecond, MaxConcurrent: 1})
+	ctx := context.Background()
+	for _, sql := range []string{"SELECT block", "SELECT forever"} {
+		info, err := cl.Execute(ctx, sql)
+		require.NoError(t, err)
+		_, err = doGet(ctx, cl, info)
+		require.Equal(t, codes.DeadlineExceeded, status.Code(err), "%s: %v", sql, err)
+		require.ErrorContains(t, err, "--query-timeout")
+	}
+	// Both gave their slot back.
+	require.Eventually(t, func() bool {
+		_, err := cl.ExecuteUpdate(ctx, "CREATE TABLE x (a INT)")
+		return err == nil
+	}, 10*time.Second, 5*time.Millisecond)
+}
+
+func TestStatementLength(t *testing.T) {
+	cl, _ := startWith(t, &countingEngine{}, Options{MaxStatementBytes: 20})
+	ctx := context.Background()
+	long := "SELECT " + strings.Repeat("1", 20)
+	_, err := cl.Execute(ctx, long)
+	require.Equal(t, codes.InvalidArgument, status.Code(err))
+	require.ErrorContains(t, err, "--max-statement-bytes")
+	_, err = cl.ExecuteUpdate(ctx, "INSERT INTO t VALUES (1, 2, 3, 4)")
+	require.Equal(t, codes.InvalidArgument, status.Code(err))
+	_, err = cl.Prepare(ctx, long)
+	require.Equal(t, codes.InvalidArgument, status.Code(err))
+	_, err = cl.GetExecuteSchema(ctx, long)
+	require.Equal(t, codes.InvalidArgument, status.Code(err))
+	// A ticket carrying long SQL is refused too.
+	tkt, err := encodeTicket("", long)
+	require.NoError(t, err)
+	r, err := cl.DoGet(ctx, &flight.Ticket{Ticket: tkt})
+	if err == nil {
+		for r.Next() {
+		}
+		err = r.Err()
+		r.Release()
+	}
+	require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
+}
+
+func TestParameterBytesAreBounded(t *testing.T) {
+	cl, _ := startWith(t, &countingEngine{}, Options{MaxParamBytes: 1 << 10})
+	ctx := context.Background()
+	ps, err := cl.Prepare(ctx, "SELECT ?")
+	require.NoError(t, err)
+	defer ps.Close(ctx)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, numSchema)
+	defer b.Release()
+	b.Field(0).(*array.Int64Builder).AppendValues(make([]int64, 1000), nil)
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	ps.SetParameters(rec)
+	_, err = ps.Execute(ctx)
+	require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
+	require.ErrorContains(t, err, "--max-message-bytes")
+}
+
+func TestOutOfMemoryIsResourceExhausted(t *testing.T) {
+	cl, _ := startWith(t, &countingEngine{}, Options{})
+	info, err := cl.Execute(context.Background(), "SELECT oom")
+	require.NoError(t, err)
+	_, err = doGet(context.Background(), cl, info)
+	require.Equal(t, codes.ResourceExhausted, status.Code(err), "%v", err)
+	require.ErrorContains(t, err, "--memory-limit")
+}
