@@ -21,7 +21,11 @@
 //     rows in batches of records_per_batch; DoPut reads and discards its
 //     stream.
 //   - Bad benchmark requests (no streams, no rows, batches of no rows) get
-//     InvalidArgument naming the field.
+//     InvalidArgument naming the field, as do requests too large to serve
+//     safely, naming the field and its bound: records_per_batch above
+//     MaxRecordsPerBatch (64 MiB a batch), records_per_stream above
+//     MaxRecordsPerStream, stream_count above MaxStreamCount, and tickets
+//     that span more rows than their records_per_stream.
 //   - Wrapping is cheap: a Flight SQL call pays one protobuf decode of its
 //     command or ticket to be told apart.
 package perf

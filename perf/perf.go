@@ -149,15 +149,51 @@ func flightSQL(b []byte) bool {
 	return proto.Unmarshal(b, &a) == nil && strings.HasPrefix(a.GetTypeUrl(), "type.googleapis.com/arrow.flight.protocol.sql.")
 }
 
-// check refuses a definition the benchmark cannot stream.
+// Bounds on a benchmark flight: one batch holds at most MaxBatchBytes
+// (MaxRecordsPerBatch rows), one stream at most MaxRecordsPerStream rows
+// (32 GiB, about a minute at 500 MB/s), one flight at most MaxStreamCount
+// streams. Beyond them a request is InvalidArgument: a records_per_batch of
+// 2^31-1 once ran the server out of memory, and a stream_count of five
+// million took 12 s and 1.4 GB to answer.
+const (
+	MaxBatchBytes       = 64 << 20
+	MaxRecordsPerBatch  = MaxBatchBytes / BytesPerRow
+	MaxRecordsPerStream = 1 << 30
+	MaxStreamCount      = 1024
+)
+
+// check refuses a definition the benchmark cannot stream, or that is too
+// large to.
 func (p Perf) check() error {
 	switch {
 	case p.StreamCount <= 0:
 		return status.Errorf(codes.InvalidArgument, "flightd perf: stream_count must be positive, got %d", p.StreamCount)
+	case p.StreamCount > MaxStreamCount:
+		return status.Errorf(codes.InvalidArgument, "flightd perf: stream_count must be at most %d, got %d", MaxStreamCount, p.StreamCount)
 	case p.RecordsPerStream <= 0:
 		return status.Errorf(codes.InvalidArgument, "flightd perf: records_per_stream must be positive, got %d", p.RecordsPerStream)
+	case p.RecordsPerStream > MaxRecordsPerStream:
+		return status.Errorf(codes.InvalidArgument, "flightd perf: records_per_stream must be at most %d, got %d", MaxRecordsPerStream, p.RecordsPerStream)
 	case p.RecordsPerBatch <= 0:
 		return status.Errorf(codes.InvalidArgument, "flightd perf: records_per_batch must be positive, got %d", p.RecordsPerBatch)
+	case p.RecordsPerBatch > MaxRecordsPerBatch:
+		return status.Errorf(codes.InvalidArgument, "flightd perf: records_per_batch must be at most %d (%d bytes of %d-byte rows), got %d", MaxRecordsPerBatch, MaxBatchBytes, BytesPerRow, p.RecordsPerBatch)
+	}
+	return nil
+}
+
+// check refuses a ticket outside its flight's bounds.
+func (t Token) check() error {
+	if err := t.Definition.check(); err != nil {
+		return err
+	}
+	switch {
+	case t.Start < 0:
+		return status.Errorf(codes.InvalidArgument, "flightd perf: ticket starts at %d, before 0", t.Start)
+	case t.End < t.Start:
+		return status.Errorf(codes.InvalidArgument, "flightd perf: ticket ends (%d) before it starts (%d)", t.End, t.Start)
+	case t.End-t.Start > t.Definition.RecordsPerStream:
+		return status.Errorf(codes.InvalidArgument, "flightd perf: ticket spans %d rows, more than records_per_stream (%d)", t.End-t.Start, t.Definition.RecordsPerStream)
 	}
 	return nil
 }
@@ -215,11 +251,8 @@ func (s *server) DoGet(tkt *flight.Ticket, st flight.FlightService_DoGetServer) 
 	if err != nil {
 		return s.FlightServer.DoGet(tkt, st)
 	}
-	if err := t.Definition.check(); err != nil {
+	if err := t.check(); err != nil {
 		return err
-	}
-	if t.End < t.Start {
-		return status.Errorf(codes.InvalidArgument, "flightd perf: ticket ends (%d) before it starts (%d)", t.End, t.Start)
 	}
 	w := flight.NewRecordWriter(st, ipc.WithSchema(Schema), ipc.WithAllocator(s.mem))
 	defer w.Close()

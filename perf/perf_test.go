@@ -2,6 +2,8 @@ package perf
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net"
 	"sync/atomic"
 	"testing"
@@ -53,7 +55,8 @@ func start(t *testing.T) (flight.Client, *inner) {
 	srv.InitListener(l)
 	go func() { _ = srv.Serve() }()
 	t.Cleanup(srv.Shutdown)
-	c, err := flight.NewClientWithMiddleware(l.Addr().String(), nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	c, err := flight.NewClientWithMiddleware(l.Addr().String(), nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(2*MaxBatchBytes)))
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	return c, in
@@ -122,4 +125,54 @@ func TestFlightSQLPassesThrough(t *testing.T) {
 		}
 	}
 	require.EqualValues(t, 1, in.puts.Load())
+}
+
+// TestRequestsTooLargeAreRefused: each bound answers InvalidArgument naming
+// the field and the bound, before anything is allocated or streamed.
+func TestRequestsTooLargeAreRefused(t *testing.T) {
+	c, _ := start(t)
+	ctx := context.Background()
+	ok := Perf{StreamCount: 1, RecordsPerStream: 10, RecordsPerBatch: 10}
+	for _, tc := range []struct {
+		p     Perf
+		field string
+		bound int64
+	}{
+		{Perf{StreamCount: 1, RecordsPerStream: 10, RecordsPerBatch: 1<<31 - 1}, "records_per_batch", MaxRecordsPerBatch},
+		{Perf{StreamCount: 5_000_000, RecordsPerStream: 10, RecordsPerBatch: 10}, "stream_count", MaxStreamCount},
+		{Perf{StreamCount: 1, RecordsPerStream: 1 << 62, RecordsPerBatch: 10}, "records_per_stream", MaxRecordsPerStream},
+	} {
+		_, err := c.GetFlightInfo(ctx, &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: tc.p.Marshal()})
+		require.Equal(t, codes.InvalidArgument, status.Code(err), "%s: %v", tc.field, err)
+		require.ErrorContains(t, err, tc.field)
+		require.ErrorContains(t, err, fmt.Sprint(tc.bound))
+		// A ticket made up by the client is checked the same way.
+		require.Equal(t, codes.InvalidArgument, status.Code(doGet(c, Token{Definition: tc.p, Start: 0, End: 10})), tc.field)
+	}
+	for _, tok := range []Token{
+		{Definition: ok, Start: -5, End: 5},
+		{Definition: ok, Start: 0, End: 1 << 40}, // more rows than records_per_stream
+		{Definition: ok, Start: 10, End: 5},
+	} {
+		require.Equal(t, codes.InvalidArgument, status.Code(doGet(c, tok)), "%+v", tok)
+	}
+	// The largest batch allowed streams.
+	big := Perf{StreamCount: 1, RecordsPerStream: MaxRecordsPerBatch, RecordsPerBatch: MaxRecordsPerBatch}
+	require.NoError(t, doGet(c, Token{Definition: big, Start: 0, End: MaxRecordsPerBatch}))
+}
+
+// doGet reads a ticket's stream to its end and returns its error.
+func doGet(c flight.Client, tok Token) error {
+	st, err := c.DoGet(context.Background(), &flight.Ticket{Ticket: tok.Marshal()})
+	if err != nil {
+		return err
+	}
+	for {
+		if _, err := st.Recv(); err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
 }
