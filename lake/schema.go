@@ -2,6 +2,7 @@ package lake
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -47,19 +48,17 @@ func (f DataField) MarshalJSON() ([]byte, error) { return json.Marshal(f.jsonVal
 
 // UnmarshalJSON reads a field.
 func (f *DataField) UnmarshalJSON(b []byte) error {
-	var o struct {
-		ID          int      `json:"id"`
-		Name        string   `json:"name"`
-		Type        DataType `json:"type"`
-		Description *string  `json:"description"`
+	v, err := decodeJSONTree(b)
+	if errors.Is(err, ErrTypeTooDeep) {
+		return err
+	} else if err != nil {
+		return fmt.Errorf("lake: bad field json %s: %w", clip(string(b)), err)
 	}
-	if err := json.Unmarshal(b, &o); err != nil {
+	df, err := fieldFromJSON(v, 0)
+	if err != nil {
 		return err
 	}
-	*f = DataField{ID: o.ID, Name: o.Name, Type: o.Type}
-	if o.Description != nil {
-		f.Description = *o.Description
-	}
+	*f = df
 	return nil
 }
 
@@ -118,6 +117,9 @@ func (s *TableSchema) UnmarshalJSON(b []byte) error {
 		Options        map[string]string `json:"options"`
 		Comment        *string           `json:"comment"`
 		TimeMillis     int64             `json:"timeMillis"`
+	}
+	if err := checkJSONDepth(b, maxTypeJSONDepth); err != nil {
+		return err
 	}
 	if err := json.Unmarshal(b, &o); err != nil {
 		return err

@@ -1,7 +1,9 @@
 package lake
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -38,6 +40,16 @@ const (
 
 // MaxLength is the length of STRING (VARCHAR) and BYTES (VARBINARY).
 const MaxLength = 2147483647
+
+// MaxTypeDepth bounds how deeply composite types (ARRAY, MULTISET, MAP, ROW)
+// nest: ARRAY<INT> has depth 1, and a type nested deeper is refused, both as
+// type text and in a schema file. Every walk over a type recurses once per
+// level, and the pretty-printed schema file grows with the square of the
+// depth, so an unbounded depth is a stack overflow or a huge file away.
+const MaxTypeDepth = 32
+
+// ErrTypeTooDeep is returned (wrapped) for a type nested deeper than MaxTypeDepth.
+var ErrTypeTooDeep = fmt.Errorf("type nested deeper than %d levels", MaxTypeDepth)
 
 // DataType is a Paimon data type. The zero value is invalid.
 type DataType struct {
@@ -242,57 +254,232 @@ func (jo jsonObj) MarshalJSON() ([]byte, error) {
 	return []byte(sb.String()), nil
 }
 
-// UnmarshalJSON reads either form.
+// UnmarshalJSON reads either form. The JSON is decoded once and the type built
+// from that tree: letting encoding/json call UnmarshalJSON at every nesting
+// level re-validates each subtree per level, cubic in the depth of a
+// pretty-printed schema.
 func (t *DataType) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err == nil {
-		dt, err := ParseType(s)
-		if err != nil {
-			return err
-		}
-		*t = dt
-		return nil
+	v, err := decodeJSONTree(b)
+	if errors.Is(err, ErrTypeTooDeep) {
+		return err
+	} else if err != nil {
+		return fmt.Errorf("lake: bad type json %s: %w", clip(string(b)), err)
 	}
-	var o struct {
-		Type    string          `json:"type"`
-		Element *DataType       `json:"element"`
-		Key     *DataType       `json:"key"`
-		Value   *DataType       `json:"value"`
-		Fields  []DataField     `json:"fields"`
-		Length  json.RawMessage `json:"length"`
+	dt, err := typeFromJSON(v, 0)
+	if err != nil {
+		return err
 	}
-	if err := json.Unmarshal(b, &o); err != nil {
-		return fmt.Errorf("lake: bad type json %s: %w", b, err)
-	}
-	notNull := strings.Contains(strings.ToUpper(o.Type), "NOT NULL")
-	base := strings.TrimSpace(strings.ToUpper(strings.Replace(strings.ToUpper(o.Type), "NOT NULL", "", 1)))
-	switch base {
-	case "ARRAY", "MULTISET":
-		if o.Element == nil {
-			return fmt.Errorf("lake: bad type json %s: missing element", b)
+	*t = dt
+	return nil
+}
+
+// maxTypeJSONDepth bounds the object and array nesting of a schema file: a
+// field's type adds at most three levels per composite type (ROW: type
+// object, fields array, field object) around the four of the file itself.
+const maxTypeJSONDepth = 3*MaxTypeDepth + 4
+
+// checkJSONDepth refuses b (JSON) nested deeper than limit, stopping at the
+// first place it does, before anything is decoded.
+func checkJSONDepth(b []byte, limit int) error {
+	depth, inString := 0, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
 		}
-		*t = DataType{Root: TypeArray, NotNull: notNull, Elem: o.Element}
-		if base == "MULTISET" {
-			t.Root = TypeMultiset
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			if depth++; depth > limit {
+				return fmt.Errorf("lake: %w: JSON nested more than %d deep", ErrTypeTooDeep, limit)
+			}
+		case '}', ']':
+			depth--
 		}
-	case "MAP":
-		if o.Key == nil || o.Value == nil {
-			return fmt.Errorf("lake: bad type json %s: missing key or value", b)
-		}
-		*t = DataType{Root: TypeMap, NotNull: notNull, Key: o.Key, Value: o.Value}
-	case "ROW":
-		*t = DataType{Root: TypeRow, NotNull: notNull, Fields: o.Fields}
-	default:
-		return fmt.Errorf("lake: unsupported type %q", o.Type)
 	}
 	return nil
 }
 
+// decodeJSONTree decodes the JSON of a type or field, refusing nesting that
+// no type within MaxTypeDepth needs before building anything.
+func decodeJSONTree(b []byte) (any, error) {
+	if err := checkJSONDepth(b, maxTypeJSONDepth); err != nil {
+		return nil, err
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := d.Token(); err == nil {
+		return nil, errors.New("trailing data")
+	}
+	return v, nil
+}
+
+// typeFromJSON builds a type from its decoded JSON; depth is the number of
+// composite types around it.
+func typeFromJSON(v any, depth int) (DataType, error) {
+	switch x := v.(type) {
+	case string:
+		return parseTypeAt(x, depth)
+	case map[string]any:
+	default:
+		return DataType{}, fmt.Errorf("lake: bad type json: %s", jsonKind(v))
+	}
+	o := v.(map[string]any)
+	typ, ok := o["type"].(string)
+	if !ok {
+		return DataType{}, fmt.Errorf("lake: bad type json: \"type\" is %s, not a string", jsonKind(o["type"]))
+	}
+	notNull := strings.Contains(strings.ToUpper(typ), "NOT NULL")
+	base := strings.TrimSpace(strings.Replace(strings.ToUpper(typ), "NOT NULL", "", 1))
+	switch base {
+	case "ARRAY", "MULTISET", "MAP", "ROW":
+	default:
+		return DataType{}, fmt.Errorf("lake: unsupported type %q", clip(typ))
+	}
+	if depth+1 > MaxTypeDepth {
+		return DataType{}, fmt.Errorf("lake: %w: a %s inside %d composite types", ErrTypeTooDeep, base, depth)
+	}
+	child := func(key string) (*DataType, error) {
+		c, ok := o[key]
+		if !ok || c == nil {
+			return nil, fmt.Errorf("lake: bad type json: %s without %s", base, key)
+		}
+		ct, err := typeFromJSON(c, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		return &ct, nil
+	}
+	switch base {
+	case "ARRAY", "MULTISET":
+		e, err := child("element")
+		if err != nil {
+			return DataType{}, err
+		}
+		root := TypeArray
+		if base == "MULTISET" {
+			root = TypeMultiset
+		}
+		return DataType{Root: root, NotNull: notNull, Elem: e}, nil
+	case "MAP":
+		k, err := child("key")
+		if err != nil {
+			return DataType{}, err
+		}
+		val, err := child("value")
+		if err != nil {
+			return DataType{}, err
+		}
+		return DataType{Root: TypeMap, NotNull: notNull, Key: k, Value: val}, nil
+	}
+	var fields []DataField
+	switch fs := o["fields"].(type) {
+	case nil:
+	case []any:
+		fields = make([]DataField, len(fs))
+		for i, f := range fs {
+			df, err := fieldFromJSON(f, depth+1)
+			if err != nil {
+				return DataType{}, err
+			}
+			fields[i] = df
+		}
+	default:
+		return DataType{}, fmt.Errorf("lake: bad type json: ROW fields are %s", jsonKind(fs))
+	}
+	return DataType{Root: TypeRow, NotNull: notNull, Fields: fields}, nil
+}
+
+// fieldFromJSON builds a field of a schema or a ROW from its decoded JSON.
+func fieldFromJSON(v any, depth int) (DataField, error) {
+	o, ok := v.(map[string]any)
+	if !ok {
+		return DataField{}, fmt.Errorf("lake: bad field json: %s", jsonKind(v))
+	}
+	var f DataField
+	switch id := o["id"].(type) {
+	case nil:
+	case json.Number:
+		n, err := strconv.Atoi(id.String())
+		if err != nil {
+			return DataField{}, fmt.Errorf("lake: bad field json: id %s", clip(id.String()))
+		}
+		f.ID = n
+	default:
+		return DataField{}, fmt.Errorf("lake: bad field json: id is %s", jsonKind(id))
+	}
+	switch n := o["name"].(type) {
+	case nil:
+	case string:
+		f.Name = n
+	default:
+		return DataField{}, fmt.Errorf("lake: bad field json: name is %s", jsonKind(n))
+	}
+	switch d := o["description"].(type) {
+	case nil:
+	case string:
+		f.Description = d
+	default:
+		return DataField{}, fmt.Errorf("lake: bad field json: description of %q is %s", clip(f.Name), jsonKind(d))
+	}
+	if o["type"] == nil {
+		return DataField{}, fmt.Errorf("lake: bad field json: field %q has no type", clip(f.Name))
+	}
+	t, err := typeFromJSON(o["type"], depth)
+	if err != nil {
+		return DataField{}, fmt.Errorf("lake: field %q: %w", clip(f.Name), err)
+	}
+	f.Type = t
+	return f, nil
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// clip shortens text quoted in an error message.
+func clip(s string) string {
+	const max = 80
+	if len(s) <= max {
+		return s
+	}
+	return fmt.Sprintf("%s... (%d bytes)", s[:max], len(s))
+}
+
 // ---- parser ----
 
-// ParseType parses a Paimon JSON type string or a SQL type spelling.
-func ParseType(s string) (DataType, error) {
-	p := &typeParser{src: s}
+// ParseType parses a Paimon JSON type string or a SQL type spelling. Types
+// nested deeper than MaxTypeDepth are refused (ErrTypeTooDeep).
+func ParseType(s string) (DataType, error) { return parseTypeAt(s, 0) }
+
+// parseTypeAt parses s as a type found inside depth composite types.
+func parseTypeAt(s string, depth int) (DataType, error) {
+	p := &typeParser{src: s, depth: depth}
 	if err := p.lex(); err != nil {
 		return DataType{}, err
 	}
@@ -322,23 +509,39 @@ type token struct {
 }
 
 type typeParser struct {
-	src  string
-	toks []token
-	pos  int
+	src   string
+	toks  []token
+	pos   int
+	depth int // composite types around the one being parsed
 }
 
 func (p *typeParser) errf(format string, args ...any) error {
-	return fmt.Errorf("lake: invalid type %q: %s", p.src, fmt.Sprintf(format, args...))
+	return fmt.Errorf("lake: invalid type %q: %s", clip(p.src), clip(fmt.Sprintf(format, args...)))
+}
+
+func (p *typeParser) tooDeep() error {
+	return fmt.Errorf("lake: invalid type %q: %w", clip(p.src), ErrTypeTooDeep)
 }
 
 func (p *typeParser) lex() error {
 	s := p.src
+	// Each composite type opens one bracket and a type's parameters one
+	// more: deeper brackets are refused before the rest is tokenized.
+	brackets := p.depth
 	for i := 0; i < len(s); {
 		c := s[i]
 		switch {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
 			i++
 		case c == '(' || c == ')' || c == '<' || c == '>' || c == ',' || c == ':':
+			switch c {
+			case '(', '<':
+				if brackets++; brackets > MaxTypeDepth+1 {
+					return p.tooDeep()
+				}
+			case ')', '>':
+				brackets--
+			}
 			p.toks = append(p.toks, token{tokSym, string(c)})
 			i++
 		case c >= '0' && c <= '9':
@@ -604,6 +807,21 @@ func (p *typeParser) parseBase() (DataType, error) {
 			}
 		}
 		return DataType{Root: root, Precision: n}, nil
+	case "ARRAY", "MULTISET", "MAP", "ROW":
+		if p.depth+1 > MaxTypeDepth {
+			return DataType{}, p.tooDeep()
+		}
+		p.depth++
+		t, err := p.parseComposite(kw)
+		p.depth--
+		return t, err
+	}
+	return DataType{}, p.errf("unknown type %q", clip(tk.text))
+}
+
+// parseComposite parses the rest of an ARRAY, MULTISET, MAP or ROW type.
+func (p *typeParser) parseComposite(kw string) (DataType, error) {
+	switch kw {
 	case "ARRAY", "MULTISET":
 		if err := p.expectSym("<"); err != nil {
 			return DataType{}, err
@@ -675,7 +893,7 @@ func (p *typeParser) parseBase() (DataType, error) {
 		}
 		return DataType{Root: TypeRow, Fields: fields}, nil
 	}
-	return DataType{}, p.errf("unknown type %q", tk.text)
+	return DataType{}, p.errf("unknown type %q", clip(kw))
 }
 
 func (p *typeParser) timeZoneTail() error {
