@@ -351,6 +351,11 @@ func (p *parser) columnDef() (col ColumnDef, pkPos int, err error) {
 	}
 }
 
+// MaxTypeDepth bounds how deeply a column type nests composite types, as the
+// lake does (lake.MaxTypeDepth): ARRAY<INT> has depth 1. A type's brackets
+// may nest one level more, for parameters such as DECIMAL(10, 2).
+const MaxTypeDepth = 32
+
 // columnType reads a column type up to, at nesting depth 0, ',' or ')' or a column option keyword.
 // '(' ')' and '<' '>' nest. See ColumnDef.Type for the whitespace rule.
 func (p *parser) columnType(col string) (string, error) {
@@ -372,10 +377,11 @@ func (p *parser) columnType(col string) (string, error) {
 		switch {
 		case t.kind == tokEOF:
 			return "", p.syntaxErr(t, "unterminated type of column %q: expected '%s'", col, stack[len(stack)-1])
-		case t.is("("):
-			stack = append(stack, ")")
-		case t.is("<"):
-			stack = append(stack, ">")
+		case t.is("(") || t.is("<"):
+			if len(stack) > MaxTypeDepth {
+				return "", p.syntaxErr(t, "type of column %q nested deeper than %d levels", col, MaxTypeDepth)
+			}
+			stack = append(stack, map[string]string{"(": ")", "<": ">"}[t.text])
 		case t.is(")"), t.is(">"):
 			if len(stack) == 0 {
 				return "", p.syntaxErr(t, "unbalanced '%s' in type of column %q", t.text, col)
