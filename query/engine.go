@@ -4,7 +4,6 @@ package query
 
 import (
 	"context"
-	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,26 +52,17 @@ func New(ls *lakestream.Service, opts Options) (*Engine, error) {
 	// DuckDB pushes filters and column projections into arrow_scan and then
 	// trusts the stream to have applied them; a plain Arrow C stream (our
 	// scans) cannot, so filters were lost and columns misread
-	// (TestFiltersAndProjectionsOverScans). Keep both above the scan; the
-	// scans do their own projection and pruning from the parse tree
-	// (pushdown.go) instead.
-	settings := []string{"SET disabled_optimizers = 'filter_pushdown,unused_columns'"}
-	if opts.Threads > 0 {
-		settings = append(settings, fmt.Sprintf("SET threads = %d", opts.Threads))
-	}
-	if opts.MemoryLimit != "" {
-		settings = append(settings, fmt.Sprintf("SET memory_limit = '%s'", strings.ReplaceAll(opts.MemoryLimit, "'", "")))
-	}
-	c, err := duckdb.NewConnector("", func(ex driver.ExecerContext) error {
-		for _, s := range settings {
-			if _, err := ex.ExecContext(context.Background(), s, nil); err != nil {
-				return fmt.Errorf("query: %s: %w", s, err)
-			}
-		}
-		return nil
-	})
+	// (TestFiltersAndProjectionsOverScans). Both stay above the scan
+	// (disabled_optimizers in lockdown); the scans do their own projection
+	// and pruning from the parse tree (pushdown.go) instead.
+	settings := lockdown(opts)
+	c, err := duckdb.NewConnector(lockdownDSN(settings), nil)
 	if err != nil {
 		return nil, fmt.Errorf("query: open duckdb: %w", err)
+	}
+	if err := checkLockdown(c, settings); err != nil {
+		c.Close()
+		return nil, err
 	}
 	if err := ls.CreateDatabase(DefaultDatabase, true); err != nil {
 		c.Close()
@@ -103,10 +93,7 @@ func (e *Engine) Execute(ctx context.Context, sql string) (engine.Result, error)
 	case sqlparse.KindInsertOverwrite, sqlparse.KindUpdate, sqlparse.KindDelete:
 		return engine.Result{}, fmt.Errorf("%w: %s is not supported on lake-stream tables: it would rewrite committed lake data while the log may hold newer values for the same rows; write changes as rows instead (upsert by primary key, or ingest a batch with a change-kind column)", engine.ErrRejected, kind)
 	case sqlparse.KindOther, sqlparse.KindUse:
-		if msg := e.syntaxError(ctx, sql); msg != "" {
-			return engine.Result{}, fmt.Errorf("%w: %s", engine.ErrInvalid, msg)
-		}
-		return engine.Result{}, fmt.Errorf("%w: %s statements are not supported; flightd runs queries, INSERT INTO, and CREATE/DROP/ALTER of databases and tables (qualify table names as db.table; unqualified names resolve in %q)", engine.ErrUnsupported, firstWord(sql), DefaultDatabase)
+		return engine.Result{}, e.refuse(ctx, sql)
 	default:
 		err := e.ddl(ctx, kind, sql)
 		return engine.Result{Update: true, Affected: 0}, err
@@ -122,7 +109,11 @@ func (e *Engine) Prepare(ctx context.Context, sql string) (engine.Prepared, erro
 		}
 		return e.prepareParams(ctx, sql, ps, n)
 	}
-	if sqlparse.Classify(sql) != sqlparse.KindQuery {
+	switch sqlparse.Classify(sql) {
+	case sqlparse.KindQuery:
+	case sqlparse.KindOther, sqlparse.KindUse:
+		return engine.Prepared{}, e.refuse(ctx, sql)
+	default:
 		return engine.Prepared{Update: true}, nil
 	}
 	r, err := e.query(ctx, sql, true)
@@ -131,6 +122,18 @@ func (e *Engine) Prepare(ctx context.Context, sql string) (engine.Prepared, erro
 	}
 	defer r.Release()
 	return engine.Prepared{DatasetSchema: r.Schema()}, nil
+}
+
+// refuse explains why sql, which is none of the statements flightd runs,
+// is refused: DuckDB's syntax error if it has one, else its kind.
+func (e *Engine) refuse(ctx context.Context, sql string) error {
+	if msg := e.syntaxError(ctx, sql); msg != "" {
+		return fmt.Errorf("%w: %s", engine.ErrInvalid, msg)
+	}
+	if sqlparse.Statements(sql) > 1 {
+		return errMultipleStatements
+	}
+	return fmt.Errorf("%w: %s statements are not allowed; flightd runs queries, INSERT INTO, and CREATE/DROP/ALTER of databases and tables (qualify table names as db.table; unqualified names resolve in %q)", engine.ErrInvalid, statementKind(sql), DefaultDatabase)
 }
 
 // syntaxError returns DuckDB's parser error for sql, or "" when it parses.
@@ -155,12 +158,23 @@ func (e *Engine) syntaxError(ctx context.Context, sql string) string {
 	return out.Message
 }
 
-func firstWord(sql string) string {
-	f := strings.Fields(sql)
+// statementKind names a statement by its leading keyword, two for CREATE,
+// DROP and ALTER (CREATE MACRO, DROP VIEW), in refusals.
+func statementKind(sql string) string {
+	f := strings.FieldsFunc(sql, func(r rune) bool {
+		return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || r == '_')
+	})
 	if len(f) == 0 {
 		return "empty"
 	}
-	return strings.ToUpper(f[0])
+	k := strings.ToUpper(f[0])
+	switch k {
+	case "CREATE", "DROP", "ALTER":
+		if len(f) > 1 {
+			k += " " + strings.ToUpper(f[1])
+		}
+	}
+	return k
 }
 
 func (e *Engine) ddl(ctx context.Context, kind sqlparse.Kind, sql string) error {
@@ -374,7 +388,7 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 	if describe != nil {
 		return nil, describe(c, run)
 	}
-	rows, err := c.c.(driver.QueryerContext).QueryContext(ctx, run, nil)
+	rows, closeStmt, err := c.queryOne(ctx, run)
 	if err != nil && projected && strings.Contains(err.Error(), "Binder Error") {
 		// A column the projection missed: run again with whole tables.
 		e.lg.Warn("query: projection missed a column; rerunning without it", "err", cleanDuckErr(err))
@@ -382,14 +396,18 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 		if _, err := bind(false); err != nil {
 			return nil, err
 		}
-		rows, err = c.c.(driver.QueryerContext).QueryContext(ctx, run, nil)
+		rows, closeStmt, err = c.queryOne(ctx, run)
 	}
 	if err != nil {
+		if errors.Is(err, engine.ErrInvalid) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("%w: %s", engine.ErrInvalid, cleanDuckErr(err))
 	}
-	rr, err := newRowReader(e.mem, rows, func() { e.release(c) })
+	rr, err := newRowReader(e.mem, rows, func() { closeStmt(); e.release(c) })
 	if err != nil {
 		rows.Close()
+		closeStmt()
 		return nil, err
 	}
 	ok = true

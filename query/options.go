@@ -19,6 +19,10 @@ type Options struct {
 	Threads int
 	// MemoryLimit is DuckDB's memory_limit setting, e.g. "4GB" ("" = default).
 	MemoryLimit string
+	// TempDir is where DuckDB spills what does not fit in MemoryLimit; ""
+	// turns spilling off (an operation that needs more fails instead). It
+	// must not be the directory that holds the log and auth.key.
+	TempDir string
 	// Drain moves a table's log into the lake; ALTER TABLE ... SET
 	// ('lakestream.enabled' = 'false') needs it (tiering.Service.Drain).
 	Drain lakestream.DrainFunc

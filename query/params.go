@@ -4,7 +4,6 @@ package query
 
 import (
 	"context"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"strings"
@@ -43,13 +42,12 @@ func (e *Engine) prepareParams(ctx context.Context, sql string, ps []sqlparse.Pa
 func (e *Engine) prepareQueryParams(ctx context.Context, sql string, ps []sqlparse.Param, n int) (engine.Prepared, error) {
 	duck := make([]duckdb.Type, n) // TYPE_INVALID: DuckDB cannot tell
 	_, err := e.queryWith(ctx, sql, true, func(c *conn, run string) error {
-		st, err := c.c.(driver.ConnPrepareContext).PrepareContext(ctx, run)
+		ds, err := c.prepareOne(run)
 		if err != nil {
-			return fmt.Errorf("%w: %s", engine.ErrInvalid, cleanDuckErr(err))
+			return err
 		}
-		defer st.Close()
-		ds, ok := st.(*duckdb.Stmt)
-		if !ok || ds.NumInput() != n {
+		defer ds.Close()
+		if ds.NumInput() != n {
 			return nil // leave the types unknown
 		}
 		for i := range n {

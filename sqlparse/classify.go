@@ -6,7 +6,7 @@ import "strconv"
 type Kind int
 
 const (
-	KindQuery           Kind = iota // SELECT, WITH, VALUES, FROM, TABLE, SHOW, DESCRIBE, EXPLAIN, SUMMARIZE, PRAGMA, (SELECT ...)
+	KindQuery           Kind = iota // SELECT, WITH, VALUES, FROM, TABLE, SHOW, DESCRIBE, EXPLAIN, SUMMARIZE, (SELECT ...)
 	KindCreateDatabase              // CREATE DATABASE|SCHEMA ...
 	KindDropDatabase                // DROP DATABASE|SCHEMA ...
 	KindCreateTable                 // CREATE TABLE ...
@@ -40,6 +40,25 @@ func (k Kind) String() string {
 		return kindNames[k]
 	}
 	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Statements reports how many statements sql holds by flightd's lexer (empty ones between two ';' do
+// not count). It serves error messages only: which text DuckDB runs is DuckDB's parser's decision.
+func Statements(sql string) int {
+	toks, _ := lex(sql)
+	n, empty := 0, true
+	for _, t := range toks {
+		switch {
+		case t.kind == tokEOF || t.is(";"):
+			if !empty {
+				n++
+			}
+			empty = true
+		default:
+			empty = false
+		}
+	}
+	return n
 }
 
 // Classify reports what kind of statement sql is, from its leading keywords after whitespace, comments
@@ -105,8 +124,7 @@ func classifyFrom(toks []token, depth int) Kind {
 	}
 	switch {
 	case isKeyword(t, "select"), isKeyword(t, "values"), isKeyword(t, "from"), isKeyword(t, "table"),
-		isKeyword(t, "show"), isKeyword(t, "describe"), isKeyword(t, "desc"), isKeyword(t, "summarize"),
-		isKeyword(t, "pragma"):
+		isKeyword(t, "show"), isKeyword(t, "describe"), isKeyword(t, "desc"), isKeyword(t, "summarize"):
 		return KindQuery
 	case isKeyword(t, "with"):
 		return classifyWith(toks, depth)

@@ -32,7 +32,7 @@ var classifyTests = []struct {
 	{name: "explain analyze", sql: "EXPLAIN ANALYZE SELECT 1", want: KindQuery},
 	{name: "explain insert is other", sql: "EXPLAIN ANALYZE INSERT INTO t VALUES (1)", want: KindOther},
 	{name: "summarize", sql: "SUMMARIZE t", want: KindQuery},
-	{name: "pragma", sql: "PRAGMA version", want: KindQuery},
+	{name: "pragma", sql: "PRAGMA version", want: KindOther}, // DuckDB PRAGMAs change settings: never a query
 	{name: "create database", sql: "CREATE DATABASE shop", want: KindCreateDatabase},
 	{name: "create schema", sql: "create schema if not exists shop", want: KindCreateDatabase},
 	{name: "drop database", sql: "DROP DATABASE shop CASCADE", want: KindDropDatabase},

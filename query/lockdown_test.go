@@ -1,0 +1,132 @@
+//go:build duckdb_arrow
+
+package query
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/engine"
+)
+
+// refuse runs sql and asserts it is refused as invalid with a message
+// holding want.
+func refuse(t *testing.T, e *Engine, sql, want string) {
+	t.Helper()
+	res, err := e.Execute(context.Background(), sql)
+	if err == nil && res.Reader != nil {
+		// A refusal may surface while the rows are read.
+		for res.Reader.Next() {
+		}
+		err = res.Reader.Err()
+		res.Reader.Release()
+	}
+	require.Error(t, err, "%q ran", sql)
+	require.ErrorIs(t, err, engine.ErrInvalid, "%q: %v", sql, err)
+	require.Contains(t, err.Error(), want, sql)
+}
+
+// TestClientSQLCannotReadFiles: file and network table functions, COPY,
+// ATTACH, INSTALL/LOAD and settings are closed to client SQL, and the
+// engine still answers afterwards.
+func TestClientSQLCannotReadFiles(t *testing.T) {
+	e := newTestEngine(t)
+	secret := filepath.Join(t.TempDir(), "auth.key")
+	require.NoError(t, os.WriteFile(secret, []byte("top secret"), 0o600))
+	out := filepath.Join(t.TempDir(), "out.csv")
+	for _, c := range []struct{ sql, want string }{
+		{"SELECT * FROM read_text('" + secret + "')", "disabled"},
+		{"SELECT * FROM read_blob('" + secret + "')", "disabled"},
+		{"SELECT * FROM read_csv('" + secret + "')", "disabled"},
+		{"SELECT * FROM read_parquet('" + secret + "')", "disabled"},
+		{"SELECT * FROM glob('/*')", "disabled"},
+		{"SELECT * FROM read_csv('https://127.0.0.1:1/x.csv')", ""},
+		{"COPY (SELECT 'x') TO '" + out + "'", "COPY statements are not allowed"},
+		{"PRAGMA disabled_optimizers=''", "not allowed"},
+		{"PRAGMA profiling_output='" + out + "'", "not allowed"},
+		{"SET disabled_optimizers = ''", "not allowed"},
+		{"RESET disabled_optimizers", "not allowed"},
+		{"SET enable_external_access = true", "not allowed"},
+		{"INSTALL httpfs", "not allowed"},
+		{"LOAD httpfs", "not allowed"},
+		{"ATTACH '" + out + "' AS x", "not allowed"},
+		{"DETACH x", "not allowed"},
+		{"CALL pragma_version()", "not allowed"},
+		{"CHECKPOINT", "not allowed"},
+		{"VACUUM", "not allowed"},
+		{"EXPORT DATABASE '" + t.TempDir() + "'", "not allowed"},
+		{"CREATE MACRO m(a) AS a", "not allowed"},
+		{"CREATE SECRET s (TYPE s3, KEY_ID 'k', SECRET 's')", "not allowed"},
+		{"CREATE VIEW v AS SELECT 1", "not allowed"},
+		{"CREATE SEQUENCE s", "not allowed"},
+		{"BEGIN TRANSACTION", "not allowed"},
+		{"SELECT 1 AS a --\r; COPY (SELECT 'x') TO '" + out + "'; SELECT 2", ""},
+		{"SELECT 1; SELECT 2", ""},
+	} {
+		t.Run(c.sql, func(t *testing.T) {
+			refuse(t, e, c.sql, c.want)
+		})
+	}
+	_, err := os.Stat(out)
+	require.True(t, os.IsNotExist(err), "a refused statement wrote %s", out)
+	// The settings stayed as the lockdown set them, and queries still run.
+	require.Equal(t, [][]string{{"false", "true", "filter_pushdown,unused_columns"}},
+		run(t, e, "SELECT current_setting('enable_external_access')::VARCHAR, current_setting('lock_configuration')::VARCHAR, current_setting('disabled_optimizers')::VARCHAR"))
+	require.Equal(t, [][]string{{"2"}}, run(t, e, "SELECT 1 + 1"))
+}
+
+// TestSmuggledStatementNeverRuns: DuckDB ends a -- comment at \r, so text
+// that flightd's old lexer saw as one statement was three to DuckDB, which
+// ran them all. Whatever the lexer says, DuckDB's parser decides, and more
+// than one statement is refused before any runs.
+func TestSmuggledStatementNeverRuns(t *testing.T) {
+	e := newTestEngine(t)
+	out := filepath.Join(t.TempDir(), "x.csv")
+	for _, sql := range []string{
+		"SELECT 1 AS a --\r; COPY (SELECT 'x') TO '" + out + "' (FORMAT csv); SELECT 2",
+		"SELECT 1 AS a --\r; INSTALL httpfs",
+		"SELECT $€$ x $€$; SELECT 2",
+		"SELECT 1 AS a /* */; PRAGMA disabled_optimizers=''",
+		"WITH x AS (SELECT 1) SELECT * FROM x --\r; SET threads = 1",
+	} {
+		refuse(t, e, sql, "")
+		_, err := e.Prepare(context.Background(), sql)
+		require.Error(t, err, "prepare %q", sql)
+	}
+	_, err := os.Stat(out)
+	require.True(t, os.IsNotExist(err), "a smuggled COPY wrote %s", out)
+	// Had INSTALL run, the extension directory would be listable; with the
+	// file system closed it is not even that.
+	refuse(t, e, "SELECT * FROM duckdb_extensions()", "disabled by configuration")
+}
+
+// TestPragmaCannotChangeOtherClients: PRAGMA disabled_optimizers='' once
+// turned filtering off for every client; now it is refused and a filtered
+// query still filters.
+func TestPragmaCannotChangeOtherClients(t *testing.T) {
+	e := newTestEngine(t)
+	run(t, e, "CREATE TABLE p (id BIGINT)")
+	run(t, e, "INSERT INTO p SELECT range FROM range(100)")
+	refuse(t, e, "PRAGMA disabled_optimizers=''", "PRAGMA statements are not allowed")
+	require.Equal(t, [][]string{{"10"}}, run(t, e, `SELECT count(*) FROM "p$rt" WHERE id < 10 AND id + 0 >= 0`))
+}
+
+// TestLockdownVerifiedAtStart: a setting DuckDB does not hold as asked
+// stops the engine from starting.
+func TestLockdownVerifiedAtStart(t *testing.T) {
+	e := newTestEngine(t)
+	c, err := e.connect(context.Background())
+	require.NoError(t, err)
+	defer e.release(c)
+	require.NoError(t, verifyLockdown(context.Background(), c.c, lockdown(Options{})))
+	err = verifyLockdown(context.Background(), c.c, [][2]string{{"enable_external_access", "true"}})
+	require.ErrorContains(t, err, "enable_external_access")
+	err = verifyLockdown(context.Background(), c.c, [][2]string{{"no_such_setting_at_all", "x"}})
+	require.ErrorContains(t, err, "no setting")
+	require.False(t, strings.Contains(lockdownDSN(lockdown(Options{})), "lock_configuration=false"))
+}
