@@ -79,6 +79,9 @@ func (e *Engine) Close() error {
 
 // Execute runs one statement.
 func (e *Engine) Execute(ctx context.Context, sql string) (engine.Result, error) {
+	if err := checkText(sql); err != nil {
+		return engine.Result{}, err
+	}
 	kind := sqlparse.Classify(sql)
 	switch kind {
 	case sqlparse.KindQuery:
@@ -103,6 +106,9 @@ func (e *Engine) Execute(ctx context.Context, sql string) (engine.Result, error)
 // Prepare describes sql. Queries run once under LIMIT 0 to learn their
 // schema.
 func (e *Engine) Prepare(ctx context.Context, sql string) (engine.Prepared, error) {
+	if err := checkText(sql); err != nil {
+		return engine.Prepared{}, err
+	}
 	if ps, n, err := sqlparse.Params(sql); err != nil || n > 0 {
 		if err != nil {
 			return engine.Prepared{}, invalid(err)
@@ -122,6 +128,15 @@ func (e *Engine) Prepare(ctx context.Context, sql string) (engine.Prepared, erro
 	}
 	defer r.Release()
 	return engine.Prepared{DatasetSchema: r.Schema()}, nil
+}
+
+// checkText refuses statement text that DuckDB's parser would read
+// differently from flightd's: DuckDB stops at a NUL byte.
+func checkText(sql string) error {
+	if i := strings.IndexByte(sql, 0); i >= 0 {
+		return fmt.Errorf("%w: the statement text holds a NUL byte at offset %d", engine.ErrInvalid, i)
+	}
+	return nil
 }
 
 // refuse explains why sql, which is none of the statements flightd runs,

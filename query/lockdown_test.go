@@ -105,7 +105,7 @@ func TestSmuggledStatementNeverRuns(t *testing.T) {
 	refuse(t, e, "SELECT * FROM duckdb_extensions()", "disabled by configuration")
 }
 
-// TestPragmaCannotChangeOtherClients: PRAGMA disabled_optimizers=” once
+// TestPragmaCannotChangeOtherClients: PRAGMA disabled_optimizers set empty once
 // turned filtering off for every client; now it is refused and a filtered
 // query still filters.
 func TestPragmaCannotChangeOtherClients(t *testing.T) {

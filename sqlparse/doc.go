@@ -20,8 +20,14 @@
 //
 // # Lexical rules
 //
-// Keywords are case-insensitive (ASCII only). Comments are -- to end of line and /* */ (which nest,
-// as in DuckDB). Strings are '...' with ” for a quote; option keys and values, and comments, must be
+// The lexer follows DuckDB's (PostgreSQL's scan.l) wherever a boundary is decided, and a differential
+// fuzz test against DuckDB's parser (query.FuzzStatementSplitAgreesWithDuckDB) holds it there:
+// whitespace is ASCII only; a byte above 0x7F is an identifier byte, whatever character it is part of;
+// comments are -- to '\n' or '\r' and /* */ (which nest); a $tag$ may use any such byte. Text with a
+// NUL byte or invalid UTF-8 is a lexical error (DuckDB stops reading at NUL). Backquoted identifiers
+// are flightd's own (Flink's spelling, for DDL); DuckDB does not read them.
+//
+// Keywords are case-insensitive (ASCII only). Strings are '...' with ” for a quote; option keys and values, and comments, must be
 // such strings. Inside queries, DuckDB's E'...' and $tag$...$tag$ strings are also recognised so that
 // their content is not mistaken for SQL.
 //

@@ -2,7 +2,6 @@ package sqlparse
 
 import (
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -42,6 +41,19 @@ func lex(src string) ([]token, *Error) {
 }
 
 func lexTokens(src string) ([]token, *Error) {
+	if i := strings.IndexByte(src, 0); i >= 0 {
+		// DuckDB's parser reads text only up to a NUL byte.
+		return []token{{kind: tokEOF, pos: len(src), end: len(src)}}, &Error{Msg: "NUL byte in statement text", Offset: i}
+	}
+	if !utf8.ValidString(src) {
+		for i := 0; ; {
+			r, n := utf8.DecodeRuneInString(src[i:])
+			if r == utf8.RuneError && n == 1 {
+				return []token{{kind: tokEOF, pos: len(src), end: len(src)}}, &Error{Msg: "invalid UTF-8", Offset: i}
+			}
+			i += n
+		}
+	}
 	var toks []token
 	i := 0
 	for {
@@ -64,6 +76,8 @@ func lexTokens(src string) ([]token, *Error) {
 }
 
 // skipSpace skips whitespace, -- line comments and (nestable, as in DuckDB/PostgreSQL) /* */ comments.
+// Whitespace is ASCII only, and a line comment ends at '\n' or '\r', as in DuckDB's lexer (PostgreSQL's
+// scan.l): a byte above 0x7F is part of an identifier, never space.
 func skipSpace(src string, i int) (int, *Error) {
 	for i < len(src) {
 		c := src[i]
@@ -71,7 +85,7 @@ func skipSpace(src string, i int) (int, *Error) {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
 			i++
 		case c == '-' && i+1 < len(src) && src[i+1] == '-':
-			nl := strings.IndexByte(src[i:], '\n')
+			nl := strings.IndexAny(src[i:], "\n\r")
 			if nl < 0 {
 				return len(src), nil
 			}
@@ -97,12 +111,6 @@ func skipSpace(src string, i int) (int, *Error) {
 					break
 				}
 			}
-		case c >= utf8.RuneSelf:
-			r, n := utf8.DecodeRuneInString(src[i:])
-			if r == utf8.RuneError || !unicode.IsSpace(r) {
-				return i, nil
-			}
-			i += n
 		default:
 			return i, nil
 		}
@@ -110,15 +118,17 @@ func skipSpace(src string, i int) (int, *Error) {
 	return i, nil
 }
 
-func isIdentStart(r rune) bool {
-	return r == '_' || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') ||
-		(r >= utf8.RuneSelf && r != utf8.RuneError && unicode.IsLetter(r))
+// The byte classes of DuckDB's lexer (PostgreSQL's scan.l): ident_start [A-Za-z\200-\377_],
+// ident_cont adds [0-9$]; a dollar-quote tag is dolq_start (= ident_start) then dolq_cont
+// [A-Za-z\200-\377_0-9]. Every byte of a multi-byte character counts as a letter, whatever the
+// character is ('€', a non-breaking space).
+func isIdentStart(c byte) bool {
+	return c == '_' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || c >= 0x80
 }
 
-func isIdentPart(r rune) bool {
-	return isIdentStart(r) || r == '$' || ('0' <= r && r <= '9') ||
-		(r >= utf8.RuneSelf && r != utf8.RuneError && unicode.IsDigit(r))
-}
+func isIdentPart(c byte) bool { return isIdentStart(c) || c == '$' || isDigit(c) }
+
+func isTagPart(c byte) bool { return isIdentStart(c) || isDigit(c) }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
@@ -141,19 +151,14 @@ func lexOne(src string, i int) (token, *Error) {
 	case isDigit(c) || (c == '.' && i+1 < len(src) && isDigit(src[i+1])):
 		return lexNumber(src, i), nil
 	}
-	r, n := utf8.DecodeRuneInString(src[i:])
-	if isIdentStart(r) {
-		j := i + n
-		for j < len(src) {
-			r, n := utf8.DecodeRuneInString(src[j:])
-			if !isIdentPart(r) {
-				break
-			}
-			j += n
+	if isIdentStart(c) {
+		j := i + 1
+		for j < len(src) && isIdentPart(src[j]) {
+			j++
 		}
 		return token{kind: tokIdent, text: strings.ToLower(src[i:j]), pos: i, end: j}, nil
 	}
-	return token{kind: tokPunct, text: src[i : i+n], pos: i, end: i + n}, nil
+	return token{kind: tokPunct, text: src[i : i+1], pos: i, end: i + 1}, nil
 }
 
 // lexQuoted reads a token delimited by q in which a doubled q stands for one q.
@@ -201,15 +206,11 @@ func lexEscapeString(src string, i int) (token, *Error) {
 // start a dollar-quoted string (e.g. a $1 parameter).
 func lexDollarString(src string, i int) (t token, ok bool, err *Error) {
 	j := i + 1
-	for j < len(src) {
-		r, n := utf8.DecodeRuneInString(src[j:])
-		if r == '$' {
-			break
-		}
-		if !isIdentStart(r) && !(j > i+1 && isIdentPart(r)) {
+	for j < len(src) && src[j] != '$' {
+		if !isIdentStart(src[j]) && !(j > i+1 && isTagPart(src[j])) {
 			return token{}, false, nil
 		}
-		j += n
+		j++
 	}
 	if j >= len(src) {
 		return token{}, false, nil

@@ -34,8 +34,9 @@ func TestLex(t *testing.T) {
 		{name: "minus is not a comment", in: "a-b", want: []tok{{tokIdent, "a"}, {tokPunct, "-"}, {tokIdent, "b"}}},
 		{name: "escape string", in: `E'it\'s;' x`, want: []tok{{tokOtherString, `E'it\'s;'`}, {tokIdent, "x"}}},
 		{name: "dollar string", in: "$$ a; 'b $$ $t$ $$ $t$ $1", want: []tok{{tokOtherString, "$$ a; 'b $$"}, {tokOtherString, "$t$ $$ $t$"}, {tokPunct, "$"}, {tokNumber, "1"}}},
-		{name: "invalid utf8", in: "a\xffb", want: []tok{{tokIdent, "a"}, {tokPunct, "\xff"}, {tokIdent, "b"}}},
-		{name: "unicode space", in: "a\u00a0b", want: []tok{{tokIdent, "a"}, {tokIdent, "b"}}},
+		{name: "unicode space is a letter, as in DuckDB", in: "a\u00a0b", want: []tok{{tokIdent, "a\u00a0b"}}},
+		{name: "line comment ends at CR", in: "a --x\rb", want: []tok{{tokIdent, "a"}, {tokIdent, "b"}}},
+		{name: "dollar tag of any non-ASCII bytes", in: "$€$;$€$ ;", want: []tok{{tokOtherString, "$€$;$€$"}, {tokPunct, ";"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -76,4 +77,23 @@ func TestLexErrors(t *testing.T) {
 			assert.Equal(t, tokEOF, toks[len(toks)-1].kind)
 		})
 	}
+}
+
+// TestLexRefusesInvalidUTF8: DuckDB refuses such text whole; flightd's lexer
+// must not read a name out of it that DuckDB never would.
+func TestLexRefusesInvalidUTF8(t *testing.T) {
+	toks, err := lex("a\xffb")
+	require.NotNil(t, err)
+	require.Contains(t, err.Msg, "UTF-8")
+	require.Equal(t, 1, err.Offset)
+	require.Len(t, toks, 1)
+	require.Equal(t, tokEOF, toks[0].kind)
+}
+
+// TestLexRefusesNUL: DuckDB's parser stops at a NUL byte, so text after
+// one would be seen by flightd and not by DuckDB.
+func TestLexRefusesNUL(t *testing.T) {
+	_, err := lex("SELECT 1\x00; COPY x TO 'f'")
+	require.NotNil(t, err)
+	require.Equal(t, 8, err.Offset)
 }
