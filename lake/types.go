@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 )
@@ -480,6 +481,10 @@ func ParseType(s string) (DataType, error) { return parseTypeAt(s, 0) }
 // parseTypeAt parses s as a type found inside depth composite types.
 func parseTypeAt(s string, depth int) (DataType, error) {
 	p := &typeParser{src: s, depth: depth}
+	if !utf8.ValidString(s) {
+		// A schema file is JSON, which holds only Unicode text.
+		return DataType{}, p.errf("not valid UTF-8")
+	}
 	if err := p.lex(); err != nil {
 		return DataType{}, err
 	}

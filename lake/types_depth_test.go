@@ -137,3 +137,19 @@ func TestSchemaFieldWithoutTypeRefused(t *testing.T) {
 	require.True(t, errors.Is(json.Unmarshal([]byte(`{"type": "ROW", "fields": [{"id": 2, "name": "x", "type": `+
 		`{"type": "ROW", "fields": []}}]}`), &tt), nil))
 }
+
+// ROW<\xff INT> parsed, and the schema file then named the field "\ufffd":
+// JSON holds only Unicode text.
+func TestTypeWithInvalidUTF8NameRefused(t *testing.T) {
+	for _, s := range []string{"ROW<\xff INT>", "ROW<`a\xc3` INT>", "ROW<a INT '\xff'>"} {
+		_, err := ParseType(s)
+		require.ErrorContains(t, err, "not valid UTF-8", "%q", s)
+	}
+	dt, err := ParseType("ROW<`\u00e9t\u00e9` INT 'caf\u00e9'>")
+	require.NoError(t, err)
+	js, err := json.Marshal(dt)
+	require.NoError(t, err)
+	var back DataType
+	require.NoError(t, json.Unmarshal(js, &back))
+	require.Equal(t, dt, back)
+}
