@@ -27,10 +27,11 @@ var (
 const dbSuffix = ".db"
 
 // Catalog is a Paimon filesystem catalog over a warehouse directory: <warehouse>/<db>.db/<table>/.
+// Its own paths (those it gives its FileIO) are relative to the warehouse.
 type Catalog struct {
-	warehouse string // root as a FileIO path
-	location  string // warehouse URL when it differs from the FileIO path (s3://bucket/prefix)
-	fio       FileIO
+	warehouse string        // root as a path of the FileIO given to OpenCatalogFileIO
+	location  string        // warehouse URL when it differs from the FileIO path (s3://bucket/prefix)
+	fio       *rootedFileIO // FileIO rooted at warehouse
 	now       func() time.Time
 }
 
@@ -52,7 +53,7 @@ func OpenCatalogFileIO(ctx context.Context, warehouse string, fio FileIO) (*Cata
 	if err := fio.MkdirAll(ctx, warehouse); err != nil {
 		return nil, fmt.Errorf("lake: create warehouse %s: %w", warehouse, err)
 	}
-	return &Catalog{warehouse: warehouse, fio: fio, now: time.Now}, nil
+	return &Catalog{warehouse: warehouse, fio: newRootedFileIO(fio, warehouse), now: time.Now}, nil
 }
 
 // Warehouse returns the warehouse location: the local directory, or s3://bucket/prefix for a
@@ -64,24 +65,21 @@ func (c *Catalog) Warehouse() string {
 	return c.warehouse
 }
 
-// FileIO returns the catalog's storage.
+// FileIO returns the catalog's storage. Its paths are relative to the warehouse (absolute
+// paths of the underlying FileIO are accepted when they lie in the warehouse); any path that
+// resolves outside the warehouse, or that holds a NUL byte, fails with ErrInvalidPath. Its
+// errors name paths relative to the warehouse.
 func (c *Catalog) FileIO() FileIO { return c.fio }
 
-func validName(kind, n string) error {
-	if n == "" || strings.ContainsAny(n, "/\\") || n == "." || n == ".." || strings.HasPrefix(n, ".") {
-		return fmt.Errorf("lake: invalid %s name %q", kind, n)
-	}
-	return nil
-}
-
-func (c *Catalog) dbPath(db string) string { return filepath.Join(c.warehouse, db+dbSuffix) }
+// dbPath and tablePath are relative to the warehouse, as all of the catalog's FileIO paths.
+func (c *Catalog) dbPath(db string) string { return db + dbSuffix }
 
 func (c *Catalog) tablePath(db, name string) string { return filepath.Join(c.dbPath(db), name) }
 
 // CreateDatabase creates <db>.db.
 func (c *Catalog) CreateDatabase(name string, ignoreIfExists bool) error {
 	ctx := context.Background()
-	if err := validName("database", name); err != nil {
+	if err := validNewDatabase(name); err != nil {
 		return err
 	}
 	ok, err := c.DatabaseExists(name)
@@ -107,7 +105,7 @@ func (c *Catalog) DatabaseExists(name string) (bool, error) {
 
 // ListDatabases returns the database names, sorted.
 func (c *Catalog) ListDatabases() ([]string, error) {
-	ents, err := c.fio.List(context.Background(), c.warehouse)
+	ents, err := c.fio.List(context.Background(), ".")
 	if err != nil {
 		return nil, fmt.Errorf("lake: list databases: %w", err)
 	}
@@ -198,8 +196,14 @@ func (c *Catalog) ListTables(db string) ([]string, error) {
 // CreateTable validates s, normalises it and writes schema-0 atomically.
 func (c *Catalog) CreateTable(db, name string, s Schema, ignoreIfExists bool) (*Table, error) {
 	ctx := context.Background()
-	if err := validName("table", name); err != nil {
+	if err := validName("database", db); err != nil {
 		return nil, err
+	}
+	if err := validNewTable(db, name); err != nil {
+		return nil, err
+	}
+	if err := CheckPathOptions(s.Options); err != nil {
+		return nil, fmt.Errorf("lake: create table %s.%s: %w", db, name, err)
 	}
 	ok, err := c.DatabaseExists(db)
 	if err != nil {
@@ -291,6 +295,9 @@ func (c *Catalog) DropTable(db, name string, ignoreIfNotExists bool) error {
 
 // AlterTableOptions sets options and writes schema-(N+1). An empty value removes the option.
 func (c *Catalog) AlterTableOptions(ctx context.Context, db, name string, set map[string]string) (*Table, error) {
+	if err := CheckPathOptions(set); err != nil {
+		return nil, fmt.Errorf("lake: alter table %s.%s: %w", db, name, err)
+	}
 	for attempt := 0; attempt < 10; attempt++ {
 		t, err := c.GetTable(db, name)
 		if err != nil {
@@ -357,8 +364,10 @@ func (t *Table) Name() string { return t.name }
 // Schema returns the table schema; callers must not modify it.
 func (t *Table) Schema() *TableSchema { return t.schema }
 
-// Path returns the table directory.
-func (t *Table) Path() string { return t.path }
+// Path returns the table directory as a path of the FileIO the catalog was opened with
+// (Catalog.FileIO accepts it too). The lake's own paths, and its errors, are relative to the
+// warehouse ("db.db/t").
+func (t *Table) Path() string { return t.cat.fio.abs(t.path) }
 
 // FullName is db.table.
 func (t *Table) FullName() string { return t.db + "." + t.name }

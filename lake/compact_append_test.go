@@ -173,7 +173,7 @@ func TestCompactAppendConcatenatesFiles(t *testing.T) {
 	require.Equal(t, inputs[0].File.MinSequenceNumber, out.MinSequenceNumber)
 	require.Equal(t, inputs[len(inputs)-1].File.MaxSequenceNumber, out.MaxSequenceNumber)
 	path := tb.dataFilePath(nil, nil, 0, out.FileName)
-	st, err := os.Stat(path)
+	st, err := os.Stat(tb.osPath(path))
 	require.NoError(t, err)
 	require.Equal(t, st.Size(), out.FileSize)
 	pf, err := openParquet(ctx, tb.fio, path, memory.DefaultAllocator)

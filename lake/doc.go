@@ -92,14 +92,37 @@
 // TIMESTAMP(7..9) cannot be written, and rows of a Write are buffered in memory until Commit. All
 // file access goes through FileIO: LocalFileIO (a directory) or S3FileIO (an S3 bucket).
 //
+// Paths stay inside the warehouse:
+//
+//   - The catalog wraps its FileIO (Catalog.FileIO) so that every read, create and delete is
+//     checked in one place: the lake's paths are warehouse-relative ("db.db/t/..."), and a path
+//     that after cleaning (filepath.Clean locally, key normalisation on S3, s3:// URLs included)
+//     is not the warehouse or below it, or that holds a NUL byte, fails with ErrInvalidPath
+//     before the FileIO sees it. So do Java external paths (_EXTERNAL_PATH) outside the
+//     warehouse. RemoveAll of the warehouse itself is refused.
+//   - Database and table names are one path element: CreateDatabase and CreateTable refuse
+//     (ErrInvalidName) empty names, '.', '..', names starting with '.', holding '/', '\', a
+//     control character (NUL included) or invalid UTF-8, longer than 252 bytes, and, as Java
+//     Paimon, the database "sys" and table names with '$'. Partition values are escaped as Java
+//     does (a NUL, which Java does not escape either, is refused by the FileIO check).
+//   - Table options that name files (CheckPathOptions, at CreateTable and AlterTableOptions;
+//     data-file.prefix again at every write) fail with ErrInvalidOption: data-file.prefix and
+//     changelog-file.prefix must be plain file-name prefixes, branch and scan.fallback-branch
+//     plain names, and path, data-file.path-directory, data-file.external-paths and
+//     global-index.external-path cannot be set.
+//   - Errors name paths relative to the warehouse ("db.db/t/snapshot/snapshot-3"), never the
+//     server's directory or the s3://bucket/prefix: the FileIO wrapper rewrites the errors of
+//     the underlying FileIO, of opened files and of files being written.
+//
 // S3 (OpenCatalogURL with s3://bucket/prefix, or NewS3FileIO + OpenCatalogFileIO):
 //
 //   - Same layout as on disk: object keys are <prefix>/<db>.db/<table>/..., so Java Paimon, pypaimon
 //     or paimon-rust read the warehouse at s3://bucket/prefix. Directories are key prefixes;
 //     CreateDatabase writes a zero-byte "<prefix>/<db>.db/" marker object (as Hadoop S3A does) so
-//     that an empty database exists. Table.Path and other internal paths are FileIO paths
-//     ("/<prefix>/..."); Catalog.Warehouse returns the s3:// URL; S3 errors name s3://bucket/key,
-//     and a missing object matches fs.ErrNotExist.
+//     that an empty database exists. Table.Path is a FileIO path ("/<prefix>/..."); the lake's
+//     internal paths are relative to the warehouse; Catalog.Warehouse returns the s3:// URL;
+//     S3FileIO's errors name s3://bucket/key (the catalog's FileIO shows the key relative to
+//     the warehouse), and a missing object matches fs.ErrNotExist.
 //   - snapshot-N, schema-N and manifests are created with a conditional PutObject
 //     (If-None-Match: *): the server publishes the object only if the key does not exist, so of
 //     two committers racing for snapshot-N exactly one wins and the other gets ErrCommitConflict.

@@ -52,7 +52,7 @@ func TestFlushPublishesFilesInRowOrder(t *testing.T) {
 	onDisk := 0
 	for _, g := range w.groups {
 		for _, f := range g.flushed {
-			_, err := os.Stat(f.path)
+			_, err := os.Stat(tb.osPath(f.path))
 			require.NoError(t, err)
 			onDisk++
 		}
@@ -120,7 +120,7 @@ func TestFlushAbortAndPrimaryKey(t *testing.T) {
 	require.Len(t, paths, 1)
 	w.Abort()
 	for _, p := range paths {
-		_, err := os.Stat(p)
+		_, err := os.Stat(tb.osPath(p))
 		require.ErrorIs(t, err, os.ErrNotExist)
 	}
 	require.ErrorContains(t, w.Flush(ctx, 1), "already committed or aborted")

@@ -380,7 +380,7 @@ func TestCommitFencing(t *testing.T) {
 
 	// a snapshot created concurrently (after the latest check) is also a conflict
 	w = tb.NewWrite(ctx)
-	require.NoError(t, os.WriteFile(tb.snapshotPath(3), []byte("{}"), 0o644))
+	require.NoError(t, os.WriteFile(tb.osPath(tb.snapshotPath(3)), []byte("{}"), 0o644))
 	_, err = w.Commit(ctx, CommitOptions{CommitUser: "u", Identifier: 3, ExpectedLatest: 2})
 	require.ErrorIs(t, err, ErrCommitConflict)
 	w.Abort()
@@ -399,11 +399,11 @@ func TestCorruptManifestNamesFile(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, metas, 1)
 	mpath := tb.manifestPath(metas[0].FileName)
-	require.NoError(t, os.WriteFile(mpath, []byte("garbage"), 0o644))
+	require.NoError(t, os.WriteFile(tb.osPath(mpath), []byte("garbage"), 0o644))
 	_, err = tb.Scan(ctx, s, ScanOptions{})
 	require.ErrorIs(t, err, ErrCorrupt)
 	require.Contains(t, err.Error(), metas[0].FileName)
-	require.NoError(t, os.Remove(mpath))
+	require.NoError(t, os.Remove(tb.osPath(mpath)))
 	_, err = tb.Scan(ctx, s, ScanOptions{})
 	require.Error(t, err)
 	require.Contains(t, err.Error(), metas[0].FileName)

@@ -20,9 +20,9 @@ func TestEmptyManifestsAreCached(t *testing.T) {
 	require.NoError(t, err)
 	man, err := encodeManifest(nil)
 	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(tb.manifestPath(""), 0o755))
-	require.NoError(t, os.WriteFile(tb.manifestPath("manifest-list-empty"), list, 0o644))
-	require.NoError(t, os.WriteFile(tb.manifestPath("manifest-empty"), man, 0o644))
+	require.NoError(t, os.MkdirAll(tb.osPath(tb.manifestPath("")), 0o755))
+	require.NoError(t, os.WriteFile(tb.osPath(tb.manifestPath("manifest-list-empty")), list, 0o644))
+	require.NoError(t, os.WriteFile(tb.osPath(tb.manifestPath("manifest-empty")), man, 0o644))
 
 	for i := 0; i < 2; i++ {
 		metas, err := tb.readManifestList(ctx, "manifest-list-empty")
@@ -33,8 +33,8 @@ func TestEmptyManifestsAreCached(t *testing.T) {
 		require.Empty(t, entries)
 		if i == 0 {
 			// gone from disk: the second round must be served from the cache
-			require.NoError(t, os.Remove(tb.manifestPath("manifest-list-empty")))
-			require.NoError(t, os.Remove(tb.manifestPath("manifest-empty")))
+			require.NoError(t, os.Remove(tb.osPath(tb.manifestPath("manifest-list-empty"))))
+			require.NoError(t, os.Remove(tb.osPath(tb.manifestPath("manifest-empty"))))
 		}
 	}
 }

@@ -20,8 +20,13 @@ func (t *Table) checkSupported() error {
 
 // checkWritable refuses writing (Write, Compact) into tables flightd cannot
 // write correctly: everything checkSupported refuses, and deletion vectors.
+// The data-file.prefix of a table created elsewhere is checked too: it names the files
+// written here.
 func (t *Table) checkWritable() error {
 	if err := CheckSupported(t.schema.Options, t.schema.HasPrimaryKey()); err != nil {
+		return fmt.Errorf("%s: %w", t.FullName(), err)
+	}
+	if err := checkPathOption("data-file.prefix", t.schema.Options["data-file.prefix"]); err != nil {
 		return fmt.Errorf("%s: %w", t.FullName(), err)
 	}
 	return nil

@@ -1,0 +1,474 @@
+package lake
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// confinedCatalog opens a local warehouse at <dir>/wh, so that a path escaping it would land
+// in dir, next to it.
+func confinedCatalog(t *testing.T) (dir string, c *Catalog) {
+	t.Helper()
+	dir = t.TempDir()
+	c, err := OpenCatalog(filepath.Join(dir, "wh"))
+	require.NoError(t, err)
+	require.NoError(t, c.CreateDatabase("db", false))
+	return dir, c
+}
+
+// requireOnlyWarehouse checks that nothing but the warehouse was created in dir.
+func requireOnlyWarehouse(t *testing.T, dir string) {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	require.Equal(t, []string{"wh"}, names, "files outside the warehouse")
+}
+
+// filesUnder lists the files below root, relative to it.
+func filesUnder(t *testing.T, root string) []string {
+	t.Helper()
+	var out []string
+	require.NoError(t, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			rel, _ := filepath.Rel(root, p)
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	}))
+	sort.Strings(out)
+	return out
+}
+
+func TestDataFilePrefixCannotEscapeTable(t *testing.T) {
+	ctx := context.Background()
+	dir, c := confinedCatalog(t)
+	escape := map[string]string{"data-file.prefix": "../../../tmp/x-"}
+
+	_, err := c.CreateTable("db", "t", Schema{Columns: testCols, Options: escape}, false)
+	require.ErrorIs(t, err, ErrInvalidOption)
+	require.ErrorContains(t, err, "data-file.prefix")
+	require.ErrorContains(t, err, "db.t")
+	tables, err := c.ListTables("db")
+	require.NoError(t, err)
+	require.Empty(t, tables, "a refused CREATE TABLE leaves no table")
+
+	tb, err := c.CreateTable("db", "t", Schema{Columns: testCols, Options: map[string]string{"data-file.prefix": "part-"}}, false)
+	require.NoError(t, err)
+	_, err = c.AlterTableOptions(ctx, "db", "t", escape)
+	require.ErrorIs(t, err, ErrInvalidOption)
+	require.ErrorContains(t, err, "data-file.prefix")
+	require.ErrorContains(t, err, "db.t")
+	tb, err = c.GetTable("db", "t")
+	require.NoError(t, err)
+	require.Equal(t, int64(0), tb.Schema().ID, "a refused ALTER writes no schema")
+
+	w := tb.NewWrite(ctx)
+	writeRows(t, w, tb, []row{{1, sp("a"), "x"}}, nil, nil)
+	_, err = w.Commit(ctx, CommitOptions{CommitUser: "u", Identifier: 1})
+	require.NoError(t, err)
+
+	// A schema written elsewhere (another engine, a bug) with an escaping prefix: writes are
+	// refused before a file is named.
+	ns := *tb.schema
+	ns.ID, ns.Options = 1, map[string]string{"data-file.prefix": "../../../x-"}
+	data, _ := ns.MarshalJSON()
+	require.NoError(t, c.fio.CreateExclusive(ctx, schemaPath(tb.Path(), 1), data))
+	tb, err = c.GetTable("db", "t")
+	require.NoError(t, err)
+	w = tb.NewWrite(ctx)
+	rec := buildRows(t, tb, []row{{2, sp("b"), "x"}})
+	defer rec.Release()
+	err = w.Write(ctx, 0, rec, nil, nil)
+	require.ErrorIs(t, err, ErrInvalidOption)
+	require.ErrorContains(t, err, "db.t")
+	w.Abort()
+	_, err = tb.CompactAppend(ctx, CompactOptions{CommitUser: "u", MinFiles: 1})
+	require.ErrorIs(t, err, ErrInvalidOption)
+
+	requireOnlyWarehouse(t, dir)
+	for _, f := range filesUnder(t, filepath.Join(dir, "wh")) {
+		require.False(t, strings.Contains(f, "x-"), f)
+		if strings.HasSuffix(f, ".parquet") {
+			require.True(t, strings.HasPrefix(f, "db.db/t/bucket-0/part-"), f)
+		}
+	}
+}
+
+func TestPathOptionsRefused(t *testing.T) {
+	ctx := context.Background()
+	_, c := confinedCatalog(t)
+	_, err := c.CreateTable("db", "ok", Schema{Columns: testCols}, false)
+	require.NoError(t, err)
+	bad := []map[string]string{
+		{"data-file.prefix": "a/b-"},
+		{"data-file.prefix": `a\b-`},
+		{"data-file.prefix": ".."},
+		{"data-file.prefix": "x..y-"},
+		{"data-file.prefix": ".hidden-"},
+		{"data-file.prefix": "x\x00-"},
+		{"data-file.prefix": "x\n-"},
+		{"changelog-file.prefix": "../c-"},
+		{"branch": "../../b"},
+		{"branch": ".."},
+		{"scan.fallback-branch": "a/b"},
+		{"partition.default-name": "x\x00"},
+		{"path": "/tmp/elsewhere"},
+		{"data-file.path-directory": "../data"},
+		{"data-file.path-directory": "data"},
+		{"data-file.external-paths": "file:///tmp/ext"},
+		{"global-index.external-path": "/tmp/idx"},
+	}
+	for _, o := range bad {
+		var key string
+		for k := range o {
+			key = k
+		}
+		_, err := c.CreateTable("db", "t", Schema{Columns: testCols, Options: o}, false)
+		require.ErrorIs(t, err, ErrInvalidOption, "%q", o)
+		require.ErrorContains(t, err, key)
+		require.ErrorContains(t, err, "db.t")
+		require.NotContains(t, err.Error(), "\x00")
+		_, err = c.AlterTableOptions(ctx, "db", "ok", o)
+		require.ErrorIs(t, err, ErrInvalidOption, "%q", o)
+		require.ErrorContains(t, err, key)
+		require.ErrorContains(t, err, "db.ok")
+	}
+	good := map[string]string{"data-file.prefix": "data-v2-", "changelog-file.prefix": "cl_", "branch": "main",
+		"partition.default-name": "__NULL__"}
+	_, err = c.CreateTable("db", "t", Schema{Columns: testCols, Options: good}, false)
+	require.NoError(t, err)
+	// Removing an option (empty value) is never refused.
+	_, err = c.AlterTableOptions(ctx, "db", "t", map[string]string{"data-file.prefix": "", "path": ""})
+	require.NoError(t, err)
+}
+
+func TestNameWithNULRefused(t *testing.T) {
+	dir, c := confinedCatalog(t)
+	for _, n := range []string{"a\x00b", "\x00", "a\x00/../../x"} {
+		err := c.CreateDatabase(n, false)
+		require.ErrorIs(t, err, ErrInvalidName, "%q", n)
+		require.NotContains(t, err.Error(), "\x00", "the name is quoted")
+		_, err = c.CreateTable("db", n, Schema{Columns: testCols}, false)
+		require.ErrorIs(t, err, ErrInvalidName, "%q", n)
+		_, err = c.CreateTable(n, "t", Schema{Columns: testCols}, false)
+		require.ErrorIs(t, err, ErrInvalidName, "%q", n)
+		_, err = c.GetTable("db", n)
+		require.ErrorIs(t, err, ErrTableNotFound)
+	}
+	requireOnlyWarehouse(t, dir)
+	require.Equal(t, []string{"db.db/"}, dirsUnder(t, filepath.Join(dir, "wh")))
+}
+
+func TestNamesThatAreNotOnePathElementRefused(t *testing.T) {
+	dir, c := confinedCatalog(t)
+	for _, n := range []string{"", ".", "..", "a/b", `a\b`, "../x", "/abs", ".hidden", "tab\tname", "bell\a",
+		"del\x7f", "c1\u0085", "bad\xffutf8", strings.Repeat("n", 253)} {
+		err := c.CreateDatabase(n, false)
+		require.ErrorIs(t, err, ErrInvalidName, "%q", n)
+		_, err = c.CreateTable("db", n, Schema{Columns: testCols}, false)
+		require.ErrorIs(t, err, ErrInvalidName, "%q", n)
+	}
+	// As Java Paimon: no database "sys", no '$' in a table name.
+	require.ErrorIs(t, c.CreateDatabase("sys", false), ErrInvalidName)
+	for _, n := range []string{"t$snapshots", "t$branch_b", "$"} {
+		_, err := c.CreateTable("db", n, Schema{Columns: testCols}, false)
+		require.ErrorIs(t, err, ErrInvalidName, "%q", n)
+	}
+	// Names Paimon accepts still work.
+	require.NoError(t, c.CreateDatabase("My-DB_1 ü", false))
+	_, err := c.CreateTable("My-DB_1 ü", "t.1 €", Schema{Columns: testCols}, false)
+	require.NoError(t, err)
+	_, err = c.CreateTable("db", strings.Repeat("n", maxNameBytes), Schema{Columns: testCols}, false)
+	require.NoError(t, err)
+	requireOnlyWarehouse(t, dir)
+}
+
+// dirsUnder lists the directories right below root, with a trailing '/'.
+func dirsUnder(t *testing.T, root string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(root)
+	require.NoError(t, err)
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() {
+			out = append(out, e.Name()+"/")
+		}
+	}
+	return out
+}
+
+func TestPartitionValueWithNULRefused(t *testing.T) {
+	ctx := context.Background()
+	dir, c := confinedCatalog(t)
+	tb, err := c.CreateTable("db", "ap", Schema{Columns: testCols, PartitionKeys: []string{"dt"}}, false)
+	require.NoError(t, err)
+	w := tb.NewWrite(ctx)
+	writeRows(t, w, tb, []row{{1, sp("a"), "x\x00/../../../../escape"}}, nil, nil)
+	_, err = w.Commit(ctx, CommitOptions{CommitUser: "u", Identifier: 1})
+	require.ErrorIs(t, err, ErrInvalidPath)
+	require.ErrorContains(t, err, "NUL")
+	require.NotContains(t, err.Error(), dir)
+	w.Abort()
+	requireOnlyWarehouse(t, dir)
+	latest, err := tb.LatestSnapshot(ctx)
+	require.NoError(t, err)
+	require.Nil(t, latest)
+}
+
+// requireRelative checks that err names no absolute path of the server.
+func requireRelative(t *testing.T, err error, dir string, want ...string) {
+	t.Helper()
+	require.Error(t, err)
+	t.Log(err)
+	require.NotContains(t, err.Error(), dir)
+	for _, w := range want {
+		require.Contains(t, err.Error(), w)
+	}
+}
+
+func TestErrorsCarryNoAbsolutePaths(t *testing.T) {
+	ctx := context.Background()
+	dir, c := confinedCatalog(t)
+	wh := filepath.Join(dir, "wh")
+	tb, err := c.CreateTable("db", "t", Schema{Columns: testCols}, false)
+	require.NoError(t, err)
+	w := tb.NewWrite(ctx)
+	writeRows(t, w, tb, []row{{1, sp("a"), "x"}}, nil, nil)
+	s1, err := w.Commit(ctx, CommitOptions{CommitUser: "u", Identifier: 1})
+	require.NoError(t, err)
+
+	// A missing snapshot: fs.ErrNotExist still matches, the path is the table's.
+	_, err = tb.Snapshot(ctx, 7)
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	requireRelative(t, err, dir, "db.db/t/snapshot/snapshot-7")
+
+	// Publishing over an existing snapshot (link(2) fails).
+	err = c.fio.CreateExclusive(ctx, tb.snapshotPath(1), []byte("{}"))
+	require.ErrorIs(t, err, fs.ErrExist)
+	requireRelative(t, err, dir, "db.db/t/snapshot/snapshot-1")
+
+	// A manifest that is not a manifest.
+	metas, err := tb.readManifestList(ctx, s1.DeltaManifestList)
+	require.NoError(t, err)
+	manifest := filepath.Join(wh, tb.manifestPath(metas[0].FileName))
+	orig, err := os.ReadFile(manifest)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(manifest, []byte("garbage"), 0o644))
+	err = scanErr(ctx, tb, s1)
+	require.ErrorIs(t, err, ErrCorrupt)
+	requireRelative(t, err, dir, metas[0].FileName)
+	require.NoError(t, os.WriteFile(manifest, orig, 0o644))
+
+	// A data file gone from under a snapshot.
+	files, _, err := tb.dataFiles(ctx, s1)
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+	dataRel := tb.dataFilePath(nil, nil, 0, files[0].File.FileName)
+	require.NoError(t, os.Remove(filepath.Join(wh, dataRel)))
+	err = scanErr(ctx, tb, s1)
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	requireRelative(t, err, dir, dataRel)
+
+	// A schema directory that cannot be read.
+	require.NoError(t, os.RemoveAll(filepath.Join(wh, "db.db", "t", "schema")))
+	require.NoError(t, os.WriteFile(filepath.Join(wh, "db.db", "t", "schema"), []byte("not a dir"), 0o644))
+	_, err = c.GetTable("db", "t")
+	requireRelative(t, err, dir, "db.db/t/schema")
+
+	// Errors of an opened file and of a file being written.
+	f, err := c.fio.Open(ctx, tb.snapshotPath(1))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	_, err = f.ReadAt(make([]byte, 1), 0)
+	var pe *fs.PathError
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, "db.db/t/snapshot/snapshot-1", pe.Path)
+	requireRelative(t, err, dir)
+	wc, err := c.fio.Create(ctx, "db.db/t/tmp-file")
+	require.NoError(t, err)
+	require.NoError(t, wc.Close())
+	_, err = wc.Write([]byte("x"))
+	requireRelative(t, err, dir, "db.db/t/tmp-file")
+
+	// The warehouse itself, when it cannot be listed.
+	require.NoError(t, os.RemoveAll(wh))
+	require.NoError(t, os.WriteFile(wh, nil, 0o644))
+	_, err = c.ListDatabases()
+	requireRelative(t, err, dir)
+}
+
+// scanErr scans a snapshot to the end and returns the first error.
+func scanErr(ctx context.Context, tb *Table, s *Snapshot) error {
+	rr, err := tb.Scan(ctx, s, ScanOptions{})
+	if err != nil {
+		return err
+	}
+	defer rr.Release()
+	for rr.Next() {
+	}
+	if err := rr.Err(); err != nil {
+		return err
+	}
+	return errors.New("scan succeeded")
+}
+
+func TestFileIORefusesPathsOutsideWarehouse(t *testing.T) {
+	ctx := context.Background()
+	dir, c := confinedCatalog(t)
+	wh := filepath.Join(dir, "wh")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "secret"), []byte("s"), 0o644))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "wh2"), 0o755)) // a sibling sharing the prefix
+	fio := c.FileIO()
+	outside := []string{
+		"../secret", "../x/y", "db.db/../../secret", "../wh2/f", "..",
+		filepath.Join(dir, "secret"), filepath.Join(dir, "wh2", "f"), "/etc/passwd",
+		"db.db/a\x00b", wh + "/../secret",
+	}
+	for _, p := range outside {
+		_, err := fio.Read(ctx, p)
+		require.ErrorIs(t, err, ErrInvalidPath, "%q", p)
+		requireRelative(t, err, dir)
+		_, err = fio.Open(ctx, p)
+		require.ErrorIs(t, err, ErrInvalidPath, "%q", p)
+		_, err = fio.Create(ctx, p)
+		require.ErrorIs(t, err, ErrInvalidPath, "%q", p)
+		require.ErrorIs(t, fio.WriteAtomic(ctx, p, []byte("x")), ErrInvalidPath, "%q", p)
+		require.ErrorIs(t, fio.CreateExclusive(ctx, p, []byte("x")), ErrInvalidPath, "%q", p)
+		_, err = fio.List(ctx, p)
+		require.ErrorIs(t, err, ErrInvalidPath, "%q", p)
+		_, err = fio.Exists(ctx, p)
+		require.ErrorIs(t, err, ErrInvalidPath, "%q", p)
+		_, err = fio.Version(ctx, p)
+		require.ErrorIs(t, err, ErrInvalidPath, "%q", p)
+		require.ErrorIs(t, fio.Remove(ctx, p), ErrInvalidPath, "%q", p)
+		require.ErrorIs(t, fio.RemoveAll(ctx, p), ErrInvalidPath, "%q", p)
+		require.ErrorIs(t, fio.MkdirAll(ctx, p), ErrInvalidPath, "%q", p)
+	}
+	require.ErrorIs(t, fio.RemoveAll(ctx, "."), ErrInvalidPath, "the warehouse itself")
+	require.ErrorIs(t, fio.RemoveAll(ctx, wh), ErrInvalidPath, "the warehouse itself")
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, ents, 3, "secret, wh and wh2 only")
+	got, err := os.ReadFile(filepath.Join(dir, "secret"))
+	require.NoError(t, err)
+	require.Equal(t, "s", string(got))
+	wh2, err := os.ReadDir(filepath.Join(dir, "wh2"))
+	require.NoError(t, err)
+	require.Empty(t, wh2)
+
+	// Inside: relative, absolute and uncleaned paths that stay in the warehouse.
+	require.NoError(t, fio.WriteAtomic(ctx, "db.db/f", []byte("1")))
+	got, err = fio.Read(ctx, filepath.Join(wh, "db.db", "f"))
+	require.NoError(t, err)
+	require.Equal(t, "1", string(got))
+	got, err = fio.Read(ctx, "db.db/x/../f")
+	require.NoError(t, err)
+	require.Equal(t, "1", string(got))
+	require.NoError(t, fio.Remove(ctx, "./db.db/f"))
+	require.Equal(t, []string{"db.db/"}, dirsUnder(t, wh))
+}
+
+func TestS3FileIOKeyCheck(t *testing.T) {
+	ctx := context.Background()
+	s3fio, err := NewS3FileIO(ctx, "bkt", S3Options{Endpoint: "http://127.0.0.1:1", Region: "us-east-1",
+		AccessKeyID: "k", SecretAccessKey: "s"})
+	require.NoError(t, err)
+	r := newRootedFileIO(s3fio, "/wh")
+	for p, want := range map[string]string{
+		"db.db/t/snapshot/snapshot-1": "/wh/db.db/t/snapshot/snapshot-1",
+		".":                           "/wh",
+		"":                            "/wh",
+		"/wh/db.db":                   "/wh/db.db",
+		"db.db/x/../t":                "/wh/db.db/t",
+		"s3://bkt/wh/db.db/t/f":       "/wh/db.db/t/f",
+		"s3a://bkt/wh/db.db/t/f":      "/wh/db.db/t/f",
+		"d.db/x:/y":                   "/wh/d.db/x:/y",
+	} {
+		got, err := r.resolve(p)
+		require.NoError(t, err, "%q", p)
+		require.Equal(t, want, got, "%q", p)
+	}
+	for _, p := range []string{"../x", "..", "/x", "/wh2/x", "/whx", "db.db/../../x", "s3://bkt/other/x",
+		"s3://bkt/wh2/x", "s3://other/wh/x", "s3://bkt/wh/../x", "db.db/\x00", "/"} {
+		_, err := r.resolve(p)
+		require.ErrorIs(t, err, ErrInvalidPath, "%q", p)
+		require.NotContains(t, err.Error(), "\x00")
+		// Refused before any request (the endpoint does not exist).
+		require.ErrorIs(t, r.WriteAtomic(ctx, p, []byte("x")), ErrInvalidPath, "%q", p)
+		require.ErrorIs(t, r.Remove(ctx, p), ErrInvalidPath, "%q", p)
+	}
+	// A bucket-wide warehouse holds every key, but never the bucket root itself for RemoveAll.
+	all := newRootedFileIO(s3fio, "/")
+	got, err := all.resolve("../../x")
+	require.NoError(t, err)
+	require.Equal(t, "/x", got)
+	require.ErrorIs(t, all.RemoveAll(ctx, ""), ErrInvalidPath)
+
+	// S3 errors name keys relative to the warehouse, not s3://bucket/prefix.
+	err = r.rel(s3fio.wrap("get", "wh/db.db/t/snapshot/snapshot-9", errors.New("boom")))
+	require.Equal(t, "lake: s3 get db.db/t/snapshot/snapshot-9: boom", err.Error())
+	err = r.rel(s3fio.wrap("list", "wh", errors.New("boom")))
+	require.Equal(t, "lake: s3 list .: boom", err.Error())
+}
+
+func TestS3FileIORefusesKeysOutsideWarehouse(t *testing.T) {
+	g := startVersityGW(t)
+	ctx := context.Background()
+	c, err := OpenCatalogURL(ctx, "s3://"+vgwBucket+"/tenant/wh", g.Options())
+	require.NoError(t, err)
+	require.NoError(t, c.CreateDatabase("db", false))
+	fio := c.FileIO()
+	for _, p := range []string{"../x", "../../x", "db.db/../../x", "/tenant/x", "/tenant/wh2/x", "/x",
+		"s3://" + vgwBucket + "/tenant/x", "s3://" + vgwBucket + "/tenant/wh/../x", "db.db/a\x00b"} {
+		require.ErrorIs(t, fio.WriteAtomic(ctx, p, []byte("x")), ErrInvalidPath, "%q", p)
+		require.ErrorIs(t, fio.CreateExclusive(ctx, p, []byte("x")), ErrInvalidPath, "%q", p)
+		_, err := fio.Create(ctx, p)
+		require.ErrorIs(t, err, ErrInvalidPath, "%q", p)
+		require.ErrorIs(t, fio.MkdirAll(ctx, p), ErrInvalidPath, "%q", p)
+		require.ErrorIs(t, fio.Remove(ctx, p), ErrInvalidPath, "%q", p)
+		require.ErrorIs(t, fio.RemoveAll(ctx, p), ErrInvalidPath, "%q", p)
+		_, err = fio.Read(ctx, p)
+		require.ErrorIs(t, err, ErrInvalidPath, "%q", p)
+	}
+	require.Equal(t, []string{"wh"}, topDirs(t, filepath.Join(g.Root, vgwBucket, "tenant")), "nothing beside the warehouse")
+
+	// A table's files and errors stay inside: a missing snapshot is named relative to the
+	// warehouse, not as s3://bucket/prefix/....
+	tb, err := c.CreateTable("db", "t", Schema{Columns: testCols}, false)
+	require.NoError(t, err)
+	_, err = tb.Snapshot(ctx, 5)
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	t.Log(err)
+	require.NotContains(t, err.Error(), "s3://")
+	require.NotContains(t, err.Error(), "tenant")
+	require.Contains(t, err.Error(), "db.db/t/snapshot/snapshot-5")
+	_, err = c.AlterTableOptions(ctx, "db", "t", map[string]string{"data-file.prefix": "../../x-"})
+	require.ErrorIs(t, err, ErrInvalidOption)
+}
+
+// topDirs lists the entries of dir.
+func topDirs(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	return out
+}
