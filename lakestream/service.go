@@ -40,8 +40,10 @@ var (
 	ErrNotRealtime = errors.New("lakestream: table is not lake-stream enabled")
 	// ErrInvalidBatch marks a write whose batch does not fit the table.
 	ErrInvalidBatch = errors.New("lakestream: batch does not match table")
-	// ErrInvalidOption marks a table option value that flightd cannot use.
-	ErrInvalidOption = errors.New("invalid table option")
+	// ErrInvalidOption marks a table option value that flightd cannot use. It is
+	// lake.ErrInvalidOption, which the catalog returns for options naming paths
+	// (see lake.CheckPathOptions).
+	ErrInvalidOption = lake.ErrInvalidOption
 )
 
 // Options configure a Service.
