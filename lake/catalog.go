@@ -312,7 +312,7 @@ func (c *Catalog) AlterTableOptions(ctx context.Context, db, name string, set ma
 			switch k {
 			case "bucket", "primary-key", "partition", "merge-engine", "sequence.field", "bucket-key":
 				if ns.Options[k] != v {
-					return nil, fmt.Errorf("lake: alter table %s.%s: option %q cannot be changed", db, name, k)
+					return nil, fmt.Errorf("lake: alter table %s.%s: %w: option %q cannot be changed", db, name, ErrInvalidOption, k)
 				}
 			}
 			if v == "" {

@@ -94,7 +94,7 @@ func (e *Engine) Execute(ctx context.Context, sql string) (engine.Result, error)
 		n, err := e.insert(ctx, sql)
 		return engine.Result{Update: true, Affected: n}, err
 	case sqlparse.KindInsertOverwrite, sqlparse.KindUpdate, sqlparse.KindDelete:
-		return engine.Result{}, fmt.Errorf("%w: %s is not supported on lake-stream tables: it would rewrite committed lake data while the log may hold newer values for the same rows; write changes as rows instead (upsert by primary key, or ingest a batch with a change-kind column)", engine.ErrRejected, kind)
+		return engine.Result{}, fmt.Errorf("%w: %s is not supported on lake-stream tables: it would rewrite committed lake data while the log may hold newer values for the same rows; write changes as rows instead (upsert by primary key, or ingest a batch with a change-kind column)", engine.ErrInvalid, kind)
 	case sqlparse.KindOther, sqlparse.KindUse:
 		return engine.Result{}, e.refuse(ctx, sql)
 	default:
@@ -288,7 +288,8 @@ func mapErr(err error) error {
 		return fmt.Errorf("%w: %w", engine.ErrNotFound, err)
 	case errors.Is(err, lake.ErrTableExists), errors.Is(err, lake.ErrDatabaseExists):
 		return fmt.Errorf("%w: %w", engine.ErrExists, err)
-	case errors.Is(err, lakestream.ErrInvalidBatch), errors.Is(err, lakestream.ErrInvalidOption):
+	case errors.Is(err, lakestream.ErrInvalidBatch), errors.Is(err, lakestream.ErrInvalidOption),
+		errors.Is(err, lake.ErrInvalidName), errors.Is(err, lake.ErrInvalidPath):
 		return fmt.Errorf("%w: %w", engine.ErrInvalid, err)
 	case errors.Is(err, lakestream.ErrNotRealtime):
 		return fmt.Errorf("%w: %w", engine.ErrRejected, err)

@@ -78,7 +78,7 @@ func TestEngineRoutesStatements(t *testing.T) {
 	require.True(t, p.Update)
 
 	_, err = e.Execute(context.Background(), `UPDATE shop.t SET s = 'x'`)
-	require.ErrorIs(t, err, engine.ErrRejected)
+	require.ErrorIs(t, err, engine.ErrInvalid)
 	_, err = e.Execute(context.Background(), `SELECT * FROM shop.missing`)
 	require.ErrorIs(t, err, engine.ErrNotFound)
 	_, err = e.Execute(context.Background(), `CREATE VIEW v AS SELECT 1`)
