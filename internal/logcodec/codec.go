@@ -26,6 +26,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/flightd/flightd/internal/ipccheck"
 )
 
 const (
@@ -73,6 +75,9 @@ func Decode(payload []byte, rows int64, mem memory.Allocator) (arrow.RecordBatch
 	if err != nil {
 		return nil, nil, err
 	}
+	if rows < 0 {
+		return nil, nil, fmt.Errorf("%w: negative row count %d", ErrCorrupt, rows)
+	}
 	var kinds []byte
 	if flags&flagKinds != 0 {
 		if int64(len(rest)) < rows {
@@ -81,7 +86,15 @@ func Decode(payload []byte, rows int64, mem memory.Allocator) (arrow.RecordBatch
 		kinds = append([]byte(nil), rest[:rows]...)
 		rest = rest[rows:]
 	}
-	r, err := ipc.NewReader(bytes.NewReader(rest), ipc.WithAllocator(mem))
+	if err := ipccheck.CheckStream(rest); err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	// No message body is longer than the payload: a damaged length must not
+	// allocate what it claims (ipc.NewReader ignores the size limits, so the
+	// message reader is made here).
+	mr := ipc.NewMessageReader(bytes.NewReader(rest), ipc.WithAllocator(mem), ipc.WithBodySizeLimit(int64(len(rest))+1))
+	defer mr.Release()
+	r, err := ipc.NewReaderFromMessageReader(mr, ipc.WithAllocator(mem))
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
