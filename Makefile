@@ -20,7 +20,7 @@ JDBC_CHECK_JAR    := integration/jdbc/target/jdbc-check.jar
 # Packages that never link DuckDB: fast to build, run with the race detector.
 NOCGO_PKGS   = $(shell $(GO) list ./... | grep -v -e /query -e /cmd/ -e /integration -e /bench -e /internal/deps)
 
-.PHONY: all build run tools paimon-check-jar jdbc-check-jar test test-paimon test-go test-nocgo test-engine test-integration test-python deps py-deps go-deps bench bench-quick bench-sustained soak clean tidy-check
+.PHONY: all build run tools paimon-check-jar jdbc-check-jar test test-paimon test-go test-nocgo test-engine test-integration test-python test-fuzz fuzz deps py-deps go-deps bench bench-quick bench-sustained soak clean tidy-check
 
 all: build
 
@@ -71,7 +71,7 @@ $(VERSITYGW_STAMP):
 	touch $@
 
 test: deps build
-	$(MAKE) test-nocgo test-engine test-integration test-python test-paimon
+	$(MAKE) test-nocgo test-engine test-integration test-python test-paimon test-fuzz
 
 # Unit tests of every package that does not link DuckDB, with the race detector;
 # pypaimon reads what the lake package's compaction test wrote (LAKE_PYPAIMON).
@@ -94,6 +94,42 @@ test-python: build py-deps
 # pypaimon reads the Paimon tables flightd tiered.
 test-paimon: build py-deps
 	FLIGHTD_BIN=$(CURDIR)/$(BIN) $(PVENV)/bin/python -m pytest -q -p no:cacheprovider integration/paimon
+
+# Go fuzz targets, package:Target, over every decoder of bytes a client or
+# another engine controls. Packages in FUZZ_TAGGED link DuckDB and build
+# with -tags $(TAGS). A target missing from its package is reported by
+# go test ("matches no fuzz tests") and passes.
+FUZZ_TARGETS := \
+	./lake:FuzzParseType \
+	./lake:FuzzSchemaJSON \
+	./lake:FuzzSnapshotJSON \
+	./lake:FuzzManifest \
+	./lake:FuzzManifestList \
+	./lake:FuzzIndexManifest \
+	./lake:FuzzDeletionVector \
+	./perf:FuzzUnmarshalPerf \
+	./perf:FuzzUnmarshalToken \
+	./flightsql:FuzzStatementTicket \
+	./flightsql:FuzzBearerToken \
+	./internal/logcodec:FuzzDecode \
+	./lakestream:FuzzIngestBatch \
+	./sqlparse:FuzzParse \
+	./query:FuzzStatementSplitAgreesWithDuckDB
+FUZZ_TAGGED := ./query
+FUZZTIME    ?= 2m
+
+# Each fuzz target for FUZZTIME (one at a time: go test fuzzes one target per run).
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; tags=; \
+		case " $(FUZZ_TAGGED) " in *" $$pkg "*) tags="-tags $(TAGS)";; esac; \
+		echo "fuzz $$pkg $$name ($(FUZZTIME))"; \
+		$(GO) test $$tags -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done
+
+# Each fuzz target for a few seconds (make test).
+test-fuzz:
+	$(MAKE) fuzz FUZZTIME=3s
 
 bench: build
 	FLIGHTD_BIN=$(CURDIR)/$(BIN) $(GO) test -tags $(TAGS) -run='^$$' -bench='$(QUICK_BENCH)' -benchmem -count=6 ./bench/... ./logstore/... ./union/...
