@@ -43,6 +43,8 @@ type Config struct {
 	// turns it on for AuthUser.
 	AuthUser     string
 	AuthPassword string // never printed
+
+	Limits
 }
 
 // S3Options returns the lake's S3 options for this configuration.
@@ -67,6 +69,7 @@ func DefaultConfig() Config {
 		LogRetention:    24 * time.Hour,
 		LogLevel:        "info",
 		AuthUser:        "flightd",
+		Limits:          defaultLimits(),
 	}
 }
 
@@ -126,12 +129,13 @@ func (c *Config) validate() error {
 	default:
 		return fmt.Errorf("--log-level %q: want debug, info, warn or error", c.LogLevel)
 	}
-	return nil
+	return c.Limits.validate()
 }
 
 func (c Config) String() string {
 	s := fmt.Sprintf("--listen=%s --data-dir=%s --warehouse=%s --tiering-interval=%s --tiering-rows=%d --log-retention=%s --log-disk-budget=%s --log-level=%s --debug-addr=%s --metrics-addr=%s",
 		c.Listen, c.DataDir, c.Warehouse, c.TieringInterval, c.TieringRows, c.LogRetention, c.LogDiskBudget, c.LogLevel, c.DebugAddr, c.MetricsAddr)
+	s += " " + c.Limits.String()
 	if c.TLSCert != "" {
 		s += fmt.Sprintf(" --tls-cert=%s --tls-key=%s", c.TLSCert, c.TLSKey)
 	}
@@ -193,6 +197,9 @@ func parseServe(args []string) (Config, error) {
 		}
 		c.TieringRows = n
 	}
+	if err := c.Limits.env(); err != nil {
+		return c, err
+	}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.StringVar(&c.Listen, "listen", c.Listen, "address to serve Flight SQL on (env FLIGHTD_LISTEN)")
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory for flightd's state (env FLIGHTD_DATA_DIR)")
@@ -211,6 +218,7 @@ func parseServe(args []string) (Config, error) {
 	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "PEM private key of --tls-cert (env FLIGHTD_TLS_KEY)")
 	fs.StringVar(&c.AuthUser, "auth-user", c.AuthUser, "the user name clients authenticate as; authentication is on when FLIGHTD_AUTH_PASSWORD is set (env FLIGHTD_AUTH_USER)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env FLIGHTD_LOG_LEVEL)")
+	c.Limits.flags(fs)
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}

@@ -61,10 +61,27 @@ func TestParseServe(t *testing.T) {
 		},
 		{name: "user without password", args: []string{"--auth-user", "alice"}, wantErr: "FLIGHTD_AUTH_PASSWORD is not"},
 		{name: "certificate without key", args: []string{"--tls-cert", "c.pem"}, wantErr: "--tls-cert and --tls-key must be set together"},
+		{
+			name: "limits",
+			env:  map[string]string{"FLIGHTD_QUERY_TIMEOUT": "1m", "FLIGHTD_MAX_PREPARED": "9"},
+			args: []string{"--memory-limit", "2GiB", "--max-concurrent-queries", "3", "--query-timeout", "0", "--max-statement-bytes", "4KiB"},
+			want: Config{Listen: "127.0.0.1:31337", DataDir: "./data", Warehouse: "data/warehouse", TieringInterval: 30 * time.Second, TieringRows: 1 << 20, LogRetention: 24 * time.Hour, LogLevel: "info", AuthUser: "flightd",
+				Limits: func() Limits {
+					l := defaultLimits()
+					l.MemoryLimit, l.MaxConcurrentQueries, l.QueryTimeout, l.MaxPrepared, l.MaxStatementBytes = "2GiB", 3, 0, 9, "4KiB"
+					return l
+				}()},
+		},
+		{name: "memory limit too small", args: []string{"--memory-limit", "1MiB"}, wantErr: "--memory-limit"},
+		{name: "memory limit percentage", args: []string{"--memory-limit", "150%"}, wantErr: "--memory-limit"},
+		{name: "no concurrency", args: []string{"--max-concurrent-queries", "0"}, wantErr: "--max-concurrent-queries must be positive"},
+		{name: "negative timeout", args: []string{"--query-timeout", "-1s"}, wantErr: "--query-timeout"},
+		{name: "tiny message", args: []string{"--max-message-bytes", "1KiB"}, wantErr: "--max-message-bytes"},
 		{name: "password without user", env: map[string]string{"FLIGHTD_AUTH_PASSWORD": "pw"}, args: []string{"--auth-user", ""}, wantErr: "--auth-user must not be empty"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, k := range []string{"FLIGHTD_LISTEN", "FLIGHTD_DATA_DIR", "FLIGHTD_WAREHOUSE", "FLIGHTD_TIERING_INTERVAL", "FLIGHTD_TIERING_ROWS", "FLIGHTD_LOG_RETENTION", "FLIGHTD_LOG_LEVEL", "FLIGHTD_LOG_DISK_BUDGET", "FLIGHTD_DEBUG_ADDR", "FLIGHTD_METRICS_ADDR", "FLIGHTD_S3_ENDPOINT", "FLIGHTD_S3_REGION", "FLIGHTD_S3_ACCESS_KEY_ID", "FLIGHTD_S3_SECRET_ACCESS_KEY", "FLIGHTD_S3_PATH_STYLE", "FLIGHTD_TLS_CERT", "FLIGHTD_TLS_KEY", "FLIGHTD_AUTH_USER", "FLIGHTD_AUTH_PASSWORD"} {
+			for _, k := range []string{"FLIGHTD_LISTEN", "FLIGHTD_DATA_DIR", "FLIGHTD_WAREHOUSE", "FLIGHTD_TIERING_INTERVAL", "FLIGHTD_TIERING_ROWS", "FLIGHTD_LOG_RETENTION", "FLIGHTD_LOG_LEVEL", "FLIGHTD_LOG_DISK_BUDGET", "FLIGHTD_DEBUG_ADDR", "FLIGHTD_METRICS_ADDR", "FLIGHTD_S3_ENDPOINT", "FLIGHTD_S3_REGION", "FLIGHTD_S3_ACCESS_KEY_ID", "FLIGHTD_S3_SECRET_ACCESS_KEY", "FLIGHTD_S3_PATH_STYLE", "FLIGHTD_TLS_CERT", "FLIGHTD_TLS_KEY", "FLIGHTD_AUTH_USER", "FLIGHTD_AUTH_PASSWORD",
+				"FLIGHTD_MEMORY_LIMIT", "FLIGHTD_QUERY_TIMEOUT", "FLIGHTD_MAX_CONCURRENT_QUERIES", "FLIGHTD_MAX_PREPARED", "FLIGHTD_PREPARED_IDLE_TIMEOUT", "FLIGHTD_MAX_PENDING_RESULTS", "FLIGHTD_RESULT_TTL", "FLIGHTD_MAX_STATEMENT_BYTES", "FLIGHTD_MAX_MESSAGE_BYTES", "FLIGHTD_SHUTDOWN_GRACE"} {
 				t.Setenv(k, "")
 			}
 			for k, v := range tc.env {
@@ -76,6 +93,9 @@ func TestParseServe(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
+			if tc.want.Limits == (Limits{}) {
+				tc.want.Limits = defaultLimits()
+			}
 			require.Equal(t, tc.want, got)
 			if got.AuthPassword != "" {
 				require.NotContains(t, got.String(), got.AuthPassword, "the password is never printed")
@@ -98,4 +118,17 @@ func TestParseSize(t *testing.T) {
 	}
 	_, err := parseSize("-1GiB")
 	require.Error(t, err)
+}
+
+func TestMemoryLimit(t *testing.T) {
+	total, of := systemMemory()
+	require.Positive(t, total, of)
+	n, from, err := Limits{MemoryLimit: "50%"}.memoryLimit()
+	require.NoError(t, err)
+	require.InDelta(t, total/2, n, 1)
+	require.Contains(t, from, "50% of ")
+	n, _, err = Limits{MemoryLimit: "3GiB"}.memoryLimit()
+	require.NoError(t, err)
+	require.EqualValues(t, 3<<30, n)
+	require.Equal(t, "3072MiB", duckDBSize(n))
 }

@@ -47,13 +47,19 @@ func usage() {
                 [--s3-endpoint URL] [--s3-region R] [--s3-access-key-id ID] [--s3-path-style BOOL]
                 [--tiering-interval DUR] [--tiering-rows N] [--log-retention DUR] [--log-disk-budget SIZE]
                 [--log-level LEVEL] [--debug-addr ADDR] [--metrics-addr ADDR]
+                [--memory-limit SIZE|PCT] [--query-timeout DUR] [--max-concurrent-queries N]
+                [--max-prepared N] [--prepared-idle-timeout DUR] [--max-pending-results N]
+                [--result-ttl DUR] [--max-statement-bytes SIZE] [--max-message-bytes SIZE]
+                [--shutdown-grace DUR]
   flightd sql [--server ADDR] "SQL"
   flightd version
 
 Every serve flag has an environment variable: FLIGHTD_LISTEN, FLIGHTD_DATA_DIR,
 FLIGHTD_WAREHOUSE, FLIGHTD_TIERING_INTERVAL, FLIGHTD_TIERING_ROWS, FLIGHTD_LOG_RETENTION, FLIGHTD_LOG_DISK_BUDGET,
 FLIGHTD_LOG_LEVEL, FLIGHTD_DEBUG_ADDR, FLIGHTD_METRICS_ADDR, FLIGHTD_S3_ENDPOINT, FLIGHTD_S3_REGION,
-FLIGHTD_S3_ACCESS_KEY_ID, FLIGHTD_S3_PATH_STYLE; the S3 secret only as FLIGHTD_S3_SECRET_ACCESS_KEY.
+FLIGHTD_S3_ACCESS_KEY_ID, FLIGHTD_S3_PATH_STYLE, and FLIGHTD_<FLAG> for each bound
+(FLIGHTD_MEMORY_LIMIT, FLIGHTD_QUERY_TIMEOUT, ...); the S3 secret only as
+FLIGHTD_S3_SECRET_ACCESS_KEY. flightd serve --help lists every flag with its default.
 Flags win; empty variables count as unset.
 `)
 }

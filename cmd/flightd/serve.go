@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -31,13 +32,6 @@ import (
 	"github.com/flightd/flightd/query"
 	"github.com/flightd/flightd/tiering"
 )
-
-// maxRecvMsgSize lets clients ingest batches far larger than gRPC's 4 MiB
-// default.
-const maxRecvMsgSize = 256 << 20
-
-// shutdownGrace bounds how long shutdown waits for running calls.
-const shutdownGrace = 10 * time.Second
 
 func serve(args []string) error {
 	cfg, err := parseServe(args)
@@ -77,12 +71,19 @@ func serve(args []string) error {
 		Freshness: func(t *lake.Table) time.Duration { d, _ := lakestream.Freshness(t, cfg.TieringInterval); return d },
 	})
 	tier := tiering.New(ls, tiering.Options{Interval: cfg.TieringInterval, MaxRowsPerRound: cfg.TieringRows, Retention: cfg.LogRetention, Observe: met.ObserveRound, Logger: lg.With("component", "tiering")})
-	eng, err := query.New(ls, query.Options{Logger: lg.With("component", "query"), Drain: tier.Drain})
+	memLimit, memFrom, _ := cfg.memoryLimit() // validated
+	eng, err := query.New(ls, query.Options{Logger: lg.With("component", "query"), Drain: tier.Drain, MemoryLimit: duckDBSize(memLimit)})
 	if err != nil {
 		return err
 	}
 	defer eng.Close()
-	srv, err := flightsql.New(eng, flightsql.Options{Name: "flightd", Version: version, Logger: lg.With("component", "flightsql")})
+	srv, err := flightsql.New(eng, flightsql.Options{
+		Name: "flightd", Version: version, Logger: lg.With("component", "flightsql"),
+		QueryTimeout: cfg.QueryTimeout, MaxConcurrent: cfg.MaxConcurrentQueries,
+		MaxPrepared: cfg.MaxPrepared, PreparedTTL: cfg.PreparedIdleTimeout,
+		MaxPending: cfg.MaxPendingResults, ResultTTL: cfg.ResultTTL,
+		MaxStatementBytes: cfg.statementBytes(), MaxParamBytes: int64(cfg.messageBytes()),
+	})
 	if err != nil {
 		return err
 	}
@@ -94,14 +95,17 @@ func serve(args []string) error {
 	}
 	defer stopHTTP()
 
-	lis, err := net.Listen("tcp", cfg.Listen)
+	tcp, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
+	lis := newConnTracker(tcp)
 	// Timing outermost, so a call that panicked (or was refused for its
 	// credentials) is counted with the code it is answered with.
 	gopts := append(met.ServerOptions(), flightsql.GRPCOptions(lg.With("component", "grpc"))...)
-	gopts = append(gopts, grpc.MaxRecvMsgSize(maxRecvMsgSize))
+	// One message is one ingest batch: an ingest stream holds at most a
+	// few of them, and gRPC's flow-control window, at once.
+	gopts = append(gopts, grpc.MaxRecvMsgSize(cfg.messageBytes()))
 	scheme := "grpc"
 	if cfg.TLSCert != "" {
 		creds, err := credentials.NewServerTLSFromFile(cfg.TLSCert, cfg.TLSKey)
@@ -144,11 +148,12 @@ func serve(args []string) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- fs.Serve() }()
 	// This line is printed whatever the log level: scripts and tests wait for it.
-	slog.New(slog.NewTextHandler(os.Stderr, nil)).Info("flightd listening", "addr", lis.Addr().String(), "uri", scheme+"://"+lis.Addr().String(), "auth", cfg.AuthPassword != "", "data_dir", cfg.DataDir, "warehouse", cfg.Warehouse)
+	slog.New(slog.NewTextHandler(os.Stderr, nil)).Info("flightd listening", "addr", lis.Addr().String(), "uri", scheme+"://"+lis.Addr().String(), "auth", cfg.AuthPassword != "", "data_dir", cfg.DataDir, "warehouse", cfg.Warehouse,
+		"memory_limit", fmt.Sprintf("%dMiB", memLimit>>20), "memory_limit_from", cmp.Or(memFrom, "--memory-limit"), "query_timeout", cfg.QueryTimeout, "max_concurrent_queries", cfg.MaxConcurrentQueries)
 
 	select {
 	case <-ctx.Done():
-		lg.Info("shutting down")
+		lg.Info("shutting down", "grace", cfg.ShutdownGrace)
 	case err := <-serveErr:
 		stop()
 		wg.Wait()
@@ -157,17 +162,90 @@ func serve(args []string) error {
 		}
 		return nil
 	}
-	// Finish running calls, but do not let a stuck client hold the log open.
+	// The process exits within the grace period whatever is running:
+	// running calls get most of it, then their connections are closed
+	// (which cancels them: DuckDB is interrupted through their contexts),
+	// and the rest is for closing the engine and the log. Whatever still
+	// runs at the end of it is cut off by exiting; the log recovers from
+	// that as from a crash.
+	grace := cfg.ShutdownGrace
+	time.AfterFunc(grace, func() {
+		lg.Error("shutdown did not finish within its grace period; exiting", "grace", grace)
+		os.Exit(1)
+	})
 	done := make(chan struct{})
 	go func() { fs.Shutdown(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(shutdownGrace):
-		lg.Warn("calls still running after grace period; closing anyway", "grace", shutdownGrace)
+	case <-time.After(grace - shutdownReserve(grace)):
+		lg.Warn("calls still running near the end of the grace period; closing their connections", "grace", grace)
+		lis.closeAll()
+		select {
+		case <-done:
+		case <-time.After(shutdownReserve(grace) / 2):
+		}
 	}
 	wg.Wait()
 	lg.Info("stopped")
 	return nil
+}
+
+// shutdownReserve is the part of the grace period kept for closing the
+// engine and the log after running calls are cut off.
+func shutdownReserve(grace time.Duration) time.Duration { return min(grace/4, 2*time.Second) }
+
+// connTracker is a listener that can close every connection it accepted:
+// the hard stop after a graceful one ran out of time.
+type connTracker struct {
+	net.Listener
+	mu     sync.Mutex
+	conns  map[net.Conn]struct{}
+	closed bool
+}
+
+func newConnTracker(l net.Listener) *connTracker {
+	return &connTracker{Listener: l, conns: map[net.Conn]struct{}{}}
+}
+
+func (l *connTracker) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		_ = c.Close()
+		return nil, net.ErrClosed
+	}
+	tc := &trackedConn{Conn: c, l: l}
+	l.conns[tc] = struct{}{}
+	return tc, nil
+}
+
+// closeAll closes every connection and refuses new ones.
+func (l *connTracker) closeAll() {
+	l.mu.Lock()
+	l.closed = true
+	conns := l.conns
+	l.conns = map[net.Conn]struct{}{}
+	l.mu.Unlock()
+	_ = l.Listener.Close()
+	for c := range conns {
+		_ = c.(*trackedConn).Conn.Close()
+	}
+}
+
+type trackedConn struct {
+	net.Conn
+	l *connTracker
+}
+
+func (c *trackedConn) Close() error {
+	c.l.mu.Lock()
+	delete(c.l.conns, c)
+	c.l.mu.Unlock()
+	return c.Conn.Close()
 }
 
 // serveHTTP serves /metrics on --metrics-addr, and Go's /debug/pprof plus

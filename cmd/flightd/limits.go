@@ -1,0 +1,215 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/flightd/flightd/flightsql"
+)
+
+// Limits are the bounds on what clients can make the server hold or do.
+// The defaults keep a 2-core, 8 GiB server alive under any single request.
+type Limits struct {
+	MemoryLimit          string        // DuckDB's memory_limit: a size or a percentage of the machine's memory
+	QueryTimeout         time.Duration // per statement, including its DoGet; 0 = none
+	MaxConcurrentQueries int           // statements running at once
+	MaxPrepared          int           // open prepared statements
+	PreparedIdleTimeout  time.Duration // a prepared statement unused this long is closed
+	MaxPendingResults    int           // row counts of updates run at GetFlightInfo waiting for their DoGet
+	ResultTTL            time.Duration // how long such a row count waits
+	MaxStatementBytes    string        // SQL text
+	MaxMessageBytes      string        // one gRPC message received (an ingest batch), and parameter values per DoPut
+	ShutdownGrace        time.Duration // SIGTERM to exit, whatever is running
+}
+
+// defaultLimits are the embedded defaults.
+func defaultLimits() Limits {
+	return Limits{
+		MemoryLimit:          "50%",
+		QueryTimeout:         10 * time.Minute,
+		MaxConcurrentQueries: 4 * servingProcs(),
+		MaxPrepared:          flightsql.DefaultMaxPrepared,
+		PreparedIdleTimeout:  flightsql.DefaultPreparedTTL,
+		MaxPendingResults:    flightsql.DefaultMaxPending,
+		ResultTTL:            flightsql.DefaultResultTTL,
+		MaxStatementBytes:    "1MiB",
+		MaxMessageBytes:      "64MiB",
+		ShutdownGrace:        10 * time.Second,
+	}
+}
+
+// servingProcs is the GOMAXPROCS flightd serves with (schedule): twice the
+// cores unless GOMAXPROCS is set.
+func servingProcs() int {
+	if os.Getenv("GOMAXPROCS") != "" {
+		return runtime.GOMAXPROCS(0)
+	}
+	return 2 * runtime.GOMAXPROCS(0)
+}
+
+// limitEnv reads the limits' environment variables.
+func (l *Limits) env() error {
+	if v := os.Getenv("FLIGHTD_MEMORY_LIMIT"); v != "" {
+		l.MemoryLimit = v
+	}
+	if v := os.Getenv("FLIGHTD_MAX_STATEMENT_BYTES"); v != "" {
+		l.MaxStatementBytes = v
+	}
+	if v := os.Getenv("FLIGHTD_MAX_MESSAGE_BYTES"); v != "" {
+		l.MaxMessageBytes = v
+	}
+	for name, dst := range map[string]*time.Duration{
+		"FLIGHTD_QUERY_TIMEOUT":         &l.QueryTimeout,
+		"FLIGHTD_PREPARED_IDLE_TIMEOUT": &l.PreparedIdleTimeout,
+		"FLIGHTD_RESULT_TTL":            &l.ResultTTL,
+		"FLIGHTD_SHUTDOWN_GRACE":        &l.ShutdownGrace,
+	} {
+		if v := os.Getenv(name); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				return fmt.Errorf("%s=%q: %w", name, v, err)
+			}
+			*dst = d
+		}
+	}
+	for name, dst := range map[string]*int{
+		"FLIGHTD_MAX_CONCURRENT_QUERIES": &l.MaxConcurrentQueries,
+		"FLIGHTD_MAX_PREPARED":           &l.MaxPrepared,
+		"FLIGHTD_MAX_PENDING_RESULTS":    &l.MaxPendingResults,
+	} {
+		if v := os.Getenv(name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return fmt.Errorf("%s=%q: want a number", name, v)
+			}
+			*dst = n
+		}
+	}
+	return nil
+}
+
+// flags registers the limits' flags on fs.
+func (l *Limits) flags(fs *flag.FlagSet) {
+	fs.StringVar(&l.MemoryLimit, "memory-limit", l.MemoryLimit, "memory DuckDB may use for all statements together: a size (4GiB) or a percentage of the machine's memory, or of its cgroup or address-space limit if lower; a statement needing more fails with RESOURCE_EXHAUSTED (env FLIGHTD_MEMORY_LIMIT)")
+	fs.DurationVar(&l.QueryTimeout, "query-timeout", l.QueryTimeout, "longest a statement may run, streaming its result to DoGet included; 0 = no limit (env FLIGHTD_QUERY_TIMEOUT)")
+	fs.IntVar(&l.MaxConcurrentQueries, "max-concurrent-queries", l.MaxConcurrentQueries, "statements running at once (preparing, running, or streaming to a DoGet); more get RESOURCE_EXHAUSTED; default 4 x GOMAXPROCS (env FLIGHTD_MAX_CONCURRENT_QUERIES)")
+	fs.IntVar(&l.MaxPrepared, "max-prepared", l.MaxPrepared, "open prepared statements; more get RESOURCE_EXHAUSTED (env FLIGHTD_MAX_PREPARED)")
+	fs.DurationVar(&l.PreparedIdleTimeout, "prepared-idle-timeout", l.PreparedIdleTimeout, "a prepared statement unused this long is closed (env FLIGHTD_PREPARED_IDLE_TIMEOUT)")
+	fs.IntVar(&l.MaxPendingResults, "max-pending-results", l.MaxPendingResults, "row counts of statements run at GetFlightInfo (INSERT, DDL) kept for their DoGet; beyond it the oldest is dropped (env FLIGHTD_MAX_PENDING_RESULTS)")
+	fs.DurationVar(&l.ResultTTL, "result-ttl", l.ResultTTL, "how long such a row count waits for its DoGet (env FLIGHTD_RESULT_TTL)")
+	fs.StringVar(&l.MaxStatementBytes, "max-statement-bytes", l.MaxStatementBytes, "longest SQL text accepted; longer is INVALID_ARGUMENT (env FLIGHTD_MAX_STATEMENT_BYTES)")
+	fs.StringVar(&l.MaxMessageBytes, "max-message-bytes", l.MaxMessageBytes, "largest gRPC message received (one ingest batch), and most parameter values one DoPut binds (env FLIGHTD_MAX_MESSAGE_BYTES)")
+	fs.DurationVar(&l.ShutdownGrace, "shutdown-grace", l.ShutdownGrace, "on SIGTERM or SIGINT, the process exits within this long whatever is running: calls get most of it, then they are cut off (env FLIGHTD_SHUTDOWN_GRACE)")
+}
+
+func (l Limits) validate() error {
+	if _, _, err := l.memoryLimit(); err != nil {
+		return err
+	}
+	if l.QueryTimeout < 0 {
+		return fmt.Errorf("--query-timeout must not be negative, got %s", l.QueryTimeout)
+	}
+	for _, c := range []struct {
+		flag string
+		n    int
+	}{{"--max-concurrent-queries", l.MaxConcurrentQueries}, {"--max-prepared", l.MaxPrepared}, {"--max-pending-results", l.MaxPendingResults}} {
+		if c.n <= 0 {
+			return fmt.Errorf("%s must be positive, got %d", c.flag, c.n)
+		}
+	}
+	for _, d := range []struct {
+		flag string
+		d    time.Duration
+	}{{"--prepared-idle-timeout", l.PreparedIdleTimeout}, {"--result-ttl", l.ResultTTL}, {"--shutdown-grace", l.ShutdownGrace}} {
+		if d.d <= 0 {
+			return fmt.Errorf("%s must be positive, got %s", d.flag, d.d)
+		}
+	}
+	if n, err := parseSize(l.MaxStatementBytes); err != nil || n <= 0 || n > 1<<30 {
+		return fmt.Errorf("--max-statement-bytes %q: want a size between 1 and 1GiB", l.MaxStatementBytes)
+	}
+	if n, err := parseSize(l.MaxMessageBytes); err != nil || n < 1<<20 || n > 2<<30-1 {
+		return fmt.Errorf("--max-message-bytes %q: want a size between 1MiB and 2GiB", l.MaxMessageBytes)
+	}
+	return nil
+}
+
+// statementBytes and messageBytes are the validated sizes.
+func (l Limits) statementBytes() int { n, _ := parseSize(l.MaxStatementBytes); return int(n) }
+func (l Limits) messageBytes() int   { n, _ := parseSize(l.MaxMessageBytes); return int(n) }
+
+// minMemoryLimit is the least memory_limit accepted: DuckDB needs some to
+// run anything.
+const minMemoryLimit = 64 << 20
+
+// memoryLimit resolves --memory-limit to bytes, and says what a
+// percentage was taken of.
+func (l Limits) memoryLimit() (bytes int64, of string, err error) {
+	s := strings.TrimSpace(l.MemoryLimit)
+	if p, ok := strings.CutSuffix(s, "%"); ok {
+		pct, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || pct <= 0 || pct > 100 {
+			return 0, "", fmt.Errorf("--memory-limit %q: want a size (4GiB) or a percentage between 0 and 100 (50%%)", l.MemoryLimit)
+		}
+		total, of := systemMemory()
+		bytes = int64(float64(total) * pct / 100)
+		if bytes < minMemoryLimit {
+			return 0, "", fmt.Errorf("--memory-limit %s of %s (%d bytes) is less than %d bytes", s, of, total, minMemoryLimit)
+		}
+		return bytes, fmt.Sprintf("%s of %s", s, of), nil
+	}
+	bytes, err = parseSize(s)
+	if err != nil || bytes < minMemoryLimit {
+		return 0, "", fmt.Errorf("--memory-limit %q: want a size of at least 64MiB (e.g. 4GiB) or a percentage (50%%)", l.MemoryLimit)
+	}
+	return bytes, "", nil
+}
+
+// duckDBSize writes bytes as DuckDB's memory_limit takes it.
+func duckDBSize(bytes int64) string { return fmt.Sprintf("%dMiB", bytes>>20) }
+
+// systemMemory is the memory this process can have: the machine's, or its
+// cgroup's limit, or its address-space limit, whichever is lowest.
+func systemMemory() (int64, string) {
+	total, of := int64(0), "machine memory"
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+				var kb int64
+				fmt.Sscanf(strings.TrimSpace(rest), "%d", &kb)
+				total = kb << 10
+			}
+		}
+	}
+	if total <= 0 {
+		total = 8 << 30 // not Linux: assume the smallest server we aim at
+	}
+	lower := func(n int64, what string) {
+		if n > 0 && n < total {
+			total, of = n, what
+		}
+	}
+	for _, f := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
+		if b, err := os.ReadFile(f); err == nil {
+			if n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil {
+				lower(n, "the cgroup memory limit")
+			}
+		}
+	}
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_AS, &rl); err == nil && rl.Cur < 1<<62 {
+		lower(int64(rl.Cur), "the address-space limit")
+	}
+	return total, of
+}
+
+func (l Limits) String() string {
+	return fmt.Sprintf("--memory-limit=%s --query-timeout=%s --max-concurrent-queries=%d --max-prepared=%d --prepared-idle-timeout=%s --max-pending-results=%d --result-ttl=%s --max-statement-bytes=%s --max-message-bytes=%s --shutdown-grace=%s",
+		l.MemoryLimit, l.QueryTimeout, l.MaxConcurrentQueries, l.MaxPrepared, l.PreparedIdleTimeout, l.MaxPendingResults, l.ResultTTL, l.MaxStatementBytes, l.MaxMessageBytes, l.ShutdownGrace)
+}
