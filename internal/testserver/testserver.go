@@ -67,6 +67,7 @@ type Server struct {
 	Addr    string
 	DataDir string
 	args    []string
+	wrap    []string
 	cmd     *exec.Cmd
 	logs    *strings.Builder
 	mu      sync.Mutex
@@ -83,11 +84,27 @@ func Start(t testing.TB, dataDir string, extra ...string) *Server {
 	return s
 }
 
+// StartWrapped is Start with the binary run by a wrapper command that
+// execs it, such as prlimit --as=N (the process is then the server's own,
+// so RSS and signals reach it).
+func StartWrapped(t testing.TB, wrapper []string, dataDir string, extra ...string) *Server {
+	t.Helper()
+	s := &Server{t: t, Addr: freePort(t), DataDir: dataDir, args: extra, wrap: wrapper}
+	s.start()
+	t.Cleanup(func() { s.Stop(syscall.SIGKILL) })
+	return s
+}
+
 func (s *Server) start() {
 	t := s.t
 	t.Helper()
 	args := append([]string{"serve", "--listen", s.Addr, "--data-dir", s.DataDir, "--tiering-interval", "1s", "--log-level", "debug"}, s.args...)
-	cmd := exec.Command(Binary(t), args...)
+	name := Binary(t)
+	if len(s.wrap) > 0 {
+		args = append(append(append([]string{}, s.wrap[1:]...), name), args...)
+		name = s.wrap[0]
+	}
+	cmd := exec.Command(name, args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -151,6 +168,16 @@ func (s *Server) Stop(sig syscall.Signal) {
 		_ = s.cmd.Process.Kill()
 		<-s.exited
 		s.t.Errorf("flightd did not exit within 30s of %s:\n%s", sig, s.Log())
+	}
+}
+
+// Exited reports whether the process has exited.
+func (s *Server) Exited() bool {
+	select {
+	case <-s.exited:
+		return true
+	default:
+		return false
 	}
 }
 
