@@ -26,7 +26,7 @@ func newTestEngine(t testing.TB) *Engine {
 	log, err := logstore.Open(filepath.Join(dir, "log"), logstore.DefaultOptions())
 	require.NoError(t, err)
 	t.Cleanup(func() { log.Close() })
-	e, err := New(lakestream.New(cat, log, lakestream.Options{}), Options{Threads: 2})
+	e, err := New(lakestream.New(cat, log, lakestream.Options{}), Options{Threads: 2, TempDir: filepath.Join(dir, "duckdb-tmp")})
 	require.NoError(t, err)
 	t.Cleanup(func() { e.Close() })
 	return e

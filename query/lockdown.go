@@ -34,14 +34,15 @@ import (
 // runs.
 
 // lockdown is the DuckDB configuration every engine opens with, in the
-// order it is applied: lock_configuration last, so that nothing after it
-// can change the others. disabled_optimizers keeps filters and projections
-// above the Arrow scans (see New).
+// order it is applied. The database is created with the settings of
+// atStart (lockdownDSN); the rest are set in this order on its first
+// connection, before any client connects (checkLockdown), because DuckDB
+// refuses some settings once external access is off and nothing once the
+// configuration is locked, and the driver applies start settings in no
+// particular order. disabled_optimizers keeps filters and projections above
+// the Arrow scans (see New).
 func lockdown(opts Options) [][2]string {
 	s := [][2]string{
-		{"enable_external_access", "false"},
-		{"autoinstall_known_extensions", "false"},
-		{"autoload_known_extensions", "false"},
 		{"allow_community_extensions", "false"},
 		{"allow_unsigned_extensions", "false"},
 		{"disabled_optimizers", "filter_pushdown,unused_columns"},
@@ -55,16 +56,31 @@ func lockdown(opts Options) [][2]string {
 	if opts.TempDir != "" {
 		s = append(s, [2]string{"temp_directory", opts.TempDir})
 	}
-	return append(s, [2]string{"lock_configuration", "true"})
+	return append(s,
+		[2]string{"autoinstall_known_extensions", "false"},
+		[2]string{"autoload_known_extensions", "false"},
+		[2]string{"enable_external_access", "false"},
+		[2]string{"lock_configuration", "true"})
+}
+
+// atStart reports whether a lockdown setting is given when the database is
+// created rather than set on its first connection.
+func atStart(name string) bool {
+	switch name {
+	case "autoinstall_known_extensions", "autoload_known_extensions", "enable_external_access", "lock_configuration":
+		return false
+	}
+	return true
 }
 
 // lockdownDSN is the DuckDB data source name of an in-memory database
-// configured with settings: DuckDB applies them before the database opens,
-// so no connection ever sees it unlocked.
+// created with the start settings of settings.
 func lockdownDSN(settings [][2]string) string {
 	q := url.Values{}
 	for _, kv := range settings {
-		q.Set(kv[0], kv[1])
+		if atStart(kv[0]) {
+			q.Set(kv[0], kv[1])
+		}
 	}
 	return "?" + q.Encode()
 }
@@ -193,7 +209,8 @@ func (c *conn) queryOne(ctx context.Context, sql string) (rows driver.Rows, clos
 	return rows, func() { _ = st.Close() }, nil
 }
 
-// checkLockdown opens one connection of c and verifies the settings on it.
+// checkLockdown locks the configuration of the database behind c, which
+// no client has seen yet, and verifies every setting.
 func checkLockdown(c *duckdb.Connector, settings [][2]string) error {
 	ctx := context.Background()
 	dc, err := c.Connect(ctx)
@@ -201,5 +218,13 @@ func checkLockdown(c *duckdb.Connector, settings [][2]string) error {
 		return fmt.Errorf("query: connect duckdb: %w", err)
 	}
 	defer dc.Close()
+	for _, kv := range settings {
+		if atStart(kv[0]) {
+			continue
+		}
+		if _, err := dc.(driver.ExecerContext).ExecContext(ctx, "SET GLOBAL "+kv[0]+" = "+kv[1], nil); err != nil {
+			return fmt.Errorf("query: DuckDB setting %s: %w", kv[0], err)
+		}
+	}
 	return verifyLockdown(ctx, dc, settings)
 }

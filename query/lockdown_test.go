@@ -6,12 +6,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/engine"
+	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lakestream"
+	"github.com/flightd/flightd/logstore"
 )
 
 // refuse runs sql and asserts it is refused as invalid with a message
@@ -128,5 +130,29 @@ func TestLockdownVerifiedAtStart(t *testing.T) {
 	require.ErrorContains(t, err, "enable_external_access")
 	err = verifyLockdown(context.Background(), c.c, [][2]string{{"no_such_setting_at_all", "x"}})
 	require.ErrorContains(t, err, "no setting")
-	require.False(t, strings.Contains(lockdownDSN(lockdown(Options{})), "lock_configuration=false"))
+	// The file and extension doors and the lock are set after the start
+	// settings, on the first connection, and the lock holds.
+	require.NotContains(t, lockdownDSN(lockdown(Options{})), "lock_configuration")
+	require.Error(t, c.exec(context.Background(), "SET GLOBAL lock_configuration = false"))
+}
+
+// TestSpillsUnderMemoryLimit: with external access off, DuckDB still
+// spills to the temp directory flightd gives it, so a sort larger than
+// the memory limit completes instead of failing.
+func TestSpillsUnderMemoryLimit(t *testing.T) {
+	dir := t.TempDir()
+	cat, err := lake.OpenCatalog(filepath.Join(dir, "warehouse"))
+	require.NoError(t, err)
+	log, err := logstore.Open(filepath.Join(dir, "log"), logstore.DefaultOptions())
+	require.NoError(t, err)
+	defer log.Close()
+	tmp := filepath.Join(dir, "duckdb-tmp")
+	e, err := New(lakestream.New(cat, log, lakestream.Options{}), Options{Threads: 1, MemoryLimit: "64MiB", TempDir: tmp})
+	require.NoError(t, err)
+	defer e.Close()
+	const sort = "SELECT max(i) FROM (SELECT row_number() OVER (ORDER BY s DESC) AS i FROM (SELECT range::VARCHAR || repeat('x', 40) AS s FROM range(3000000)))"
+	require.Equal(t, [][]string{{"3000000"}}, run(t, e, sort))
+	entries, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	t.Logf("temp dir entries after the sort: %d", len(entries))
 }

@@ -72,7 +72,7 @@ func serve(args []string) error {
 	})
 	tier := tiering.New(ls, tiering.Options{Interval: cfg.TieringInterval, MaxRowsPerRound: cfg.TieringRows, Retention: cfg.LogRetention, Observe: met.ObserveRound, Logger: lg.With("component", "tiering")})
 	memLimit, memFrom, _ := cfg.memoryLimit() // validated
-	eng, err := query.New(ls, query.Options{Logger: lg.With("component", "query"), Drain: tier.Drain, MemoryLimit: duckDBSize(memLimit)})
+	eng, err := query.New(ls, query.Options{Logger: lg.With("component", "query"), Drain: tier.Drain, MemoryLimit: duckDBSize(memLimit), TempDir: filepath.Join(cfg.DataDir, "duckdb-tmp")})
 	if err != nil {
 		return err
 	}
