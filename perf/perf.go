@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/flightd/flightd/internal/ipccheck"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -298,6 +300,19 @@ func makeBatch(mem memory.Allocator, rows int) arrow.RecordBatch {
 
 // DoPut reads and discards a stream sent with an empty descriptor.
 func (s *server) DoPut(st flight.FlightService_DoPutServer) error {
+	// Every DoPut (ingest, parameter values, this benchmark) passes here
+	// first, before arrow-go reads the stream's schema: a schema message
+	// claiming billions of fields would make it allocate them all, a fatal
+	// out of memory no recover catches.
+	chk := &checked{FlightService_DoPutServer: st}
+	err := s.doPut(chk)
+	if chk.err != nil {
+		return chk.err // whatever the reader behind made of it
+	}
+	return err
+}
+
+func (s *server) doPut(st flight.FlightService_DoPutServer) error {
 	first, err := st.Recv()
 	if err != nil {
 		return err
@@ -319,6 +334,27 @@ func (s *server) DoPut(st flight.FlightService_DoPutServer) error {
 }
 
 // replay is a DoPut stream whose first message was already read.
+// checked checks the first message of a DoPut stream that carries an IPC
+// header (the schema) with ipccheck before anything reads it.
+type checked struct {
+	flight.FlightService_DoPutServer
+	done bool
+	err  error // the refusal, once made
+}
+
+func (c *checked) Recv() (*flight.FlightData, error) {
+	d, err := c.FlightService_DoPutServer.Recv()
+	if err != nil || c.done || len(d.GetDataHeader()) == 0 {
+		return d, err
+	}
+	c.done = true
+	if err := ipccheck.CheckSchemaMessage(d.GetDataHeader()); err != nil {
+		c.err = status.Errorf(codes.InvalidArgument, "flightd: DoPut: %v", err)
+		return nil, c.err
+	}
+	return d, nil
+}
+
 type replay struct {
 	flight.FlightService_DoPutServer
 	first *flight.FlightData

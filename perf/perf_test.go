@@ -2,9 +2,13 @@ package perf
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -175,4 +179,35 @@ func doGet(c flight.Client, tok Token) error {
 			return err
 		}
 	}
+}
+
+// TestDoPutWithSchemaClaimingBillionsOfFieldsRefused: one DoPut whose
+// schema message claims 2^31 fields ended the process with a fatal out of
+// memory inside arrow-go; every DoPut's first message is checked before
+// any reader sees it, and the server keeps serving.
+func TestDoPutWithSchemaClaimingBillionsOfFieldsRefused(t *testing.T) {
+	raw, err := os.ReadFile("../lakestream/testdata/fuzz/FuzzIngestBatch/schema_claims_billions_of_fields")
+	require.NoError(t, err)
+	lines := strings.SplitN(string(raw), "\n", 3)
+	require.GreaterOrEqual(t, len(lines), 2)
+	stream, err := strconv.Unquote(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(lines[1]), "[]byte("), ")"))
+	require.NoError(t, err)
+	require.Equal(t, "\xff\xff\xff\xff", stream[:4])
+	n := int(binary.LittleEndian.Uint32([]byte(stream[4:8])))
+	meta := []byte(stream[8 : 8+n])
+	c, _ := start(t)
+	for _, d := range []*flight.FlightDescriptor{nil, {Type: flight.DescriptorCMD, Cmd: []byte("ingest")}} {
+		st, err := c.DoPut(context.Background())
+		require.NoError(t, err)
+		if d != nil { // the descriptor alone first, the schema after it
+			require.NoError(t, st.Send(&flight.FlightData{FlightDescriptor: d}))
+		}
+		require.NoError(t, st.Send(&flight.FlightData{DataHeader: meta}))
+		_ = st.CloseSend()
+		_, err = st.Recv()
+		require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
+	}
+	// The Flight SQL service may see the stream start, but never its schema.
+	_, err = c.GetFlightInfo(context.Background(), &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte("x")})
+	require.NoError(t, err)
 }
