@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -16,15 +15,19 @@ func nestedArray(depth int, elem string) string {
 
 // A CREATE TABLE with an ARRAY nested six million deep overflowed the stack;
 // 11000 deep wrote a 363 MB schema file; 1000 deep took minutes to load.
+//
+// Work is measured in allocations, which do not depend on the machine's
+// load: refusing any depth costs what refusing the first level too deep
+// does.
 func TestDeeplyNestedTypeRefusedFast(t *testing.T) {
+	base := testing.AllocsPerRun(1, func() { _, _ = ParseType(nestedArray(MaxTypeDepth+1, "INT")) })
 	for _, depth := range []int{MaxTypeDepth + 1, 1000, 11000, 6_000_000} {
 		s := nestedArray(depth, "INT")
-		start := time.Now()
-		_, err := ParseType(s)
-		took := time.Since(start)
+		var err error
+		allocs := testing.AllocsPerRun(1, func() { _, err = ParseType(s) })
 		require.ErrorIs(t, err, ErrTypeTooDeep, "depth %d", depth)
 		require.Less(t, len(err.Error()), 400, "the error quotes the type clipped")
-		require.Less(t, took, 2*time.Second, "depth %d", depth)
+		require.LessOrEqual(t, allocs, base+8, "depth %d: refusing it allocates more than refusing depth %d", depth, MaxTypeDepth+1)
 	}
 	for _, s := range []string{
 		strings.Repeat("MAP<INT, ", MaxTypeDepth+1) + "INT" + strings.Repeat(">", MaxTypeDepth+1),
@@ -44,13 +47,14 @@ func TestTypeAtMaxDepthParsesFast(t *testing.T) {
 		strings.Repeat("MAP<INT, ", MaxTypeDepth) + "INT" + strings.Repeat(">", MaxTypeDepth),
 		strings.Repeat("ROW(a ", MaxTypeDepth) + "TIMESTAMP(3)" + strings.Repeat(")", MaxTypeDepth),
 	} {
-		start := time.Now()
 		dt, err := ParseType(s)
 		require.NoError(t, err)
 		back, err := ParseType(dt.String())
 		require.NoError(t, err)
 		require.Equal(t, dt, back)
-		require.Less(t, time.Since(start), 100*time.Millisecond)
+		// A few allocations per level, not per level squared.
+		allocs := testing.AllocsPerRun(1, func() { _, _ = ParseType(s) })
+		require.Less(t, allocs, float64(20*MaxTypeDepth), "%.30s", s)
 	}
 }
 
@@ -70,16 +74,21 @@ func prettyNestedSchema(depth int) []byte {
 // A schema file nested deeper than MaxTypeDepth, as another engine could
 // write it, is refused with a clear error, fast.
 func TestDeeplyNestedSchemaFileRefusedFast(t *testing.T) {
+	decode := func(b []byte) (err error, allocs float64) {
+		allocs = testing.AllocsPerRun(1, func() {
+			var s TableSchema
+			err = json.Unmarshal(b, &s)
+		})
+		return err, allocs
+	}
+	_, base := decode(prettyNestedSchema(MaxTypeDepth + 1))
 	for _, depth := range []int{MaxTypeDepth + 1, 1000, 2000} {
-		b := prettyNestedSchema(depth)
-		start := time.Now()
-		var s TableSchema
-		err := json.Unmarshal(b, &s)
+		err, allocs := decode(prettyNestedSchema(depth))
 		require.ErrorIs(t, err, ErrTypeTooDeep, "depth %d", depth)
 		if depth == MaxTypeDepth+1 {
 			require.Contains(t, err.Error(), `field "a"`)
 		}
-		require.Less(t, time.Since(start), 2*time.Second, "depth %d", depth)
+		require.LessOrEqual(t, allocs, base+8, "depth %d: refused after decoding it", depth)
 	}
 	// Composite types spelled as strings count too.
 	b := []byte(`{"id": 0, "name": "a", "type": {"type": "ARRAY", "element": "` + nestedArray(MaxTypeDepth, "INT") + `"}}`)
@@ -91,14 +100,19 @@ func TestDeeplyNestedSchemaFileRefusedFast(t *testing.T) {
 // at every level, each validating its whole (pretty-printed, so quadratic in
 // depth) subtree again. Decoding is linear now.
 func TestNestedSchemaFileLoadsInLinearTime(t *testing.T) {
+	// Allocations per level stay the same from depth 8 to depth 32 (a
+	// quadratic decoder's would grow fourfold).
+	perLevel := func(depth int) float64 {
+		b := prettyNestedSchema(depth)
+		return testing.AllocsPerRun(5, func() {
+			var s TableSchema
+			require.NoError(t, json.Unmarshal(b, &s))
+		}) / float64(depth)
+	}
+	require.Less(t, perLevel(MaxTypeDepth), 1.5*perLevel(8))
 	b := prettyNestedSchema(MaxTypeDepth)
 	var s TableSchema
-	start := time.Now()
-	const runs = 20
-	for range runs {
-		require.NoError(t, json.Unmarshal(b, &s))
-	}
-	require.Less(t, time.Since(start)/runs, 20*time.Millisecond)
+	require.NoError(t, json.Unmarshal(b, &s))
 	dt := s.Fields[0].Type
 	for range MaxTypeDepth {
 		require.Equal(t, TypeArray, dt.Root)
