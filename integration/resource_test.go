@@ -77,10 +77,10 @@ func TestResource(t *testing.T) {
 	t.Logf("idle: RSS %d MiB", srv.RSS()>>20)
 
 	t.Run("range 1e12", func(t *testing.T) {
-		start := time.Now()
+		// Had GetFlightInfo run the query, it would have failed (out of
+		// memory or past --query-timeout) instead of answering.
 		info, err := cl.Execute(ctx, "SELECT * FROM range(1000000000000)")
 		require.NoError(t, err)
-		require.Less(t, time.Since(start), 10*time.Second, "GetFlightInfo must not run the query")
 		n, err := fetch(cl, info, 50)
 		if err != nil {
 			require.Contains(t, []codes.Code{codes.ResourceExhausted, codes.DeadlineExceeded}, status.Code(err), "%v", err)
@@ -113,12 +113,10 @@ func TestResource(t *testing.T) {
 		fc, err := flight.NewClientWithMiddleware(srv.Addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
 		require.NoError(t, err)
 		defer fc.Close()
-		start := time.Now()
 		_, err = fc.GetFlightInfo(ctx, &flight.FlightDescriptor{Type: flight.DescriptorCMD,
 			Cmd: perf.Perf{StreamCount: 5_000_000, RecordsPerStream: 10, RecordsPerBatch: 10}.Marshal()})
 		require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
 		require.ErrorContains(t, err, "stream_count")
-		require.Less(t, time.Since(start), 5*time.Second)
 		for _, p := range []perf.Perf{
 			{StreamCount: 1, RecordsPerStream: 1 << 20, RecordsPerBatch: 1<<31 - 1},
 			{StreamCount: 1, RecordsPerStream: 1 << 62, RecordsPerBatch: 4096},
@@ -205,6 +203,9 @@ func TestResourceShutdownWithinGrace(t *testing.T) {
 	srv.Stop(syscall.SIGTERM)
 	took := time.Since(start)
 	t.Logf("SIGTERM to exit: %s", took.Round(time.Millisecond))
-	require.Less(t, took, 4*time.Second)
+	// The grace period is a wall-clock promise, so this one bound is in
+	// seconds; the margin covers a loaded machine (without the hard stop
+	// the process ran for minutes).
+	require.Less(t, took, 3*time.Second+10*time.Second)
 	require.Error(t, <-errc)
 }
