@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/flightd/flightd/engine"
 	"github.com/flightd/flightd/internal/arrowutil"
+	"github.com/flightd/flightd/internal/memguard"
 	"github.com/flightd/flightd/lake"
 	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/logstore"
@@ -37,6 +39,10 @@ type Engine struct {
 	shapes parseCache
 	// noPushdown turns projection and pruning off (tests compare results).
 	noPushdown atomic.Bool
+	// guard cancels DuckDB statements while the process's memory is above
+	// Options.MemoryCeiling; stopGuard ends its watch.
+	guard     *memguard.Guard
+	stopGuard chan struct{}
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -68,11 +74,18 @@ func New(ls *lakestream.Service, opts Options) (*Engine, error) {
 		c.Close()
 		return nil, err
 	}
-	return &Engine{ls: ls, drain: opts.Drain, conn: c, mem: opts.Allocator, lg: opts.Logger}, nil
+	e := &Engine{ls: ls, drain: opts.Drain, conn: c, mem: opts.Allocator, lg: opts.Logger,
+		guard: memguard.New(opts.MemoryCeiling, nil), stopGuard: make(chan struct{})}
+	go e.guard.Run(e.stopGuard, 50*time.Millisecond, func(cancelled int, rss int64) {
+		e.lg.Warn("query: resident memory passed its ceiling; the DuckDB statements running were cancelled",
+			"resident_mib", rss>>20, "ceiling_mib", opts.MemoryCeiling>>20, "cancelled", cancelled)
+	})
+	return e, nil
 }
 
 // Close closes DuckDB.
 func (e *Engine) Close() error {
+	close(e.stopGuard)
 	e.pool.closeIdle()
 	return e.conn.Close()
 }
@@ -397,6 +410,14 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 		}
 		return projected, nil
 	}
+	// Only statements DuckDB runs are guarded: plain scans stream and hold
+	// a few batches.
+	ctx, guardDone := e.guard.Start(ctx)
+	defer func() {
+		if !ok {
+			guardDone()
+		}
+	}()
 	projected, err := bind(true)
 	if err != nil {
 		return nil, err
@@ -415,12 +436,15 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 		rows, closeStmt, err = c.queryOne(ctx, run)
 	}
 	if err != nil {
+		if cause := context.Cause(ctx); errors.Is(cause, memguard.ErrOverMemory) {
+			return nil, cause
+		}
 		if errors.Is(err, engine.ErrInvalid) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("%w: %s", engine.ErrInvalid, cleanDuckErr(err))
 	}
-	rr, err := newRowReader(e.mem, rows, func() { closeStmt(); e.release(c) })
+	rr, err := newRowReader(ctx, e.mem, rows, func() { closeStmt(); e.release(c); guardDone() })
 	if err != nil {
 		rows.Close()
 		closeStmt()

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/engine"
+	"github.com/flightd/flightd/internal/memguard"
 	"github.com/flightd/flightd/lake"
 	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/logstore"
@@ -155,4 +156,28 @@ func TestSpillsUnderMemoryLimit(t *testing.T) {
 	entries, err := os.ReadDir(tmp)
 	require.NoError(t, err)
 	t.Logf("temp dir entries after the sort: %d", len(entries))
+}
+
+// TestHugeResultCancelledAtMemoryCeiling: DuckDB materialises a result
+// before its first row, outside memory_limit; SELECT * FROM range(10^12)
+// grew the server until the kernel ended it. Past the ceiling it is
+// cancelled with RESOURCE_EXHAUSTED, and the engine serves on, even while
+// the allocator still holds the memory.
+func TestHugeResultCancelledAtMemoryCeiling(t *testing.T) {
+	dir := t.TempDir()
+	cat, err := lake.OpenCatalog(filepath.Join(dir, "warehouse"))
+	require.NoError(t, err)
+	log, err := logstore.Open(filepath.Join(dir, "log"), logstore.DefaultOptions())
+	require.NoError(t, err)
+	defer log.Close()
+	ceiling := memguard.ResidentBytes() + 384<<20
+	e, err := New(lakestream.New(cat, log, lakestream.Options{}), Options{Threads: 2, MemoryLimit: "128MiB", MemoryCeiling: ceiling})
+	require.NoError(t, err)
+	defer e.Close()
+	for range 2 { // the second time with the first one's memory still held
+		_, err = e.Execute(context.Background(), "SELECT * FROM range(1000000000000)")
+		require.ErrorIs(t, err, engine.ErrExhausted)
+		require.ErrorContains(t, err, "ceiling")
+		require.Equal(t, [][]string{{"42"}}, run(t, e, "SELECT 42"))
+	}
 }

@@ -19,6 +19,11 @@ type Options struct {
 	Threads int
 	// MemoryLimit is DuckDB's memory_limit setting, e.g. "4GB" ("" = default).
 	MemoryLimit string
+	// MemoryCeiling is the process's resident memory, in bytes, above which
+	// the DuckDB statements running are cancelled and new ones refused
+	// until it is back under (RESOURCE_EXHAUSTED): DuckDB's memory_limit
+	// does not count a result it materialises (package memguard). 0: off.
+	MemoryCeiling int64
 	// TempDir is where DuckDB spills what does not fit in MemoryLimit; ""
 	// turns spilling off (an operation that needs more fails instead). It
 	// must not be the directory that holds the log and auth.key.

@@ -3,6 +3,7 @@
 package query
 
 import (
+	"context"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -31,6 +32,7 @@ const resultBatchRows = 8192
 
 // rowReader turns driver.Rows into Arrow batches.
 type rowReader struct {
+	ctx     context.Context
 	refs    atomic.Int64
 	rows    driver.Rows
 	schema  *arrow.Schema
@@ -43,7 +45,8 @@ type rowReader struct {
 	onClose func()
 }
 
-func newRowReader(mem memory.Allocator, rows driver.Rows, onClose func()) (*rowReader, error) {
+// newRowReader reads rows until ctx ends (then its cause is the error).
+func newRowReader(ctx context.Context, mem memory.Allocator, rows driver.Rows, onClose func()) (*rowReader, error) {
 	cols := rows.Columns()
 	typed, ok := rows.(driver.RowsColumnTypeDatabaseTypeName)
 	if !ok {
@@ -59,7 +62,7 @@ func newRowReader(mem memory.Allocator, rows driver.Rows, onClose func()) (*rowR
 		fields[i] = arrow.Field{Name: c, Type: arrowTypeOf(typed.ColumnTypeDatabaseTypeName(i), p, s), Nullable: true}
 	}
 	sc := arrow.NewSchema(fields, nil)
-	r := &rowReader{rows: rows, schema: sc, mem: mem, builder: array.NewRecordBuilder(mem, sc), vals: make([]driver.Value, len(cols)), onClose: onClose}
+	r := &rowReader{ctx: ctx, rows: rows, schema: sc, mem: mem, builder: array.NewRecordBuilder(mem, sc), vals: make([]driver.Value, len(cols)), onClose: onClose}
 	r.refs.Store(1)
 	return r, nil
 }
@@ -147,6 +150,10 @@ func (r *rowReader) Next() bool {
 		r.cur = nil
 	}
 	if r.done || r.err != nil {
+		return false
+	}
+	if r.ctx.Err() != nil {
+		r.err = context.Cause(r.ctx)
 		return false
 	}
 	n := 0

@@ -171,6 +171,19 @@ func (l Limits) memoryLimit() (bytes int64, of string, err error) {
 	return bytes, "", nil
 }
 
+// memoryCeiling is the resident memory above which running DuckDB
+// statements are cancelled (query.Options.MemoryCeiling): halfway from
+// DuckDB's memory limit to all the memory the process can have, so that
+// operators spill at the limit and a result DuckDB builds whole, which the
+// limit does not count, is stopped before the kernel stops the server.
+func memoryCeiling(memLimit int64) int64 {
+	total, _ := systemMemory()
+	if total <= memLimit {
+		return memLimit
+	}
+	return memLimit + (total-memLimit)/2
+}
+
 // duckDBSize writes bytes as DuckDB's memory_limit takes it.
 func duckDBSize(bytes int64) string { return fmt.Sprintf("%dMiB", bytes>>20) }
 
