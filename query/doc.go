@@ -9,7 +9,10 @@
 //     to t's column types and appends it to t's log; it returns once durable.
 //   - INSERT OVERWRITE, UPDATE and DELETE on lake-stream tables are rejected:
 //     they would read committed lake data while the log may hold newer values.
-//   - Everything else that returns rows runs on DuckDB. Before it runs, every
+//   - A query runs on DuckDB, locked down (lockdown.go): no files, network,
+//     extensions or settings, and what runs is the one statement DuckDB's
+//     parser finds in the text, which must be a SELECT or EXPLAIN; anything
+//     else is refused as invalid, naming its kind. Before it runs, every
 //     table reference that names a flightd table (db.t or db."t$rt";
 //     unqualified names resolve in the database "default") is replaced by a
 //     per-query Arrow view over the table's scan. The rewrite works on
@@ -42,5 +45,7 @@
 //
 // DuckDB materialises a query's result before returning it, so a query's
 // Arrow views are dropped as soon as it returns; the result streams to the
-// caller from DuckDB's memory.
+// caller from DuckDB's memory. That memory is outside DuckDB's memory_limit:
+// every statement DuckDB runs is registered with a memory guard (package
+// memguard) that cancels it when the process passes Options.MemoryCeiling.
 package query
