@@ -129,7 +129,7 @@ fuzz:
 
 # Each fuzz target for a few seconds (make test).
 test-fuzz:
-	$(MAKE) fuzz FUZZTIME=3s
+	$(MAKE) fuzz FUZZTIME=2s
 
 bench: build
 	FLIGHTD_BIN=$(CURDIR)/$(BIN) $(GO) test -tags $(TAGS) -run='^$$' -bench='$(QUICK_BENCH)' -benchmem -count=6 ./bench/... ./logstore/... ./union/...

@@ -406,11 +406,16 @@ func (s *Server) stream(qctx context.Context, done func(), r array.RecordReader)
 			err = r.Err()
 		}()
 		r.Release()
+		if err != nil {
+			// Judged before done ends qctx, which would make any error
+			// read as cancelled.
+			err = s.statementStatus(qctx, err)
+		}
 		done()
 		if err != nil {
 			// The DoGet reads the channel to its end, so this never blocks
 			// for good.
-			ch <- flight.StreamChunk{Err: s.statementStatus(qctx, err)}
+			ch <- flight.StreamChunk{Err: err}
 		}
 	}()
 	return r.Schema(), ch, nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -33,6 +34,8 @@ var numSchema = arrow.NewSchema([]arrow.Field{{Name: "n", Type: arrow.PrimitiveT
 
 func (f *fakeEngine) Execute(ctx context.Context, sql string) (engine.Result, error) {
 	switch {
+	case strings.HasPrefix(sql, "SELECT FAILING"):
+		return engine.Result{Schema: numSchema, Reader: &failingReader{}}, nil
 	case strings.HasPrefix(sql, "SELECT"):
 		b := array.NewRecordBuilder(memory.DefaultAllocator, numSchema)
 		defer b.Release()
@@ -92,8 +95,13 @@ func (f *fakeEngine) Tables(ctx context.Context, db string) ([]engine.TableInfo,
 
 func startTest(t *testing.T) (*flightsql.Client, *fakeEngine) {
 	t.Helper()
+	return startTestWith(t, Options{Version: "test"})
+}
+
+func startTestWith(t *testing.T, opts Options) (*flightsql.Client, *fakeEngine) {
+	t.Helper()
 	eng := &fakeEngine{}
-	srv, err := New(eng, Options{Version: "test"})
+	srv, err := New(eng, opts)
 	require.NoError(t, err)
 	fs := flight.NewServerWithMiddleware(nil)
 	fs.RegisterFlightService(srv.FlightServer())
@@ -272,4 +280,34 @@ func TestPanicsBecomeErrorsAndTheServerKeepsServing(t *testing.T) {
 	}
 	_, err = cl.GetTableTypes(context.Background())
 	require.NoError(t, err)
+}
+
+// failingReader fails on its first Next, as a scan of a damaged file does.
+type failingReader struct{ array.RecordReader }
+
+func (*failingReader) Schema() *arrow.Schema { return numSchema }
+func (*failingReader) Next() bool            { return false }
+func (*failingReader) Err() error {
+	return errors.Join(engine.ErrInvalid, errors.New("decode bad_data/file-1.parquet"))
+}
+func (*failingReader) Release()                       {}
+func (*failingReader) Retain()                        {}
+func (*failingReader) RecordBatch() arrow.RecordBatch { return nil }
+
+// TestStreamErrorNotReportedAsCancelled: a read that failed while
+// streaming reached the client as "context canceled", since the
+// statement's context was ended before its error was judged.
+func TestStreamErrorNotReportedAsCancelled(t *testing.T) {
+	cl, _ := startTestWith(t, Options{Version: "test", QueryTimeout: time.Hour})
+	info, err := cl.Execute(context.Background(), "SELECT FAILING")
+	require.NoError(t, err)
+	r, err := cl.DoGet(context.Background(), info.Endpoint[0].Ticket)
+	if err == nil {
+		for r.Next() {
+		}
+		err = r.Err()
+		r.Release()
+	}
+	require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
+	require.ErrorContains(t, err, "bad_data/file-1.parquet")
 }
