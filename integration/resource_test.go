@@ -144,6 +144,17 @@ func TestResource(t *testing.T) {
 		t.Logf("timeout after %s", time.Since(start).Round(time.Millisecond))
 	})
 
+	t.Run("deeply nested CREATE TABLE", func(t *testing.T) {
+		// Six million levels overflowed the stack; a thousand took minutes
+		// to load at every start. Under the length bound the deepest
+		// statement is refused at once, and so is one just past the depth.
+		for _, depth := range []int{33, 80_000} {
+			_, err := cl.ExecuteUpdate(ctx, "CREATE TABLE res.deep (a "+strings.Repeat("ARRAY<", depth)+"INT"+strings.Repeat(">", depth)+")")
+			require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
+			require.ErrorContains(t, err, "nested deeper")
+		}
+	})
+
 	t.Run("statement length", func(t *testing.T) {
 		_, err := cl.Execute(ctx, "SELECT '"+strings.Repeat("x", 2<<20)+"'")
 		require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
