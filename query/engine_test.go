@@ -20,13 +20,23 @@ import (
 
 func newTestEngine(t testing.TB) *Engine {
 	t.Helper()
+	return newTestEngineWith(t, Options{Threads: 2})
+}
+
+// newTestEngineWith is an engine over a new warehouse and log in a
+// temporary directory, where DuckDB spills unless opts says otherwise.
+func newTestEngineWith(t testing.TB, opts Options) *Engine {
+	t.Helper()
 	dir := t.TempDir()
 	cat, err := lake.OpenCatalog(filepath.Join(dir, "warehouse"))
 	require.NoError(t, err)
 	log, err := logstore.Open(filepath.Join(dir, "log"), logstore.DefaultOptions())
 	require.NoError(t, err)
 	t.Cleanup(func() { log.Close() })
-	e, err := New(lakestream.New(cat, log, lakestream.Options{}), Options{Threads: 2, TempDir: filepath.Join(dir, "duckdb-tmp")})
+	if opts.TempDir == "" {
+		opts.TempDir = filepath.Join(dir, "duckdb-tmp")
+	}
+	e, err := New(lakestream.New(cat, log, lakestream.Options{}), opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { e.Close() })
 	return e

@@ -12,9 +12,6 @@ import (
 
 	"github.com/flightd/flightd/engine"
 	"github.com/flightd/flightd/internal/memguard"
-	"github.com/flightd/flightd/lake"
-	"github.com/flightd/flightd/lakestream"
-	"github.com/flightd/flightd/logstore"
 )
 
 // refuse runs sql and asserts it is refused as invalid with a message
@@ -141,16 +138,8 @@ func TestLockdownVerifiedAtStart(t *testing.T) {
 // spills to the temp directory flightd gives it, so a sort larger than
 // the memory limit completes instead of failing.
 func TestSpillsUnderMemoryLimit(t *testing.T) {
-	dir := t.TempDir()
-	cat, err := lake.OpenCatalog(filepath.Join(dir, "warehouse"))
-	require.NoError(t, err)
-	log, err := logstore.Open(filepath.Join(dir, "log"), logstore.DefaultOptions())
-	require.NoError(t, err)
-	defer log.Close()
-	tmp := filepath.Join(dir, "duckdb-tmp")
-	e, err := New(lakestream.New(cat, log, lakestream.Options{}), Options{Threads: 1, MemoryLimit: "64MiB", TempDir: tmp})
-	require.NoError(t, err)
-	defer e.Close()
+	tmp := filepath.Join(t.TempDir(), "duckdb-tmp")
+	e := newTestEngineWith(t, Options{Threads: 1, MemoryLimit: "64MiB", TempDir: tmp})
 	const sort = "SELECT max(i) FROM (SELECT row_number() OVER (ORDER BY s DESC) AS i FROM (SELECT range::VARCHAR || repeat('x', 40) AS s FROM range(3000000)))"
 	require.Equal(t, [][]string{{"3000000"}}, run(t, e, sort))
 	entries, err := os.ReadDir(tmp)
@@ -164,18 +153,10 @@ func TestSpillsUnderMemoryLimit(t *testing.T) {
 // cancelled with RESOURCE_EXHAUSTED, and the engine serves on, even while
 // the allocator still holds the memory.
 func TestHugeResultCancelledAtMemoryCeiling(t *testing.T) {
-	dir := t.TempDir()
-	cat, err := lake.OpenCatalog(filepath.Join(dir, "warehouse"))
-	require.NoError(t, err)
-	log, err := logstore.Open(filepath.Join(dir, "log"), logstore.DefaultOptions())
-	require.NoError(t, err)
-	defer log.Close()
 	ceiling := memguard.ResidentBytes() + 384<<20
-	e, err := New(lakestream.New(cat, log, lakestream.Options{}), Options{Threads: 2, MemoryLimit: "128MiB", MemoryCeiling: ceiling})
-	require.NoError(t, err)
-	defer e.Close()
+	e := newTestEngineWith(t, Options{Threads: 2, MemoryLimit: "128MiB", MemoryCeiling: ceiling})
 	for range 2 { // the second time with the first one's memory still held
-		_, err = e.Execute(context.Background(), "SELECT * FROM range(1000000000000)")
+		_, err := e.Execute(context.Background(), "SELECT * FROM range(1000000000000)")
 		require.ErrorIs(t, err, engine.ErrExhausted)
 		require.ErrorContains(t, err, "ceiling")
 		require.Equal(t, [][]string{{"42"}}, run(t, e, "SELECT 42"))
