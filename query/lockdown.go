@@ -157,7 +157,7 @@ var statementKinds = map[duckdb.StmtType]string{
 	duckdb.STATEMENT_TYPE_MULTI:        "multi-statement",
 }
 
-// ErrMultipleStatements is the refusal of text that DuckDB reads as more
+// errMultipleStatements is the refusal of text that DuckDB reads as more
 // than one statement.
 var errMultipleStatements = fmt.Errorf("%w: the text holds more than one statement (DuckDB's parser splits it at a ';' outside strings and comments); send one statement per call", engine.ErrInvalid)
 

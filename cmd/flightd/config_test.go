@@ -132,3 +132,17 @@ func TestMemoryLimit(t *testing.T) {
 	require.EqualValues(t, 3<<30, n)
 	require.Equal(t, "3072MiB", duckDBSize(n))
 }
+
+// TestMemoryCeiling: halfway from the memory limit to all the memory the
+// process can have, unless --memory-ceiling says.
+func TestMemoryCeiling(t *testing.T) {
+	total, _ := systemMemory()
+	c, err := Limits{MemoryLimit: "50%"}.memoryCeiling()
+	require.NoError(t, err)
+	require.InDelta(t, total/2+total/4, c, 2)
+	c, err = Limits{MemoryLimit: "50%", MemoryCeiling: "2GiB"}.memoryCeiling()
+	require.NoError(t, err)
+	require.EqualValues(t, 2<<30, c)
+	_, err = Limits{MemoryLimit: "50%", MemoryCeiling: "1KiB"}.memoryCeiling()
+	require.ErrorContains(t, err, "--memory-ceiling")
+}

@@ -17,6 +17,7 @@ import (
 // The defaults keep a 2-core, 8 GiB server alive under any single request.
 type Limits struct {
 	MemoryLimit          string        // DuckDB's memory_limit: a size or a percentage of the machine's memory
+	MemoryCeiling        string        // resident memory that cancels running DuckDB statements; "" = derived (memoryCeiling)
 	QueryTimeout         time.Duration // per statement, including its DoGet; 0 = none
 	MaxConcurrentQueries int           // statements running at once
 	MaxPrepared          int           // open prepared statements
@@ -58,6 +59,9 @@ func (l *Limits) env() error {
 	if v := os.Getenv("FLIGHTD_MEMORY_LIMIT"); v != "" {
 		l.MemoryLimit = v
 	}
+	if v := os.Getenv("FLIGHTD_MEMORY_CEILING"); v != "" {
+		l.MemoryCeiling = v
+	}
 	if v := os.Getenv("FLIGHTD_MAX_STATEMENT_BYTES"); v != "" {
 		l.MaxStatementBytes = v
 	}
@@ -97,6 +101,7 @@ func (l *Limits) env() error {
 // flags registers the limits' flags on fs.
 func (l *Limits) flags(fs *flag.FlagSet) {
 	fs.StringVar(&l.MemoryLimit, "memory-limit", l.MemoryLimit, "memory DuckDB may use for all statements together: a size (4GiB) or a percentage of the machine's memory, or of its cgroup or address-space limit if lower; a statement needing more fails with RESOURCE_EXHAUSTED (env FLIGHTD_MEMORY_LIMIT)")
+	fs.StringVar(&l.MemoryCeiling, "memory-ceiling", l.MemoryCeiling, "the server's resident memory above which the DuckDB statements running are cancelled with RESOURCE_EXHAUSTED (a result DuckDB builds whole is not counted by --memory-limit); default halfway from --memory-limit to all the memory the process can have (env FLIGHTD_MEMORY_CEILING)")
 	fs.DurationVar(&l.QueryTimeout, "query-timeout", l.QueryTimeout, "longest a statement may run, streaming its result to DoGet included; 0 = no limit (env FLIGHTD_QUERY_TIMEOUT)")
 	fs.IntVar(&l.MaxConcurrentQueries, "max-concurrent-queries", l.MaxConcurrentQueries, "statements running at once (preparing, running, or streaming to a DoGet); more get RESOURCE_EXHAUSTED; default 4 x GOMAXPROCS (env FLIGHTD_MAX_CONCURRENT_QUERIES)")
 	fs.IntVar(&l.MaxPrepared, "max-prepared", l.MaxPrepared, "open prepared statements; more get RESOURCE_EXHAUSTED (env FLIGHTD_MAX_PREPARED)")
@@ -110,6 +115,9 @@ func (l *Limits) flags(fs *flag.FlagSet) {
 
 func (l Limits) validate() error {
 	if _, _, err := l.memoryLimit(); err != nil {
+		return err
+	}
+	if _, err := l.memoryCeiling(); err != nil {
 		return err
 	}
 	if l.QueryTimeout < 0 {
@@ -172,16 +180,30 @@ func (l Limits) memoryLimit() (bytes int64, of string, err error) {
 }
 
 // memoryCeiling is the resident memory above which running DuckDB
-// statements are cancelled (query.Options.MemoryCeiling): halfway from
-// DuckDB's memory limit to all the memory the process can have, so that
-// operators spill at the limit and a result DuckDB builds whole, which the
-// limit does not count, is stopped before the kernel stops the server.
-func memoryCeiling(memLimit int64) int64 {
+// statements are cancelled (query.Options.MemoryCeiling): --memory-ceiling,
+// else halfway from DuckDB's memory limit to all the memory the process can
+// have, so that operators spill at the limit and a result DuckDB builds
+// whole, which the limit does not count, is stopped before the kernel stops
+// the server. Under an address-space limit (prlimit --as) the process's
+// virtual size, far above its resident size, counts too: set the ceiling
+// there.
+func (l Limits) memoryCeiling() (int64, error) {
+	if s := strings.TrimSpace(l.MemoryCeiling); s != "" {
+		n, err := parseSize(s)
+		if err != nil || n < minMemoryLimit {
+			return 0, fmt.Errorf("--memory-ceiling %q: want a size of at least 64MiB (e.g. 6GiB)", l.MemoryCeiling)
+		}
+		return n, nil
+	}
+	memLimit, _, err := l.memoryLimit()
+	if err != nil {
+		return 0, err
+	}
 	total, _ := systemMemory()
 	if total <= memLimit {
-		return memLimit
+		return memLimit, nil
 	}
-	return memLimit + (total-memLimit)/2
+	return memLimit + (total-memLimit)/2, nil
 }
 
 // duckDBSize writes bytes as DuckDB's memory_limit takes it.
@@ -223,6 +245,6 @@ func systemMemory() (int64, string) {
 }
 
 func (l Limits) String() string {
-	return fmt.Sprintf("--memory-limit=%s --query-timeout=%s --max-concurrent-queries=%d --max-prepared=%d --prepared-idle-timeout=%s --max-pending-results=%d --result-ttl=%s --max-statement-bytes=%s --max-message-bytes=%s --shutdown-grace=%s",
-		l.MemoryLimit, l.QueryTimeout, l.MaxConcurrentQueries, l.MaxPrepared, l.PreparedIdleTimeout, l.MaxPendingResults, l.ResultTTL, l.MaxStatementBytes, l.MaxMessageBytes, l.ShutdownGrace)
+	return fmt.Sprintf("--memory-limit=%s --memory-ceiling=%s --query-timeout=%s --max-concurrent-queries=%d --max-prepared=%d --prepared-idle-timeout=%s --max-pending-results=%d --result-ttl=%s --max-statement-bytes=%s --max-message-bytes=%s --shutdown-grace=%s",
+		l.MemoryLimit, l.MemoryCeiling, l.QueryTimeout, l.MaxConcurrentQueries, l.MaxPrepared, l.PreparedIdleTimeout, l.MaxPendingResults, l.ResultTTL, l.MaxStatementBytes, l.MaxMessageBytes, l.ShutdownGrace)
 }

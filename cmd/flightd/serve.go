@@ -72,7 +72,8 @@ func serve(args []string) error {
 	})
 	tier := tiering.New(ls, tiering.Options{Interval: cfg.TieringInterval, MaxRowsPerRound: cfg.TieringRows, Retention: cfg.LogRetention, Observe: met.ObserveRound, Logger: lg.With("component", "tiering")})
 	memLimit, memFrom, _ := cfg.memoryLimit() // validated
-	eng, err := query.New(ls, query.Options{Logger: lg.With("component", "query"), Drain: tier.Drain, MemoryLimit: duckDBSize(memLimit), MemoryCeiling: memoryCeiling(memLimit), TempDir: filepath.Join(cfg.DataDir, "duckdb-tmp")})
+	ceiling, _ := cfg.memoryCeiling()         // validated
+	eng, err := query.New(ls, query.Options{Logger: lg.With("component", "query"), Drain: tier.Drain, MemoryLimit: duckDBSize(memLimit), MemoryCeiling: ceiling, TempDir: filepath.Join(cfg.DataDir, "duckdb-tmp")})
 	if err != nil {
 		return err
 	}
@@ -149,7 +150,7 @@ func serve(args []string) error {
 	go func() { serveErr <- fs.Serve() }()
 	// This line is printed whatever the log level: scripts and tests wait for it.
 	slog.New(slog.NewTextHandler(os.Stderr, nil)).Info("flightd listening", "addr", lis.Addr().String(), "uri", scheme+"://"+lis.Addr().String(), "auth", cfg.AuthPassword != "", "data_dir", cfg.DataDir, "warehouse", cfg.Warehouse,
-		"memory_limit", fmt.Sprintf("%dMiB", memLimit>>20), "memory_ceiling", fmt.Sprintf("%dMiB", memoryCeiling(memLimit)>>20), "memory_limit_from", cmp.Or(memFrom, "--memory-limit"), "query_timeout", cfg.QueryTimeout, "max_concurrent_queries", cfg.MaxConcurrentQueries)
+		"memory_limit", fmt.Sprintf("%dMiB", memLimit>>20), "memory_ceiling", fmt.Sprintf("%dMiB", ceiling>>20), "memory_limit_from", cmp.Or(memFrom, "--memory-limit"), "query_timeout", cfg.QueryTimeout, "max_concurrent_queries", cfg.MaxConcurrentQueries)
 
 	select {
 	case <-ctx.Done():
