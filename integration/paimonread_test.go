@@ -71,10 +71,11 @@ type paimonAnswer struct {
 	Columns  json.RawMessage `json:"columns"` // names (rows mode) or per-column summaries
 	Rows     [][]any         `json:"rows"`
 	Count    json.Number     `json:"count"`
+	IPC      string          `json:"ipc"` // mode "ipc": the rows as a base64 Arrow IPC stream
 	Error    string          `json:"error"`
 }
 
-// read asks for table (db.name) as of snapshot; mode is "rows" or "summary".
+// read asks for table (db.name) as of snapshot; mode is "rows", "summary" or "ipc".
 func (p *paimonReader) read(warehouse, table string, snapshot int64, mode string) (*paimonAnswer, error) {
 	req, _ := json.Marshal(map[string]any{"warehouse": warehouse, "table": table, "snapshot": snapshot, "mode": mode})
 	if _, err := p.in.Write(append(req, '\n')); err != nil {

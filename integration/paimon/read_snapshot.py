@@ -9,12 +9,15 @@ answers {"snapshot": 12, "columns": [...], "rows": [[...], ...]}: every row of
 the table as of that snapshot (Paimon's merge applied), in no particular
 order. With "mode": "summary" (integer columns only) it answers
 {"snapshot": 12, "count": n, "columns": {"c": {"sum": s, "min": a, "max": b,
-"distinct": d}}} instead. A failure answers {"error": "..."}; the process
+"distinct": d}}} instead, and with "mode": "ipc" {"snapshot": 12, "ipc": "..."}:
+the rows as an Arrow IPC stream, base64, every value exactly as pypaimon
+read it. A failure answers {"error": "..."}; the process
 keeps serving.
 
 Run by hand: python read_snapshot.py WAREHOUSE DB.TABLE SNAPSHOT [rows|summary]
 """
 
+import base64
 import json
 import sys
 import traceback
@@ -48,6 +51,11 @@ def read(req):
             cols[name] = {"sum": pc.sum(col).as_py(), "min": mm["min"], "max": mm["max"],
                           "distinct": pc.count_distinct(col).as_py()}
         return {"snapshot": snapshot, "count": data.num_rows, "columns": cols}
+    if req.get("mode") == "ipc":
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, data.schema) as w:
+            w.write_table(data)
+        return {"snapshot": snapshot, "ipc": base64.b64encode(sink.getvalue().to_pybytes()).decode()}
     columns = data.column_names
     values = [data.column(c).to_pylist() for c in columns]
     return {"snapshot": snapshot, "columns": columns, "rows": [list(r) for r in zip(*values)]}
