@@ -44,16 +44,41 @@ func kvBatch(ids, vs []int64) arrow.RecordBatch {
 	return b.NewRecordBatch()
 }
 
-// crashWriter owns the keys id ≡ w (mod writers) of the PK table and the
+// pkKey is a primary key of the model: crash.pk's id (p is 0), or
+// crash.ppk's (p, id): its key is id alone, but Paimon merges keys within a
+// partition, so a key in two partitions is two rows.
+type pkKey struct{ p, id int64 }
+
+// pkModel is a writer's view of one primary-key table.
+type pkModel struct {
+	acked   map[pkKey]int64 // key -> v of the newest acknowledged write
+	pending map[pkKey]int64 // the batch in flight when the server died
+}
+
+// crashWriter owns the keys id ≡ w (mod writers) of the PK tables and the
 // append rows whose v it generates, so its own acknowledgement order is the
 // log order of everything it wrote.
 type crashWriter struct {
 	w       int
-	acked   map[int64]int64 // PK model: id -> v of the newest acknowledged write
-	pending map[int64]int64 // the PK batch in flight when the server died
-	apAcked map[int64]bool  // append rows acknowledged (by v)
-	apPend  []int64         // the append batch in flight
-	next    int64           // next v
+	pk, ppk pkModel
+	apAcked map[int64]bool // append rows acknowledged (by v)
+	apPend  []int64        // the append batch in flight
+	next    int64          // next v
+}
+
+var pkvSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "p", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "v", Type: arrow.PrimitiveTypes.Int64},
+}, nil)
+
+func pkvBatch(ids, ps, vs []int64) arrow.RecordBatch {
+	b := array.NewRecordBuilder(memory.DefaultAllocator, pkvSchema)
+	defer b.Release()
+	b.Field(0).(*array.Int64Builder).AppendValues(ids, nil)
+	b.Field(1).(*array.Int64Builder).AppendValues(ps, nil)
+	b.Field(2).(*array.Int64Builder).AppendValues(vs, nil)
+	return b.NewRecordBatch()
 }
 
 // TestCrashModel runs concurrent writers against the real binary, kills it
@@ -86,12 +111,14 @@ func TestCrashModel(t *testing.T) {
 	c.mustExec("CREATE DATABASE crash")
 	c.mustExec("CREATE TABLE crash.pk (id BIGINT, v BIGINT, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '4')")
 	c.mustExec("CREATE TABLE crash.ap (id BIGINT, v BIGINT) WITH ('lakestream.freshness' = '700ms')")
+	c.mustExec("CREATE TABLE crash.ppk (id BIGINT, p BIGINT, v BIGINT, PRIMARY KEY (id) NOT ENFORCED) PARTITIONED BY (p) WITH ('bucket' = '2')")
 	c.close()
 
 	const writers = 3
 	ws := make([]*crashWriter, writers)
 	for i := range ws {
-		ws[i] = &crashWriter{w: i, acked: map[int64]int64{}, apAcked: map[int64]bool{}, next: int64(i+1) * 1_000_000_000}
+		ws[i] = &crashWriter{w: i, pk: pkModel{acked: map[pkKey]int64{}}, ppk: pkModel{acked: map[pkKey]int64{}},
+			apAcked: map[int64]bool{}, next: int64(i+1) * 1_000_000_000}
 	}
 	cycles := crashCycles()
 	var paimonTime time.Duration
@@ -124,7 +151,7 @@ func TestCrashModel(t *testing.T) {
 	}
 	acked, apAcked := 0, 0
 	for _, w := range ws {
-		acked += len(w.acked)
+		acked += len(w.pk.acked) + len(w.ppk.acked)
 		apAcked += len(w.apAcked)
 	}
 	t.Logf("%d cycles: %d keys and %d append rows acknowledged", cycles, acked, apAcked)
@@ -132,7 +159,7 @@ func TestCrashModel(t *testing.T) {
 	c = connect(t, srv)
 	defer c.close()
 	testserver.Eventually(t, 60*time.Second, func() error {
-		for _, tbl := range []string{"pk", "ap"} {
+		for _, tbl := range []string{"pk", "ap", "ppk"} {
 			rt := sortedRows(c.mustQuery(`SELECT * FROM crash."` + tbl + `$rt"`))
 			lake := sortedRows(c.mustQuery(`SELECT * FROM crash.` + tbl))
 			if strings.Join(rt, ",") != strings.Join(lake, ",") {
@@ -161,15 +188,19 @@ const paimonEvery = 1
 // table grows to about a million rows).
 func checkLakeWithPaimon(t *testing.T, c *client, pr *paimonReader, warehouse, where string, full bool) {
 	t.Helper()
-	for _, tbl := range []string{"pk", "ap"} {
-		rows := full || tbl == "pk"
+	for _, tbl := range []string{"pk", "ap", "ppk"} {
+		rows := full || tbl != "ap"
+		cols := "id, v"
+		if tbl == "ppk" {
+			cols = "id, p, v"
+		}
 		snapSQL := `SELECT max(snapshot_id) FROM sys.tiering WHERE "database" = 'crash' AND "table" = '` + tbl + `'`
 		var snap string
 		var want []string
 		testserver.Eventually(t, 30*time.Second, func() error {
 			before := c.scalar(snapSQL)
 			if rows {
-				want = sortedRows(c.mustQuery(`SELECT id, v FROM crash.` + tbl))
+				want = sortedRows(c.mustQuery(`SELECT ` + cols + ` FROM crash.` + tbl))
 			} else {
 				want = c.mustQuery(`SELECT count(*), CAST(sum(id) AS BIGINT), min(id), max(id), count(DISTINCT id), ` +
 					`CAST(sum(v) AS BIGINT), min(v), max(v), count(DISTINCT v) FROM crash.` + tbl)[0]
@@ -225,22 +256,36 @@ func runCrashWriter(ctx context.Context, t *testing.T, srv *testserver.Server, w
 			vs[i] = w.next
 			w.next++
 		}
-		if rng.IntN(2) == 0 {
-			w.pending = map[int64]int64{}
-			for i, id := range ids {
-				w.pending[id] = vs[i] // later rows of a batch win
+		switch table := rng.IntN(3); table {
+		case 0, 1:
+			m, name := &w.pk, "pk"
+			ps := make([]int64, n)
+			if table == 1 {
+				m, name = &w.ppk, "ppk"
+				for i := range ps {
+					ps[i] = int64(rng.IntN(3))
+				}
 			}
-			rec := kvBatch(ids, vs)
-			_, err := c.ingest("crash", "pk", adbc.OptionValueIngestModeAppend, rec)
+			m.pending = map[pkKey]int64{}
+			for i, id := range ids {
+				m.pending[pkKey{ps[i], id}] = vs[i] // later rows of a batch win
+			}
+			var rec arrow.RecordBatch
+			if table == 0 {
+				rec = kvBatch(ids, vs)
+			} else {
+				rec = pkvBatch(ids, ps, vs)
+			}
+			_, err := c.ingest("crash", name, adbc.OptionValueIngestModeAppend, rec)
 			rec.Release()
 			if err != nil {
 				return // leave pending: it may or may not have landed
 			}
-			for id, v := range w.pending {
-				w.acked[id] = v
+			for k, v := range m.pending {
+				m.acked[k] = v
 			}
-			w.pending = nil
-		} else {
+			m.pending = nil
+		default:
 			w.apPend = vs
 			rec := kvBatch(ids, vs)
 			_, err := c.ingest("crash", "ap", adbc.OptionValueIngestModeAppend, rec)
@@ -275,43 +320,8 @@ func tryConnect(srv *testserver.Server) (*client, error) {
 
 func checkCrashModel(t *testing.T, c *client, ws []*crashWriter, where string) {
 	t.Helper()
-	got := map[int64]int64{}
-	for _, r := range c.mustQuery(`SELECT id, v FROM crash."pk$rt"`) {
-		id, _ := strconv.ParseInt(r[0], 10, 64)
-		v, _ := strconv.ParseInt(r[1], 10, 64)
-		_, dup := got[id]
-		require.False(t, dup, "%s: id %d twice in pk$rt", where, id)
-		got[id] = v
-	}
-	for _, w := range ws {
-		for id, v := range w.acked {
-			if p, ok := w.pending[id]; ok && got[id] == p {
-				continue
-			}
-			require.Equal(t, v, got[id], "%s: writer %d id %d lost its acknowledged version", where, w.w, id)
-		}
-		// The in-flight batch landed entirely or not at all.
-		if len(w.pending) > 0 {
-			landed := 0
-			for id, v := range w.pending {
-				if got[id] == v {
-					landed++
-				}
-			}
-			require.True(t, landed == 0 || landed == len(w.pending), "%s: writer %d: %d of %d keys of the in-flight batch landed", where, w.w, landed, len(w.pending))
-			if landed > 0 {
-				for id, v := range w.pending {
-					w.acked[id] = v
-				}
-			}
-			w.pending = nil
-		}
-	}
-	for id := range got {
-		w := ws[int(id)%len(ws)]
-		_, ok := w.acked[id]
-		require.True(t, ok, "%s: id %d in pk$rt was never written", where, id)
-	}
+	checkPKModel(t, c, ws, `SELECT id, 0, v FROM crash."pk$rt"`, func(w *crashWriter) *pkModel { return &w.pk }, where+": pk")
+	checkPKModel(t, c, ws, `SELECT id, p, v FROM crash."ppk$rt"`, func(w *crashWriter) *pkModel { return &w.ppk }, where+": ppk")
 
 	count := map[int64]int{}
 	for _, r := range c.mustQuery(`SELECT v FROM crash."ap$rt"`) {
@@ -344,6 +354,51 @@ func checkCrashModel(t *testing.T, c *client, ws []*crashWriter, where string) {
 		total += len(w.apAcked)
 	}
 	require.Equal(t, total, len(count), "%s: append table has rows nobody wrote", where)
+}
+
+// checkPKModel compares a primary-key table's t$rt (sql reads id, p, v)
+// with the writers' models of it.
+func checkPKModel(t *testing.T, c *client, ws []*crashWriter, sql string, model func(*crashWriter) *pkModel, where string) {
+	t.Helper()
+	got := map[pkKey]int64{}
+	for _, r := range c.mustQuery(sql) {
+		id, _ := strconv.ParseInt(r[0], 10, 64)
+		p, _ := strconv.ParseInt(r[1], 10, 64)
+		v, _ := strconv.ParseInt(r[2], 10, 64)
+		k := pkKey{p, id}
+		_, dup := got[k]
+		require.False(t, dup, "%s: key %v twice", where, k)
+		got[k] = v
+	}
+	for _, w := range ws {
+		m := model(w)
+		for k, v := range m.acked {
+			if p, ok := m.pending[k]; ok && got[k] == p {
+				continue
+			}
+			require.Equal(t, v, got[k], "%s: writer %d key %v lost its acknowledged version", where, w.w, k)
+		}
+		// The in-flight batch landed entirely or not at all.
+		if len(m.pending) > 0 {
+			landed := 0
+			for k, v := range m.pending {
+				if got[k] == v {
+					landed++
+				}
+			}
+			require.True(t, landed == 0 || landed == len(m.pending), "%s: writer %d: %d of %d keys of the in-flight batch landed", where, w.w, landed, len(m.pending))
+			if landed > 0 {
+				for k, v := range m.pending {
+					m.acked[k] = v
+				}
+			}
+			m.pending = nil
+		}
+	}
+	for k := range got {
+		_, ok := model(ws[int(k.id)%len(ws)]).acked[k]
+		require.True(t, ok, "%s: key %v in t$rt was never written", where, k)
+	}
 }
 
 // rowDiff compares two sorted row lists as multisets and returns up to n
