@@ -103,8 +103,9 @@
 //   - Database and table names are one path element: CreateDatabase and CreateTable refuse
 //     (ErrInvalidName) empty names, '.', '..', names starting with '.', holding '/', '\', a
 //     control character (NUL included) or invalid UTF-8, longer than 252 bytes, and, as Java
-//     Paimon, the database "sys" and table names with '$'. Partition values are escaped as Java
-//     does (a NUL, which Java does not escape either, is refused by the FileIO check).
+//     Paimon, the database "sys" and table names with '$'. Partition values are escaped as Java's
+//     PartitionPathUtils.escapePathName does (control characters, NUL included, DEL and
+//     "#%'*/:=?\{}[]^ as %XX), so a value is always one path element.
 //   - Table options that name files (CheckPathOptions, at CreateTable and AlterTableOptions;
 //     data-file.prefix again at every write) fail with ErrInvalidOption: data-file.prefix and
 //     changelog-file.prefix must be plain file-name prefixes, branch and scan.fallback-branch
