@@ -22,6 +22,12 @@
 //     shares its key, so skipping by key never resurrects an older version) or value statistics
 //     (append tables, files of the current schema). Value statistics of primary-key files are
 //     never used: skipping the file with a key's newest version would expose an older one.
+//   - Statistics follow Paimon's modes (statsmode.go): metadata.stats-mode (default truncate(16)) and
+//     fields.<name>.stats-mode for value statistics, truncate(128) (or fields._KEY_<name>.stats-mode)
+//     for key statistics, full partition statistics in manifest lists; none columns are left out of
+//     _VALUE_STATS_COLS; BINARY/VARBINARY keep null counts only. A truncated max is rounded up to stay
+//     an upper bound (or both bounds are dropped), so pruning never skips a matching row. Manifests
+//     decode whatever lengths Java writes (avro_ocf.go), bounded by the file and block that hold them.
 //   - Schema evolution: a data file written under an older schema (its _SCHEMA_ID, schema/schema-N)
 //     is read with the table's schema by field id, as Java does: a renamed column keeps its data, a
 //     column added later (or dropped and re-added under the same name, a new id) reads as null for
