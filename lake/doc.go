@@ -93,10 +93,20 @@
 //     every snapshot in use; a reader elsewhere must tolerate fs.ErrNotExist and re-plan on the
 //     latest snapshot.
 //
+// Types (typematrix_test.go writes every type and precision with edge values, scans, compacts and
+// has pypaimon read them): the Arrow type of each Paimon type is DataType.ArrowType, and Parquet
+// columns are laid out as Java's ParquetSchemaConverter: TIMESTAMP/TIMESTAMP_LTZ(0..3) INT64 millis,
+// (4..6) INT64 micros, (7..9) INT96; DECIMAL p<=9 INT32, p<=18 INT64, else FIXED_LEN_BYTE_ARRAY of
+// Java's minimum length; TIME(p) INT32 milliseconds of the day for every p, so TIME(p>3) holds
+// milliseconds only (Arrow time32[ms]; a writer must drop sub-millisecond digits, as Paimon does).
+// Differences that Paimon readers ignore: INT/BIGINT carry an INT(32/64) annotation and TIME
+// isAdjustedToUTC=false (pqarrow's). TIMESTAMP(7..9) values are Arrow nanoseconds, so only
+// 1677-09-21..2262-04-11 can be read or written.
+//
 // Limitations (current): deduplicate merge engine only, deletion-vector tables read-only, no
 // dynamic-bucket HASH index (a PK table with bucket = -1 writes everything to bucket 0), Parquet only,
-// TIMESTAMP(7..9) cannot be written, and rows of a Write are buffered in memory until Commit. All
-// file access goes through FileIO: LocalFileIO (a directory) or S3FileIO (an S3 bucket).
+// and rows of a Write are buffered in memory until Commit. All file access goes through FileIO:
+// LocalFileIO (a directory) or S3FileIO (an S3 bucket).
 //
 // Paths stay inside the warehouse:
 //
