@@ -205,6 +205,9 @@ func (c *Catalog) CreateTable(db, name string, s Schema, ignoreIfExists bool) (*
 	if err := CheckPathOptions(s.Options); err != nil {
 		return nil, fmt.Errorf("lake: create table %s.%s: %w", db, name, err)
 	}
+	if err := CheckStatsOptions(s.Options); err != nil {
+		return nil, fmt.Errorf("lake: create table %s.%s: %w", db, name, err)
+	}
 	ok, err := c.DatabaseExists(db)
 	if err != nil {
 		return nil, err
@@ -296,6 +299,9 @@ func (c *Catalog) DropTable(db, name string, ignoreIfNotExists bool) error {
 // AlterTableOptions sets options and writes schema-(N+1). An empty value removes the option.
 func (c *Catalog) AlterTableOptions(ctx context.Context, db, name string, set map[string]string) (*Table, error) {
 	if err := CheckPathOptions(set); err != nil {
+		return nil, fmt.Errorf("lake: alter table %s.%s: %w", db, name, err)
+	}
+	if err := CheckStatsOptions(set); err != nil {
 		return nil, fmt.Errorf("lake: alter table %s.%s: %w", db, name, err)
 	}
 	for attempt := 0; attempt < 10; attempt++ {

@@ -282,11 +282,14 @@ func (t *Table) manifestMeta(name string, size int64, entries []ManifestEntry) M
 	return m
 }
 
-// statsCollector gathers min/max/null counts of atomic columns.
+// statsCollector gathers min/max/null counts of atomic columns; stats()
+// applies each column's statistics mode (statsmode.go).
 type statsCollector struct {
 	types    []DataType
+	modes    []statsMode // nil: full
 	min, max []any
 	nulls    []int64
+	unknown  []bool // bounds that cannot be known (nil: none)
 }
 
 func newStatsCollector(types []DataType) *statsCollector {
@@ -305,13 +308,24 @@ func (s *statsCollector) add(vals []any) {
 
 func (s *statsCollector) stats() SimpleStats {
 	nc := make([]*int64, len(s.nulls))
+	mins, maxs := make([]any, len(s.types)), make([]any, len(s.types))
 	for i := range s.nulls {
+		m := fullStats
+		if s.modes != nil {
+			m = s.modes[i]
+		}
+		if m.kind == statsNone {
+			continue
+		}
 		v := s.nulls[i]
 		nc[i] = &v
+		if s.unknown == nil || !s.unknown[i] {
+			mins[i], maxs[i] = applyMode(m, s.types[i], s.min[i], s.max[i])
+		}
 	}
 	return SimpleStats{
-		MinValues:  serializeBinaryRow(len(s.types), encodeBinaryRow(s.types, s.min)),
-		MaxValues:  serializeBinaryRow(len(s.types), encodeBinaryRow(s.types, s.max)),
+		MinValues:  serializeBinaryRow(len(s.types), encodeBinaryRow(s.types, mins)),
+		MaxValues:  serializeBinaryRow(len(s.types), encodeBinaryRow(s.types, maxs)),
 		NullCounts: nc,
 	}
 }
@@ -531,7 +545,7 @@ func (w *Write) flushGroup(ctx context.Context, g *writeGroup, bucketMaxSeq int6
 		defer taken.Release()
 		seqB := array.NewInt64Builder(w.mem)
 		kindB := array.NewInt8Builder(w.mem)
-		keyStats := newStatsCollector(keyTypes)
+		keyStats := t.keyStatsCollector(keyNames, keyTypes)
 		var deletes int64
 		meta.MinSequenceNumber, meta.MaxSequenceNumber = -1, -1
 		for i, r := range kept {
@@ -605,9 +619,10 @@ func pkFileRecord(ts *TableSchema, rec arrow.RecordBatch, keyIdx []int, seqArr, 
 func (t *Table) writeDataFile(ctx context.Context, out arrow.RecordBatch, meta *DataFileMeta, partVals []any, bucket int32,
 	codec compress.Compression, pf *pathFactory, mem memory.Allocator) (string, error) {
 	ts := t.schema
-	statCols, statTypes, statNames := t.valueStatsColumns()
+	statCols, statTypes, statNames, statModes := t.valueStatsColumns()
 	// value stats are over the table columns as written (the last ts.Fields columns of out)
 	vs := newStatsCollector(statTypes)
+	vs.modes = statModes
 	off := int(out.NumCols()) - len(ts.Fields)
 	for i, c := range statCols {
 		vs.addColumn(i, out.Column(off+c))
@@ -632,20 +647,24 @@ func (t *Table) writeDataFile(ctx context.Context, out arrow.RecordBatch, meta *
 }
 
 // valueStatsColumns are the columns a data file has value statistics for
-// (those of types with min/max statistics): their indexes and types, and
-// their names as _VALUE_STATS_COLS, nil when that is every column.
-func (t *Table) valueStatsColumns() (idx []int, types []DataType, names []string) {
+// (those of types with min/max statistics and a stats mode other than none):
+// their indexes, types and modes, and their names as _VALUE_STATS_COLS, nil
+// when that is every column.
+func (t *Table) valueStatsColumns() (idx []int, types []DataType, names []string, modes []statsMode) {
+	names = []string{}
 	for i, f := range t.schema.Fields {
-		if statsSupported(f.Type) {
+		m := t.columnStatsMode(f.Name, defaultStats, true)
+		if statsSupported(f.Type) && m.kind != statsNone {
 			idx = append(idx, i)
 			types = append(types, f.Type)
 			names = append(names, f.Name)
+			modes = append(modes, m)
 		}
 	}
 	if len(idx) == len(t.schema.Fields) {
 		names = nil
 	}
-	return idx, types, names
+	return idx, types, names, modes
 }
 
 func dataFilePrefix(ts *TableSchema) string {

@@ -241,7 +241,7 @@ func (t *Table) compactBucket(ctx context.Context, partition []byte, bucket int3
 	out := pkFileRecord(ts, values, keyIdx, taken.Column(nt), taken.Column(nt+1))
 	defer out.Release()
 
-	keyStats := newStatsCollector(keyTypes)
+	keyStats := t.keyStatsCollector(keyNames, keyTypes)
 	for i, c := range keyIdx { // the kept rows' keys
 		keyStats.addColumn(i, values.Column(c))
 	}

@@ -270,8 +270,10 @@ func (t *Table) compactAppendFiles(ctx context.Context, partition []byte, bucket
 // count of each); ok is false otherwise.
 func (t *Table) mergedStats(files []DataFileMeta) (SimpleStats, bool) {
 	ts := t.schema
-	_, types, names := t.valueStatsColumns()
+	_, types, names, modes := t.valueStatsColumns()
 	sc := newStatsCollector(types)
+	sc.modes = modes
+	sc.unknown = make([]bool, len(types))
 	for _, f := range files {
 		if f.SchemaID != ts.ID || (f.DeleteRowCount != nil && *f.DeleteRowCount != 0) ||
 			!slices.Equal(f.ValueStatsCols, names) || len(f.ValueStats.NullCounts) != len(types) {
@@ -288,6 +290,11 @@ func (t *Table) mergedStats(files []DataFileMeta) (SimpleStats, bool) {
 				return SimpleStats{}, false
 			}
 			sc.nulls[i] += *nc
+			if (mins[i] == nil || maxs[i] == nil) && *nc < f.RowCount {
+				// values without bounds (counts mode, or a max that
+				// truncation could not bound): the merged file has none
+				sc.unknown[i] = true
+			}
 			if mins[i] != nil {
 				sc.fold(i, mins[i])
 			}

@@ -56,7 +56,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 }
 
 // writeParquet writes rec as one Parquet file (message paimon_schema, field ids from the Arrow field
-// metadata, decimals p<=18 as INT32/INT64) and returns its size.
+// metadata, decimals p<=18 as INT32/INT64, nanosecond timestamps as INT96) and returns its size.
 // zstdLevel is the table's file.compression.zstd-level, Paimon's default 1
 // when unset or not a level. Level 1 encodes ~25% faster than arrow-go's
 // default (3) on Paimon-shaped data, with files of the same size
@@ -70,11 +70,6 @@ func (t *Table) zstdLevel() int {
 }
 
 func writeParquet(ctx context.Context, fio FileIO, path string, rec arrow.RecordBatch, codec compress.Compression, zstdLevel int, mem memory.Allocator) (int64, error) {
-	for _, f := range rec.Schema().Fields() {
-		if ts, ok := f.Type.(*arrow.TimestampType); ok && ts.Unit == arrow.Nanosecond {
-			return 0, fmt.Errorf("lake: column %s: TIMESTAMP precision > 6 (INT96) is not supported for writing", f.Name)
-		}
-	}
 	w, err := fio.Create(ctx, path)
 	if err != nil {
 		return 0, err
@@ -98,7 +93,12 @@ func writeParquet(ctx context.Context, fio FileIO, path string, rec arrow.Record
 		parquet.WithCreatedBy("flightd lake"),
 		parquet.WithMaxRowGroupLength(maxRowGroupRows),
 	)
-	fw, err := pqarrow.NewFileWriter(rec.Schema(), cw, props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))
+	// TIMESTAMP(7..9) and TIMESTAMP_LTZ(7..9) (Arrow nanoseconds) are INT96,
+	// as Java's ParquetSchemaConverter writes precision above 6 (and reads
+	// INT96 back as TIMESTAMP(9)); millisecond and microsecond columns stay
+	// INT64 (the option only changes nanosecond columns).
+	fw, err := pqarrow.NewFileWriter(rec.Schema(), cw, props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem),
+		pqarrow.WithDeprecatedInt96Timestamps(true)))
 	if err != nil {
 		w.Close()
 		return 0, err

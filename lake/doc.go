@@ -22,6 +22,12 @@
 //     shares its key, so skipping by key never resurrects an older version) or value statistics
 //     (append tables, files of the current schema). Value statistics of primary-key files are
 //     never used: skipping the file with a key's newest version would expose an older one.
+//   - Statistics follow Paimon's modes (statsmode.go): metadata.stats-mode (default truncate(16)) and
+//     fields.<name>.stats-mode for value statistics, truncate(128) (or fields._KEY_<name>.stats-mode)
+//     for key statistics, full partition statistics in manifest lists; none columns are left out of
+//     _VALUE_STATS_COLS; BINARY/VARBINARY keep null counts only. A truncated max is rounded up to stay
+//     an upper bound (or both bounds are dropped), so pruning never skips a matching row. Manifests
+//     decode whatever lengths Java writes (avro_ocf.go), bounded by the file and block that hold them.
 //   - Schema evolution: a data file written under an older schema (its _SCHEMA_ID, schema/schema-N)
 //     is read with the table's schema by field id, as Java does: a renamed column keeps its data, a
 //     column added later (or dropped and re-added under the same name, a new id) reads as null for
@@ -87,10 +93,20 @@
 //     every snapshot in use; a reader elsewhere must tolerate fs.ErrNotExist and re-plan on the
 //     latest snapshot.
 //
+// Types (typematrix_test.go writes every type and precision with edge values, scans, compacts and
+// has pypaimon read them): the Arrow type of each Paimon type is DataType.ArrowType, and Parquet
+// columns are laid out as Java's ParquetSchemaConverter: TIMESTAMP/TIMESTAMP_LTZ(0..3) INT64 millis,
+// (4..6) INT64 micros, (7..9) INT96; DECIMAL p<=9 INT32, p<=18 INT64, else FIXED_LEN_BYTE_ARRAY of
+// Java's minimum length; TIME(p) INT32 milliseconds of the day for every p, so TIME(p>3) holds
+// milliseconds only (Arrow time32[ms]; a writer must drop sub-millisecond digits, as Paimon does).
+// Differences that Paimon readers ignore: INT/BIGINT carry an INT(32/64) annotation and TIME
+// isAdjustedToUTC=false (pqarrow's). TIMESTAMP(7..9) values are Arrow nanoseconds, so only
+// 1677-09-21..2262-04-11 can be read or written.
+//
 // Limitations (current): deduplicate merge engine only, deletion-vector tables read-only, no
 // dynamic-bucket HASH index (a PK table with bucket = -1 writes everything to bucket 0), Parquet only,
-// TIMESTAMP(7..9) cannot be written, and rows of a Write are buffered in memory until Commit. All
-// file access goes through FileIO: LocalFileIO (a directory) or S3FileIO (an S3 bucket).
+// and rows of a Write are buffered in memory until Commit. All file access goes through FileIO:
+// LocalFileIO (a directory) or S3FileIO (an S3 bucket).
 //
 // Paths stay inside the warehouse:
 //
@@ -103,8 +119,9 @@
 //   - Database and table names are one path element: CreateDatabase and CreateTable refuse
 //     (ErrInvalidName) empty names, '.', '..', names starting with '.', holding '/', '\', a
 //     control character (NUL included) or invalid UTF-8, longer than 252 bytes, and, as Java
-//     Paimon, the database "sys" and table names with '$'. Partition values are escaped as Java
-//     does (a NUL, which Java does not escape either, is refused by the FileIO check).
+//     Paimon, the database "sys" and table names with '$'. Partition values are escaped as Java's
+//     PartitionPathUtils.escapePathName does (control characters, NUL included, DEL and
+//     "#%'*/:=?\{}[]^ as %XX), so a value is always one path element.
 //   - Table options that name files (CheckPathOptions, at CreateTable and AlterTableOptions;
 //     data-file.prefix again at every write) fail with ErrInvalidOption: data-file.prefix and
 //     changelog-file.prefix must be plain file-name prefixes, branch and scan.fallback-branch

@@ -241,30 +241,6 @@ func encodeManifestList(metas []ManifestFileMeta) ([]byte, error) {
 
 // ---- reading (generic, by field name, tolerant of old versions and all codecs) ----
 
-// decodeAvroRecords decodes every record of an OCF file into generic maps.
-func decodeAvroRecords(data []byte) ([]map[string]any, error) {
-	dec, err := ocf.NewDecoder(bytes.NewReader(data), ocf.WithDecoderSchemaCache(&avro.SchemaCache{}))
-	if err != nil {
-		return nil, err
-	}
-	var out []map[string]any
-	for dec.HasNext() {
-		var v any
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
-		}
-		m, ok := asRecord(v)
-		if !ok {
-			return nil, fmt.Errorf("record is %T", v)
-		}
-		out = append(out, m)
-	}
-	if err := dec.Error(); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 // unwrapUnion removes hamba's {"typeName": value} wrapper around union values. Paimon field names
 // all start with "_" or are f0..f2, so a single-key map whose key does not is a union wrapper.
 func unwrapUnion(v any) any {

@@ -30,6 +30,9 @@ func partitionPath(keys []string, types []DataType, vals []any, defaultName stri
 	return sb.String()
 }
 
+// escapePathName is Java's PartitionPathUtils.escapePathName: the ASCII
+// control characters (NUL included), DEL and "#%'*/:=?\{}[]^ become %XX
+// (upper-case hex); everything else is kept.
 func escapePathName(s string) string {
 	var sb strings.Builder
 	for _, r := range s {
@@ -43,7 +46,7 @@ func escapePathName(s string) string {
 }
 
 func needsEscape(c byte) bool {
-	if c >= 0x01 && c <= 0x1F || c == 0x7F {
+	if c <= 0x1F || c == 0x7F {
 		return true
 	}
 	return strings.IndexByte("%\"#'*/:=?\\{}[]^", c) >= 0

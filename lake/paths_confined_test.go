@@ -3,6 +3,7 @@ package lake
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -212,22 +213,36 @@ func dirsUnder(t *testing.T, root string) []string {
 	return out
 }
 
-func TestPartitionValueWithNULRefused(t *testing.T) {
+// A partition value holding a NUL byte failed the commit: the path kept the
+// raw NUL. Java's PartitionPathUtils.escapePathName writes it as %00 (and
+// '/', '.', ... as Java does), so the value stays one path element below
+// the table and reads back unchanged.
+func TestPartitionValueWithNULIsEscaped(t *testing.T) {
 	ctx := context.Background()
 	dir, c := confinedCatalog(t)
 	tb, err := c.CreateTable("db", "ap", Schema{Columns: testCols, PartitionKeys: []string{"dt"}}, false)
 	require.NoError(t, err)
 	w := tb.NewWrite(ctx)
-	writeRows(t, w, tb, []row{{1, sp("a"), "x\x00/../../../../escape"}}, nil, nil)
-	_, err = w.Commit(ctx, CommitOptions{CommitUser: "u", Identifier: 1})
-	require.ErrorIs(t, err, ErrInvalidPath)
-	require.ErrorContains(t, err, "NUL")
-	require.NotContains(t, err.Error(), dir)
-	w.Abort()
-	requireOnlyWarehouse(t, dir)
-	latest, err := tb.LatestSnapshot(ctx)
+	val := "x\x00/../../../../escape"
+	writeRows(t, w, tb, []row{{1, sp("a"), val}}, nil, nil)
+	s, err := w.Commit(ctx, CommitOptions{CommitUser: "u", Identifier: 1})
 	require.NoError(t, err)
-	require.Nil(t, latest)
+	requireOnlyWarehouse(t, dir)
+	require.Equal(t, []string{"bucket-0/"}, dirsUnder(t, filepath.Join(dir, "wh", "db.db", "ap", "dt=x%00%2F..%2F..%2F..%2F..%2Fescape")))
+	require.Equal(t, []string{"1,a," + val}, scanAll(t, tb, s, nil))
+}
+
+func TestEscapePathNameAsJava(t *testing.T) {
+	// Java escapes 0x00-0x1F, 0x7F and "#%'*/:=?\{}[]^ as %XX (upper-case hex).
+	escaped := "\"#%'*/:=?\\{}[]^\x7f"
+	for c := 0; c < 0x80; c++ {
+		want := string(rune(c))
+		if c < 0x20 || strings.ContainsRune(escaped, rune(c)) {
+			want = fmt.Sprintf("%%%02X", c)
+		}
+		require.Equal(t, want, escapePathName(string(rune(c))), "char %#x", c)
+	}
+	require.Equal(t, "a%3Db%00ü€", escapePathName("a=b\x00ü€"))
 }
 
 // requireRelative checks that err names no absolute path of the server.
