@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"sync"
 	"syscall"
 )
 
@@ -149,23 +150,37 @@ func (l LocalFileIO) removeAllDurable(path string) error {
 	return nil
 }
 
-// syncDirs syncs each directory once (the directories of the files a commit is about to name).
+// syncDirs syncs each directory once (the directories of the files a commit is about to name),
+// up to syncParallel at a time: concurrent fsyncs share the file system's journal commits.
 func syncDirs(ctx context.Context, fio FileIO, dirs map[string]bool) error {
 	sorted := make([]string, 0, len(dirs))
 	for d := range dirs {
 		sorted = append(sorted, d)
 	}
 	sort.Strings(sorted)
-	for _, d := range sorted {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := fio.SyncDir(ctx, d); err != nil {
-			return err
-		}
+	if len(sorted) == 1 {
+		return fio.SyncDir(ctx, sorted[0])
 	}
-	return nil
+	sem := make(chan struct{}, syncParallel)
+	errs := make([]error, len(sorted))
+	var wg sync.WaitGroup
+	for i, d := range sorted {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := ctx.Err(); err != nil {
+				errs[i] = err
+				return
+			}
+			errs[i] = fio.SyncDir(ctx, d)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
+
+const syncParallel = 16
 
 // commitDirs are the directories whose entries must be durable before a snapshot that adds the
 // given entries is published: the bucket directory of every added data file (and its extra
