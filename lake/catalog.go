@@ -240,6 +240,9 @@ func (c *Catalog) CreateTable(db, name string, s Schema, ignoreIfExists bool) (*
 		}
 		return nil, fmt.Errorf("lake: create table %s.%s: %w", db, name, err)
 	}
+	if err := c.fio.SyncDir(ctx, filepath.Dir(schemaPath(path, 0))); err != nil {
+		return nil, fmt.Errorf("lake: create table %s.%s: %w", db, name, err)
+	}
 	return c.newTable(db, name, ts), nil
 }
 
@@ -340,6 +343,9 @@ func (c *Catalog) AlterTableOptions(ctx context.Context, db, name string, set ma
 		err = c.fio.CreateExclusive(ctx, schemaPath(t.path, ns.ID), data)
 		if errors.Is(err, fs.ErrExist) {
 			continue
+		}
+		if err == nil {
+			err = c.fio.SyncDir(ctx, filepath.Dir(schemaPath(t.path, ns.ID)))
 		}
 		if err != nil {
 			return nil, fmt.Errorf("lake: alter table %s.%s: %w", db, name, err)

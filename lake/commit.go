@@ -231,11 +231,17 @@ func (t *Table) commitSnapshot(ctx context.Context, req commitRequest, pf *pathF
 	}
 	data, _ := snap.MarshalJSON()
 	sp := t.snapshotPath(snap.ID)
+	if err := t.syncBeforePublish(ctx, req.entries); err != nil {
+		return nil, err
+	}
 	if err := t.fio.CreateExclusive(ctx, sp, data); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return nil, fmt.Errorf("lake: %s: snapshot %d created concurrently: %w", t.FullName(), snap.ID, ErrCommitConflict)
 		}
 		return nil, fmt.Errorf("lake: %s: write snapshot %s: %w", t.FullName(), sp, err)
+	}
+	if err := t.syncPublished(ctx, snap.ID, written); err != nil {
+		return nil, err
 	}
 	_ = t.fio.WriteAtomic(ctx, filepath.Join(t.snapshotDir(), "LATEST"), []byte(strconv.FormatInt(snap.ID, 10)))
 	return snap, nil

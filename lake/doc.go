@@ -10,6 +10,14 @@
 //   - Schema and snapshot files are published atomically; schema-N and snapshot-N are created
 //     exclusively (temp file + fsync + link(2)), so a snapshot is either fully visible or absent.
 //     A commit fences on CommitOptions.ExpectedLatest and fails with ErrCommitConflict otherwise.
+//   - Power loss loses no acknowledged commit and corrupts none (local warehouse): data files are
+//     fsynced when closed, manifests, lists, schema and snapshot files before they are linked;
+//     a new directory is synced into its parent when it is created; before snapshot-N is linked
+//     the bucket directories of its new data files and the manifest directory are synced (once
+//     each), and the snapshot directory right after, before the commit returns. CreateTable and
+//     AlterTable sync the schema directory, DropTable/DropDatabase the parent; expiration syncs
+//     the snapshot directory after deleting snapshots and before deleting the files only they
+//     named. LATEST and EARLIEST are hints and are not synced. On S3 a completed PUT is durable.
 //   - Buckets, partition BinaryRows, keys and stats use Java's BinaryRow bytes and Murmur3 hash.
 //   - Primary-key writes produce level-0 files: rows sorted by the trimmed key (nulls first, strings as
 //     unsigned bytes), one row per key (highest sequence number), _KEY_ columns, _SEQUENCE_NUMBER,

@@ -505,6 +505,13 @@ func (t *Table) ExpireSnapshots(ctx context.Context, opts ExpireOptions) (expire
 		}
 		expired++
 	}
+	// The deletions must be durable before any file they alone needed goes: else a power
+	// cut could bring back a snapshot whose files are gone.
+	if expired > 0 {
+		if err := t.fio.SyncDir(ctx, t.snapshotDir()); err != nil {
+			return expired, fmt.Errorf("lake: %s: %w", t.FullName(), err)
+		}
+	}
 	// 2. the EARLIEST hint (validated by existence by readers)
 	_ = t.fio.WriteAtomic(ctx, filepath.Join(t.snapshotDir(), "EARLIEST"), []byte(strconv.FormatInt(end, 10)))
 	// 3. unreferenced files: data, index, then manifests and lists

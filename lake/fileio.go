@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -16,12 +15,20 @@ import (
 // FileIO is the storage the lake needs. Paths are slash-separated and absolute for the implementation.
 // All writes that make something visible go through WriteAtomic (replace) or CreateExclusive (publish
 // once); data files are written with Create under fresh unique names.
+//
+// Durability (what survives a power cut): the content of a file written with Create is durable
+// once Close returned, that of WriteAtomic and CreateExclusive once they returned; a directory
+// created by Create, WriteAtomic, CreateExclusive or MkdirAll is durable in its parent when the
+// call returned. The name of a new, replaced or removed file is durable only after SyncDir of its
+// directory: callers group those (one SyncDir per directory before the commit that names the
+// files). On S3 a completed PUT or DELETE is durable and SyncDir does nothing.
 type FileIO interface {
 	// Read returns the whole content of a file. A missing file returns an error matching fs.ErrNotExist.
 	Read(ctx context.Context, path string) ([]byte, error)
 	// Open opens a file for random access (Parquet footers).
 	Open(ctx context.Context, path string) (ReadAtSeekCloser, error)
-	// Create creates a new file for streaming writes; the file must not exist.
+	// Create creates a new file for streaming writes; the file must not exist. Close makes
+	// its content durable.
 	Create(ctx context.Context, path string) (io.WriteCloser, error)
 	// WriteAtomic replaces path with data so that readers see either the old or the new content.
 	WriteAtomic(ctx context.Context, path string, data []byte) error
@@ -39,6 +46,9 @@ type FileIO interface {
 	Remove(ctx context.Context, path string) error
 	RemoveAll(ctx context.Context, path string) error
 	MkdirAll(ctx context.Context, dir string) error
+	// SyncDir makes the entries of dir (files created, renamed, linked or removed in it)
+	// durable: fsync of the directory locally, nothing on S3. A missing directory is an error.
+	SyncDir(ctx context.Context, dir string) error
 }
 
 // ReadAtSeekCloser is a random-access file.
@@ -57,34 +67,75 @@ type FileInfo struct {
 	ModTime time.Time
 }
 
-// LocalFileIO is FileIO over the local filesystem.
-type LocalFileIO struct{}
+// LocalFileIO is FileIO over the local filesystem. Its zero value uses the operating system.
+type LocalFileIO struct {
+	fs localFS // nil: the operating system (tests put a strict in-memory file system here)
+}
 
 var _ FileIO = LocalFileIO{}
 
-// Read implements FileIO.
-func (LocalFileIO) Read(_ context.Context, path string) ([]byte, error) { return os.ReadFile(path) }
-
-// Open implements FileIO.
-func (LocalFileIO) Open(_ context.Context, path string) (ReadAtSeekCloser, error) {
-	return os.Open(path)
+func (l LocalFileIO) sys() localFS {
+	if l.fs == nil {
+		return osFS{}
+	}
+	return l.fs
 }
 
-// Create implements FileIO.
-func (LocalFileIO) Create(_ context.Context, path string) (io.WriteCloser, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+// Read implements FileIO.
+func (l LocalFileIO) Read(_ context.Context, path string) ([]byte, error) {
+	f, err := l.sys().OpenFile(path, osRDONLY, 0)
+	if err != nil {
 		return nil, err
 	}
-	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	defer f.Close()
+	return io.ReadAll(f)
 }
 
-func writeTemp(path string, data []byte) (string, error) {
+// Open implements FileIO.
+func (l LocalFileIO) Open(_ context.Context, path string) (ReadAtSeekCloser, error) {
+	return l.sys().OpenFile(path, osRDONLY, 0)
+}
+
+// Create implements FileIO: the file is synced when it is closed.
+func (l LocalFileIO) Create(_ context.Context, path string) (io.WriteCloser, error) {
+	if err := l.mkdirAll(filepath.Dir(path)); err != nil {
+		return nil, err
+	}
+	f, err := l.sys().OpenFile(path, osCreateExcl, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &syncOnClose{f: f}, nil
+}
+
+// syncOnClose is a file being written that is synced once, when it is closed.
+type syncOnClose struct {
+	f      localFile
+	closed bool
+}
+
+func (w *syncOnClose) Write(p []byte) (int, error) { return w.f.Write(p) }
+
+func (w *syncOnClose) Close() error {
+	if w.closed {
+		return fs.ErrClosed
+	}
+	w.closed = true
+	err := w.f.Sync()
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (l LocalFileIO) writeTemp(path string, data []byte) (string, error) {
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := l.mkdirAll(dir); err != nil {
 		return "", err
 	}
+	sys := l.sys()
 	tmp := filepath.Join(dir, "."+filepath.Base(path)+"."+uuid.NewString()+".tmp")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := sys.OpenFile(tmp, osCreateExcl, 0o644)
 	if err != nil {
 		return "", err
 	}
@@ -96,33 +147,33 @@ func writeTemp(path string, data []byte) (string, error) {
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(tmp)
+		sys.Remove(tmp)
 		return "", err
 	}
 	return tmp, nil
 }
 
 // WriteAtomic implements FileIO with temp file + fsync + rename.
-func (LocalFileIO) WriteAtomic(_ context.Context, path string, data []byte) error {
-	tmp, err := writeTemp(path, data)
+func (l LocalFileIO) WriteAtomic(_ context.Context, path string, data []byte) error {
+	tmp, err := l.writeTemp(path, data)
 	if err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	if err := l.sys().Rename(tmp, path); err != nil {
+		l.sys().Remove(tmp)
 		return err
 	}
 	return nil
 }
 
 // CreateExclusive implements FileIO with temp file + fsync + link(2), which fails if the target exists.
-func (LocalFileIO) CreateExclusive(_ context.Context, path string, data []byte) error {
-	tmp, err := writeTemp(path, data)
+func (l LocalFileIO) CreateExclusive(_ context.Context, path string, data []byte) error {
+	tmp, err := l.writeTemp(path, data)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp)
-	if err := os.Link(tmp, path); err != nil {
+	defer l.sys().Remove(tmp)
+	if err := l.sys().Link(tmp, path); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("%s: %w", path, fs.ErrExist)
 		}
@@ -132,31 +183,17 @@ func (LocalFileIO) CreateExclusive(_ context.Context, path string, data []byte) 
 }
 
 // List implements FileIO.
-func (LocalFileIO) List(_ context.Context, dir string) ([]FileInfo, error) {
-	ents, err := os.ReadDir(dir)
+func (l LocalFileIO) List(_ context.Context, dir string) ([]FileInfo, error) {
+	ents, err := l.sys().ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	out := make([]FileInfo, 0, len(ents))
-	for _, e := range ents {
-		fi := FileInfo{Name: e.Name(), IsDir: e.IsDir()}
-		if !e.IsDir() {
-			if info, err := e.Info(); err == nil {
-				fi.Size = info.Size()
-				fi.ModTime = info.ModTime()
-			}
-		}
-		out = append(out, fi)
-	}
-	return out, nil
+	return ents, err
 }
 
 // Exists implements FileIO.
-func (LocalFileIO) Exists(_ context.Context, path string) (bool, error) {
-	_, err := os.Stat(path)
+func (l LocalFileIO) Exists(_ context.Context, path string) (bool, error) {
+	_, err := l.sys().Stat(path)
 	if err == nil {
 		return true, nil
 	}
@@ -167,8 +204,8 @@ func (LocalFileIO) Exists(_ context.Context, path string) (bool, error) {
 }
 
 // Version implements FileIO.
-func (LocalFileIO) Version(_ context.Context, path string) (string, error) {
-	fi, err := os.Stat(path)
+func (l LocalFileIO) Version(_ context.Context, path string) (string, error) {
+	fi, err := l.sys().Stat(path)
 	if err != nil {
 		return "", err
 	}
@@ -176,16 +213,19 @@ func (LocalFileIO) Version(_ context.Context, path string) (string, error) {
 }
 
 // Remove implements FileIO.
-func (LocalFileIO) Remove(_ context.Context, path string) error {
-	err := os.Remove(path)
+func (l LocalFileIO) Remove(_ context.Context, path string) error {
+	err := l.sys().Remove(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	return err
 }
 
-// RemoveAll implements FileIO.
-func (LocalFileIO) RemoveAll(_ context.Context, path string) error { return os.RemoveAll(path) }
+// RemoveAll implements FileIO; the removal is durable when it returns (its parent is synced).
+func (l LocalFileIO) RemoveAll(_ context.Context, path string) error { return l.removeAllDurable(path) }
 
 // MkdirAll implements FileIO.
-func (LocalFileIO) MkdirAll(_ context.Context, dir string) error { return os.MkdirAll(dir, 0o755) }
+func (l LocalFileIO) MkdirAll(_ context.Context, dir string) error { return l.mkdirAll(dir) }
+
+// SyncDir implements FileIO.
+func (l LocalFileIO) SyncDir(_ context.Context, dir string) error { return l.sys().SyncDir(dir) }

@@ -315,6 +315,15 @@ func (r *rootedFileIO) MkdirAll(ctx context.Context, dir string) error {
 	return r.rel(r.inner.MkdirAll(ctx, abs))
 }
 
+// SyncDir implements FileIO.
+func (r *rootedFileIO) SyncDir(ctx context.Context, dir string) error {
+	abs, err := r.resolve(dir)
+	if err != nil {
+		return err
+	}
+	return r.rel(r.inner.SyncDir(ctx, abs))
+}
+
 // rootedReader relativises the errors of an opened file.
 type rootedReader struct {
 	f ReadAtSeekCloser

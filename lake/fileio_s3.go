@@ -742,6 +742,9 @@ func (f *S3FileIO) MkdirAll(ctx context.Context, dir string) error {
 	return nil
 }
 
+// SyncDir implements FileIO: a completed PUT or DELETE is durable, there is nothing to sync.
+func (f *S3FileIO) SyncDir(context.Context, string) error { return nil }
+
 // ParseS3URL splits s3://bucket/prefix (or s3a://) into bucket and prefix (no leading or trailing
 // slash); ok is false for other strings.
 func ParseS3URL(u string) (bucket, prefix string, ok bool) {
