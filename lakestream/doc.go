@@ -23,7 +23,10 @@
 //     that snapshot; nothing per key is kept on the write path.
 //   - SetRealtime switches a table's log off (drain, then writes commit to
 //     the lake directly) or on (a fresh log anchored at the current snapshot).
-//   - sys.tiering rows come from Status.
+//   - sys.tiering rows come from Status: per bucket, how far the lake is
+//     behind the log, and per table what the tiering service reported of
+//     its rounds (SetRoundStatus: consecutive failures, the newest error,
+//     the next attempt).
 //
 // The log offsets that a lake snapshot holds are recorded in the snapshot's
 // properties under OffsetsProperty (see offsets.go for the format).

@@ -68,6 +68,7 @@ type Service struct {
 	directLocks map[string]*sync.Mutex   // by table id, see writeDirect
 	cache       *logCache
 	pins        pins
+	rounds      roundStatuses // see SetRoundStatus
 }
 
 // tableMeta caches what every write and read of a table needs.
@@ -223,6 +224,7 @@ func (s *Service) DropTable(ctx context.Context, db, name string, ifExists bool)
 	}
 	s.forget(db, name)
 	s.cache.dropTable(m.id)
+	s.SetRoundStatus(m.id, RoundStatus{})
 	return s.log.DropTable(ctx, m.id)
 }
 
