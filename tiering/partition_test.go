@@ -268,3 +268,26 @@ func TestPartitionedKeyModel(t *testing.T) {
 		})
 	}
 }
+
+// TestPartitionValueWithNULIsAcknowledgedButNeverTiered: a partition value
+// holding a NUL byte was acknowledged into the log, and then no round of
+// the table could ever commit (the partition's directory cannot be named),
+// so the table stopped tiering for good. The write is refused now, naming
+// the column, and the table keeps tiering.
+func TestPartitionValueWithNULIsAcknowledgedButNeverTiered(t *testing.T) {
+	e := open(t, t.TempDir())
+	ctx := context.Background()
+	createPartTable(t, e, "t", []string{"id", "dt"}, 1)
+	rec := partBatch([]partRow{{id: 1, dt: str("ok"), v: "x"}, {id: 2, dt: str("a\x00b"), v: "y"}})
+	_, err := e.ls.Write(ctx, "db", "t", rec)
+	rec.Release()
+	require.ErrorIs(t, err, lakestream.ErrInvalidBatch)
+	require.ErrorContains(t, err, `partition column "dt"`)
+	require.ErrorContains(t, err, "NUL")
+	require.Empty(t, scanPart(t, e, "t", true), "nothing of the refused batch was written")
+
+	writePart(t, e, "t", partRow{id: 1, dt: str("ok"), v: "x"})
+	_, err = e.tr.TierTable(ctx, "db", "t")
+	require.NoError(t, err)
+	require.Equal(t, []string{"1/ok=x"}, scanPart(t, e, "t", false))
+}
