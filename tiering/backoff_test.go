@@ -183,3 +183,35 @@ func TestFailedRoundIsRetriedAtEveryPass(t *testing.T) {
 	require.Equal(t, 14, n, "due one interval after the success")
 	require.Equal(t, 2, ok)
 }
+
+// TestFailingAppendTableIsStagedAtEveryPass: between the attempts of a
+// failing append table, every pass (about a second) staged its log again
+// and failed the same way, with a warning each time. A failing table is
+// not staged: its next round starts over from the log anyway.
+func TestFailingAppendTableIsStagedAtEveryPass(t *testing.T) {
+	e := open(t, t.TempDir())
+	ctx := context.Background()
+	createTable(t, e, "ap", 0)
+	require.NoError(t, e.ls.AlterTableOptions(ctx, "db", "ap", map[string]string{lakestream.OptionFreshness: "10 s"}))
+	block := filepath.Join(e.dir, "warehouse", "db.db", "ap", "bucket-0")
+	require.NoError(t, os.WriteFile(block, nil, 0o644))
+	rec := batch(make([]int64, 120), make([]string, 120)) // more than a flush (50 rows)
+	_, err := e.ls.Write(ctx, "db", "ap", rec)
+	rec.Release()
+	require.NoError(t, err)
+
+	clk := newFakeClock()
+	logs := &logRecords{}
+	tr := New(e.ls, Options{Interval: time.Hour, MaxRowsPerRound: 50, Clock: clk, Logger: slog.New(logs)})
+	t.Cleanup(tr.dropAllStaged)
+	start := clk.Now()
+	startRun(t, tr)
+	clk.runUntil(t, start.Add(30*time.Second), nil)
+	require.Zero(t, logs.count("tiering: staging"), "no staging while the table fails")
+	require.Equal(t, 8, logs.count("tiering round failed"), "rounds at 0, 0.1, 0.3, 0.7, 1.5, 3.1, 6.3, 12.7, 22.7 s: a warning per backoff step")
+
+	require.NoError(t, os.Remove(block))
+	clk.runUntil(t, start.Add(32700*time.Millisecond), nil)
+	require.Equal(t, 1, logs.count("tiering resumed"))
+	require.Len(t, scan(t, e, "ap", false), 120)
+}

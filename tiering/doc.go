@@ -74,8 +74,10 @@
 // ran the round (TierTable and Drain count too), and the metric
 // flightd_tiering_rounds_failed_total counts them all. Rounds of different
 // tables run one after the other, so one slow round delays the others.
-// Options.Observe hears about every round (package metrics counts them).
-// The scheduler runs on Options.Clock, which tests replace.
+// A failing append table is not staged between attempts (its next round
+// reads the log again anyway). Options.Observe hears about every round
+// (package metrics counts them). The scheduler runs on Options.Clock,
+// which tests replace.
 //
 // # Maintenance
 //

@@ -457,6 +457,8 @@ func (s *Service) runDue(ctx context.Context, now time.Time) time.Time {
 			default:
 				s.succeeded(sc, db+"."+name, now, res.More)
 			}
+		} else if sc.failures > 0 {
+			s.dropStaged(db, name) // its next round starts over from the log
 		} else if !burst {
 			s.stage(ctx, db, name)
 		} else if !t.Schema().HasPrimaryKey() {
