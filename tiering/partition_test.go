@@ -232,7 +232,9 @@ func TestPartitionedKeyModel(t *testing.T) {
 				}
 				require.Equal(t, rows(), scanPart(t, e, "p", true), "t$rt, step %d seed %d", step, seed)
 			}
+			before := scanPart(t, e, "p", true)
 			require.NoError(t, e.tr.Drain(ctx, "db", "p"))
+			require.Equal(t, before, scanPart(t, e, "p", false), "t after the drain is t$rt before it, seed %d", seed)
 			require.Equal(t, rows(), scanPart(t, e, "p", false), "t after the drain, seed %d", seed)
 			require.Equal(t, rows(), scanPart(t, e, "p", true), "t$rt after the drain, seed %d", seed)
 
