@@ -142,6 +142,8 @@ func TestMetricsAndFreshness(t *testing.T) {
 	require.Positive(t, m[series("flightd_tiering_round_duration_seconds_count", "m", "fast")])
 	require.Equal(t, 0.0, m[series("flightd_tiering_lag_seconds", "m", "fast")])
 	require.Zero(t, m[series("flightd_tiering_rounds_failed_total", "m", "fast")])
+	require.Contains(t, m, series("flightd_tiering_consecutive_failed_rounds", "m", "fast"))
+	require.Zero(t, m[series("flightd_tiering_consecutive_failed_rounds", "m", "fast")], "a healthy table")
 	require.Equal(t, "0", c.scalar("SELECT count(*) FROM m.slow"), "the slow table's lake is still empty")
 	require.Equal(t, 100.0, m[series("flightd_tiering_lag_rows", "m", "slow")])
 	require.Greater(t, m[series("flightd_tiering_lag_seconds", "m", "slow")], 5.0, "the slow table's lag grows")

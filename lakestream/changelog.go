@@ -191,7 +191,7 @@ func (s *Service) changelog(ctx context.Context, m *tableMeta) (array.RecordRead
 	if snap != nil {
 		filter = keyFilter(m, entries)
 	}
-	cl, err := union.NewChangelog(s.mem, m.schema, m.pk, entries)
+	cl, err := union.NewChangelog(s.mem, m.schema, m.key, entries)
 	if err != nil {
 		return nil, err
 	}
@@ -371,13 +371,18 @@ func (s *Service) readChangelogRange(ctx context.Context, b logstore.Bucket, fro
 	})
 }
 
-// keyFilter returns predicates on the primary-key columns that every key
-// of the entries satisfies: IN of the values when there are few, else
-// their range. Columns of types the lake cannot prune on get none.
+// keyFilter returns predicates on the key columns (tableMeta.key: the
+// primary key, and partition columns it leaves out) that every key of the
+// entries satisfies: IN of the values when there are few, else their
+// range. Columns of types the lake cannot prune on get none, and so do
+// columns holding a NULL (a partition column may).
 func keyFilter(m *tableMeta, entries []union.ChangelogEntry) []lake.Predicate {
 	var out []lake.Predicate
-	for _, ci := range m.pk {
+	for _, ci := range m.key {
 		name := m.schema.Field(ci).Name
+		if slices.ContainsFunc(entries, func(e union.ChangelogEntry) bool { return e.Rec.Column(ci).NullN() > 0 }) {
+			continue
+		}
 		ints, strs := newValueSet[int64](), newValueSet[string]()
 		for _, e := range entries {
 			switch a := e.Rec.Column(ci).(type) {

@@ -7,7 +7,8 @@
 //     lakestream.table-id=<uuid>; the id names the table's log, so a dropped
 //     and re-created table never sees its predecessor's records.
 //   - Write validates an Arrow batch against the table (names, types castable
-//     to the column types, primary-key columns not null), splits it by
+//     to the column types, primary-key columns not null, no NUL byte in a
+//     partition value: the lake could never commit it), splits it by
 //     Paimon's bucket function and appends it to the log; it returns once the
 //     records are durable. Every bucket's part of one batch commits atomically.
 //   - Scan reads t (the newest lake snapshot) or t$rt (that snapshot plus the
@@ -23,7 +24,10 @@
 //     that snapshot; nothing per key is kept on the write path.
 //   - SetRealtime switches a table's log off (drain, then writes commit to
 //     the lake directly) or on (a fresh log anchored at the current snapshot).
-//   - sys.tiering rows come from Status.
+//   - sys.tiering rows come from Status: per bucket, how far the lake is
+//     behind the log, and per table what the tiering service reported of
+//     its rounds (SetRoundStatus: consecutive failures, the newest error,
+//     the next attempt).
 //
 // The log offsets that a lake snapshot holds are recorded in the snapshot's
 // properties under OffsetsProperty (see offsets.go for the format).

@@ -78,8 +78,8 @@ func scanColumns(m *tableMeta, opts ScanOptions) (read []string, idx []int, err 
 		}
 		want[c] = true
 	}
-	if opts.Realtime {
-		for _, i := range m.pk {
+	if opts.Realtime { // the merge reads the key (tableMeta.key)
+		for _, i := range m.key {
 			want[m.schema.Field(i).Name] = true
 		}
 	}
@@ -121,12 +121,12 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, o
 		lakeReader.Release()
 		return nil, err
 	}
-	schema, pk, logIdx := m.schema, m.pk, []int(nil)
+	schema, key, logIdx := m.schema, m.key, []int(nil)
 	if read != nil {
 		schema = lakeReader.Schema()
-		pk = nil
-		for _, i := range m.pk {
-			pk = append(pk, schema.FieldIndices(m.schema.Field(i).Name)[0])
+		key = nil
+		for _, i := range m.key {
+			key = append(key, schema.FieldIndices(m.schema.Field(i).Name)[0])
 		}
 		for _, f := range schema.Fields() {
 			logIdx = append(logIdx, m.schema.FieldIndices(f.Name)[0])
@@ -165,7 +165,7 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, o
 	var out array.RecordReader
 	if len(m.pk) == 0 {
 		out = union.Append(schema, lakeReader, log)
-	} else if out, err = union.PrimaryKey(ctx, s.mem, schema, pk, lakeReader, log); err != nil {
+	} else if out, err = union.PrimaryKey(ctx, s.mem, schema, key, lakeReader, log); err != nil {
 		return nil, err
 	}
 	if idx != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -67,6 +68,7 @@ type Service struct {
 	directLocks map[string]*sync.Mutex   // by table id, see writeDirect
 	cache       *logCache
 	pins        pins
+	rounds      roundStatuses // see SetRoundStatus
 }
 
 // tableMeta caches what every write and read of a table needs.
@@ -74,7 +76,13 @@ type tableMeta struct {
 	table  *lake.Table
 	id     string
 	schema *arrow.Schema
-	pk     []int
+	pk     []int // the primary-key columns
+	// key is what versions of a row merge on: the primary key plus the
+	// partition columns it does not include. Paimon's files key on the
+	// primary key minus the partition fields, within a partition, so a key
+	// that excludes a partition column is a key per partition (Java Paimon
+	// reads (1, day1) and (1, day2) as two rows); the log merges alike.
+	key []int
 }
 
 // New returns a Service over an open catalog and log.
@@ -150,6 +158,9 @@ func (s *Service) CreateTable(ctx context.Context, db, name string, sc lake.Sche
 			return fmt.Errorf("lakestream: primary-key table %s.%s needs a fixed bucket count ('bucket' = 'N', N > 0), got %q", db, name, opts["bucket"])
 		}
 	}
+	if err := checkKeyHasPartitions(sc); err != nil {
+		return fmt.Errorf("lakestream: create %s.%s: %w", db, name, err)
+	}
 	if err := lake.CheckSupported(opts, len(sc.PrimaryKeys) > 0); err != nil {
 		return fmt.Errorf("lakestream: create %s.%s: %w", db, name, err)
 	}
@@ -157,6 +168,46 @@ func (s *Service) CreateTable(ctx context.Context, db, name string, sc lake.Sche
 	_, err := s.cat.CreateTable(db, name, sc, ifNotExists)
 	s.forget(db, name)
 	return err
+}
+
+// checkKeyHasPartitions refuses a primary key that leaves out a partition
+// column, as Java Paimon does for fixed buckets (SchemaValidation: such a
+// key asks for cross-partition updates, which need dynamic buckets and a
+// global index): Paimon would keep a key once per partition, not once per
+// table as the key declares. Tables that have such a key anyway (made by
+// another engine, or by an older flightd) are read per partition, like
+// their files.
+func checkKeyHasPartitions(sc lake.Schema) error {
+	pk, parts := sc.PrimaryKeys, sc.PartitionKeys
+	if v := sc.Options["primary-key"]; len(pk) == 0 && v != "" {
+		pk = splitNames(v)
+	}
+	if v := sc.Options["partition"]; len(parts) == 0 && v != "" {
+		parts = splitNames(v)
+	}
+	var missing []string
+	for _, p := range parts {
+		if !slices.Contains(pk, p) {
+			missing = append(missing, p)
+		}
+	}
+	if len(pk) == 0 || len(missing) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: primary key (%s) must include every partition column, and leaves out %s: "+
+		"a fixed-bucket Paimon table keeps a key once per partition (Java Paimon refuses this layout; "+
+		"keys unique across partitions need dynamic buckets, which flightd does not support); declare PRIMARY KEY (%s)",
+		lake.ErrUnsupported, strings.Join(pk, ", "), strings.Join(missing, ", "), strings.Join(append(slices.Clone(pk), missing...), ", "))
+}
+
+func splitNames(v string) []string {
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // DropTable drops the lake table and its log.
@@ -173,6 +224,7 @@ func (s *Service) DropTable(ctx context.Context, db, name string, ifExists bool)
 	}
 	s.forget(db, name)
 	s.cache.dropTable(m.id)
+	s.SetRoundStatus(m.id, RoundStatus{})
 	return s.log.DropTable(ctx, m.id)
 }
 
@@ -297,7 +349,27 @@ func newMeta(t *lake.Table) *tableMeta {
 			}
 		}
 	}
+	m.key = mergeKey(sc, m.pk)
 	return m
+}
+
+// mergeKey returns the columns versions of a row merge on (see
+// tableMeta.key): the partition columns the primary key leaves out, then
+// the primary key; nil for an append table.
+func mergeKey(sc *lake.TableSchema, pk []int) []int {
+	if len(pk) == 0 {
+		return nil
+	}
+	var key []int
+	for _, p := range sc.PartitionKeys {
+		if i := sc.FieldIndex(p); i >= 0 && !slices.Contains(pk, i) {
+			key = append(key, i)
+		}
+	}
+	if key == nil {
+		return pk
+	}
+	return append(key, pk...)
 }
 
 // TableID is the name of a table's log: its lakestream.table-id option, or

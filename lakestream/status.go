@@ -2,6 +2,7 @@ package lakestream
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -24,7 +25,51 @@ var StatusSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "snapshot_id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 	{Name: "snapshot_time", Type: &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "UTC"}, Nullable: true},
 	{Name: "lag_seconds", Type: arrow.PrimitiveTypes.Float64, Nullable: true}, // age of the oldest record not in the lake (0: none)
+	// The table's rounds, as the tiering service reports them (SetRoundStatus):
+	{Name: "failed_rounds", Type: arrow.PrimitiveTypes.Int64}, // consecutive failed rounds; 0 once one succeeds
+	{Name: "last_error", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "retry_at", Type: &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "UTC"}, Nullable: true},
 }, nil)
+
+// RoundStatus is what sys.tiering shows of a table's tiering rounds (the
+// same on each of its bucket rows): failed_rounds, last_error, retry_at.
+type RoundStatus struct {
+	// FailedRounds counts the rounds that failed since the last one that
+	// succeeded (the total is the metric flightd_tiering_rounds_failed_total).
+	FailedRounds int64
+	// LastError is the newest failed round's error while FailedRounds > 0.
+	LastError string
+	// RetryAt is when the scheduler tries a failing table again (zero: not
+	// scheduled, or not failing).
+	RetryAt time.Time
+}
+
+// roundStatuses holds the RoundStatus of tables by table id.
+type roundStatuses struct {
+	mu sync.Mutex
+	m  map[string]RoundStatus
+}
+
+// SetRoundStatus records the state of the table's tiering rounds, for
+// sys.tiering; the tiering service calls it after every round.
+func (s *Service) SetRoundStatus(tableID string, st RoundStatus) {
+	s.rounds.mu.Lock()
+	defer s.rounds.mu.Unlock()
+	if st == (RoundStatus{}) {
+		delete(s.rounds.m, tableID)
+		return
+	}
+	if s.rounds.m == nil {
+		s.rounds.m = map[string]RoundStatus{}
+	}
+	s.rounds.m[tableID] = st
+}
+
+func (s *Service) roundStatus(tableID string) RoundStatus {
+	s.rounds.mu.Lock()
+	defer s.rounds.mu.Unlock()
+	return s.rounds.m[tableID]
+}
 
 // Status returns the rows of sys.tiering. The caller releases the reader.
 func (s *Service) Status(ctx context.Context) (array.RecordReader, error) {
@@ -54,6 +99,7 @@ func (s *Service) Status(ctx context.Context) (array.RecordReader, error) {
 				return nil, err
 			}
 			hws := s.log.HighWatermarks(m.id)
+			rs := s.roundStatus(m.id)
 			n := int32(max(len(offs.BucketOffsetsOrEmpty()), m.table.Schema().NumBuckets(), 1))
 			for bk := range hws {
 				if bk+1 > n {
@@ -84,6 +130,17 @@ func (s *Service) Status(ctx context.Context) (array.RecordReader, error) {
 					b.Field(9).(*array.Float64Builder).Append(now.Sub(at).Seconds())
 				default:
 					b.Field(9).AppendNull()
+				}
+				b.Field(10).(*array.Int64Builder).Append(rs.FailedRounds)
+				if rs.FailedRounds > 0 {
+					b.Field(11).(*array.StringBuilder).Append(rs.LastError)
+				} else {
+					b.Field(11).AppendNull()
+				}
+				if rs.RetryAt.IsZero() {
+					b.Field(12).AppendNull()
+				} else {
+					b.Field(12).(*array.TimestampBuilder).Append(arrow.Timestamp(rs.RetryAt.UnixMilli()))
 				}
 			}
 		}

@@ -14,6 +14,10 @@
 //     watermarks: it survives restarts, and starts again when the log is
 //     switched off and on or the table re-created).
 //     flightd_tiering_freshness_seconds is the table's tiering interval.
+//     flightd_tiering_consecutive_failed_rounds is sys.tiering's
+//     failed_rounds: the table's rounds that failed since the last one that
+//     succeeded (0: healthy; it falls back to 0 by itself when the cause
+//     goes away and a round succeeds).
 //   - flightd_log_disk_used_bytes measures the log's directory on every
 //     scrape (allocated blocks, as the disk budget counts them);
 //     flightd_log_disk_budget_bytes is the budget, absent when unlimited.

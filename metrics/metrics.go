@@ -137,6 +137,8 @@ var (
 		"Log rows of the table not yet in the lake.", tableLabels, nil)
 	descAppended = prometheus.NewDesc("flightd_log_rows_appended_total",
 		"Rows ever appended to the table's log (the sum of its buckets' high watermarks).", tableLabels, nil)
+	descFailing = prometheus.NewDesc("flightd_tiering_consecutive_failed_rounds",
+		"Tiering rounds of the table that failed since the last one that succeeded (sys.tiering failed_rounds; 0: healthy).", tableLabels, nil)
 	descFreshness = prometheus.NewDesc("flightd_tiering_freshness_seconds",
 		"The table's tiering interval (option lakestream.freshness, else --tiering-interval).", tableLabels, nil)
 	descDiskUsed = prometheus.NewDesc("flightd_log_disk_used_bytes",
@@ -154,7 +156,7 @@ type statusCollector struct {
 }
 
 func (c *statusCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descLagSeconds, descLagRows, descAppended, descFreshness, descDiskUsed, descDiskBudget} {
+	for _, d := range []*prometheus.Desc{descLagSeconds, descLagRows, descAppended, descFailing, descFreshness, descDiskUsed, descDiskBudget} {
 		ch <- d
 	}
 }
@@ -165,6 +167,7 @@ type tableStatus struct {
 	lagRows, logEnd int64
 	lagSeconds      float64 // the largest known over the buckets
 	lagSecondsKnown bool
+	failedRounds    int64 // the table's, on each of its rows
 }
 
 func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
@@ -182,6 +185,7 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, ts := range tables {
 		ch <- prometheus.MustNewConstMetric(descLagRows, prometheus.GaugeValue, float64(ts.lagRows), ts.db, ts.name)
 		ch <- prometheus.MustNewConstMetric(descAppended, prometheus.CounterValue, float64(ts.logEnd), ts.db, ts.name)
+		ch <- prometheus.MustNewConstMetric(descFailing, prometheus.GaugeValue, float64(ts.failedRounds), ts.db, ts.name)
 		if ts.lagSecondsKnown {
 			ch <- prometheus.MustNewConstMetric(descLagSeconds, prometheus.GaugeValue, ts.lagSeconds, ts.db, ts.name)
 		}
@@ -204,7 +208,7 @@ func (c *statusCollector) status() ([]*tableStatus, error) {
 	defer r.Release()
 	sc := r.Schema()
 	idx := map[string]int{}
-	for _, name := range []string{"database", "table", "lag_rows", "log_end", "lag_seconds"} {
+	for _, name := range []string{"database", "table", "lag_rows", "log_end", "lag_seconds", "failed_rounds"} {
 		is := sc.FieldIndices(name)
 		if len(is) != 1 {
 			return nil, fmt.Errorf("sys.tiering has no column %q", name)
@@ -220,7 +224,8 @@ func (c *statusCollector) status() ([]*tableStatus, error) {
 		lagRows, ok3 := rec.Column(idx["lag_rows"]).(*array.Int64)
 		logEnd, ok4 := rec.Column(idx["log_end"]).(*array.Int64)
 		lagSecs, ok5 := rec.Column(idx["lag_seconds"]).(*array.Float64)
-		if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
+		failed, ok6 := rec.Column(idx["failed_rounds"]).(*array.Int64)
+		if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 {
 			return nil, fmt.Errorf("sys.tiering columns have unexpected types: %s", sc)
 		}
 		for i := 0; i < int(rec.NumRows()); i++ {
@@ -232,6 +237,7 @@ func (c *statusCollector) status() ([]*tableStatus, error) {
 				out = append(out, ts)
 			}
 			ts.lagRows += lagRows.Value(i)
+			ts.failedRounds = max(ts.failedRounds, failed.Value(i))
 			ts.logEnd += logEnd.Value(i)
 			if lagSecs.IsValid(i) {
 				ts.lagSeconds = max(ts.lagSeconds, lagSecs.Value(i))

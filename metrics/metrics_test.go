@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -220,4 +221,53 @@ func (failingHealth) Check(context.Context, *healthpb.HealthCheckRequest) (*heal
 
 func (failingHealth) Watch(*healthpb.HealthCheckRequest, grpc.ServerStreamingServer[healthpb.HealthCheckResponse]) error {
 	return status.Error(codes.NotFound, "no such service")
+}
+
+// TestFailingTableIsCounted: failed rounds count in
+// flightd_tiering_rounds_failed_total, and
+// flightd_tiering_consecutive_failed_rounds says how many failed in a row,
+// back to 0 once a round succeeds.
+func TestFailingTableIsCounted(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	ls := newService(t, dir)
+	require.NoError(t, ls.CreateDatabase("db", false))
+	bigint, err := lake.ParseType("BIGINT")
+	require.NoError(t, err)
+	require.NoError(t, ls.CreateTable(ctx, "db", "t", lake.Schema{
+		Columns: []lake.Column{{Name: "id", Type: bigint}}, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"},
+	}, false))
+	var m *Metrics
+	tr := tiering.New(ls, tiering.Options{Observe: func(r tiering.Round) { m.ObserveRound(r) }})
+	m = New(ls, Options{})
+
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	b.Append(1)
+	col := b.NewArray()
+	b.Release()
+	rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil), []arrow.Array{col}, 1)
+	col.Release()
+	_, err = ls.Write(ctx, "db", "t", rec)
+	rec.Release()
+	require.NoError(t, err)
+
+	// A plain file where the bucket's directory goes: the round cannot write.
+	block := filepath.Join(dir, "warehouse", "db.db", "t", "bucket-0")
+	require.NoError(t, os.WriteFile(block, nil, 0o644))
+	for i := 1; i <= 3; i++ {
+		_, err := tr.TierTable(ctx, "db", "t")
+		require.Error(t, err)
+		v, _ := value(t, m, "flightd_tiering_rounds_failed_total", "t")
+		require.Equal(t, float64(i), v)
+		v, _ = value(t, m, "flightd_tiering_consecutive_failed_rounds", "t")
+		require.Equal(t, float64(i), v)
+	}
+	require.NoError(t, os.Remove(block))
+	_, err = tr.TierTable(ctx, "db", "t")
+	require.NoError(t, err)
+	v, _ := value(t, m, "flightd_tiering_rounds_failed_total", "t")
+	require.Equal(t, 3.0, v, "a total")
+	v, ok := value(t, m, "flightd_tiering_consecutive_failed_rounds", "t")
+	require.True(t, ok)
+	require.Zero(t, v, "healthy again")
 }

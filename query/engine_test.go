@@ -161,6 +161,21 @@ func TestSystemTableShowsLag(t *testing.T) {
 	rows := run(t, e, `SELECT database, "table", bucket FROM sys.tiering`)
 	sortRows(rows)
 	require.Equal(t, [][]string{{"default", "t", "0"}, {"default", "t", "1"}}, rows)
+	require.Equal(t, [][]string{{"0", "0", "0"}}, run(t, e, `SELECT sum(failed_rounds), count(last_error), count(retry_at) FROM sys.tiering`),
+		"no round failed")
+}
+
+// TestKeyWithoutPartitionColumnIsRefused: CREATE TABLE refuses a primary
+// key that leaves out a partition column, as Java Paimon does for
+// fixed-bucket tables, and names the key to declare.
+func TestKeyWithoutPartitionColumnIsRefused(t *testing.T) {
+	e := newTestEngine(t)
+	_, err := e.Execute(context.Background(), "CREATE TABLE p (id INT, dt STRING, v STRING, PRIMARY KEY (id) NOT ENFORCED) PARTITIONED BY (dt)")
+	require.ErrorIs(t, err, engine.ErrUnsupported)
+	require.ErrorContains(t, err, "PRIMARY KEY (id, dt)")
+	run(t, e, "CREATE TABLE p (id INT, dt STRING, v STRING, PRIMARY KEY (id, dt) NOT ENFORCED) PARTITIONED BY (dt)")
+	run(t, e, "INSERT INTO p VALUES (1, 'day1', 'a'), (1, 'day2', 'b')")
+	require.Equal(t, [][]string{{"1", "day1", "a"}, {"1", "day2", "b"}}, run(t, e, `SELECT * FROM "p$rt" ORDER BY dt`))
 }
 
 func TestCreateTableRefusesUnsupportedOptions(t *testing.T) {

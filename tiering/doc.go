@@ -60,10 +60,24 @@
 // table's last successful round; options changed by ALTER TABLE apply at
 // the next pass (at most a second later). The first pass after start tiers
 // every table; a table that appears later gets its first round one interval
-// after it appeared. A capped round makes its table due again at once, a
-// failed round after min(interval, 1s). Rounds of different tables run one
-// after the other, so one slow round delays the others. Options.Observe
-// hears about every round (package metrics counts them).
+// after it appeared. A capped round makes its table due again at once.
+//
+// A failed round (nothing was committed) backs its table off: the next
+// attempt comes 100 ms later, each next one after twice the wait before,
+// at most the table's interval; the first round that succeeds ends the
+// backoff and the table is due one interval later again. Backoff is per
+// table: another table's rounds come at their own times. A warning is
+// logged once per backoff step (the wait grew), then, with the wait at the
+// interval, on the 2^k-th consecutive failure only; sys.tiering shows the
+// consecutive failed rounds (failed_rounds), the newest error
+// (last_error) and the next attempt (retry_at) of every table, whoever
+// ran the round (TierTable and Drain count too), and the metric
+// flightd_tiering_rounds_failed_total counts them all. Rounds of different
+// tables run one after the other, so one slow round delays the others.
+// A failing append table is not staged between attempts (its next round
+// reads the log again anyway). Options.Observe hears about every round
+// (package metrics counts them). The scheduler runs on Options.Clock,
+// which tests replace.
 //
 // # Maintenance
 //

@@ -85,22 +85,12 @@ func (l *roundLog) observe(r Round) {
 	l.rounds[r.Table] = append(l.rounds[r.Table], r)
 }
 
-func (l *roundLog) count(table string) (rounds, committed int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, r := range l.rounds[table] {
-		rounds++
-		if r.Result.Snapshot > 0 {
-			committed++
-		}
-	}
-	return rounds, committed
-}
-
 // TestRunTiersEachTableAtItsFreshness: Run tiers a table whose freshness is
-// 200ms several times a second while a table on the server's 30s interval
-// gets only the round of the first pass; ALTER TABLE speeds the slow one up;
-// a table created while Run runs waits a whole interval for its first round.
+// 200ms five times a second while a table on the server's 30s interval
+// gets only the round of the first pass; ALTER TABLE speeds the slow one up
+// at the next pass; a table created while Run runs waits a whole interval
+// for its first round. The scheduler runs on a fake clock: the test counts
+// rounds against the clock's time, not the machine's.
 func TestRunTiersEachTableAtItsFreshness(t *testing.T) {
 	e := open(t, t.TempDir())
 	ctx := context.Background()
@@ -117,51 +107,55 @@ func TestRunTiersEachTableAtItsFreshness(t *testing.T) {
 	write("fast", 0)
 	write("slow", 0)
 
-	log := &roundLog{rounds: map[string][]Round{}}
-	tr := New(e.ls, Options{Interval: 30 * time.Second, Observe: log.observe})
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); tr.Run(rctx) }()
-	defer func() { cancel(); <-done }()
-
-	waitFor := func(what string, cond func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for !cond() {
-			require.True(t, time.Now().Before(deadline), "%s: not within 10s", what)
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	waitFor("the first pass", func() bool { n, _ := log.count("slow"); return n == 1 })
+	clk := newFakeClock()
+	rounds := &attemptLog{clock: clk, at: map[string][]time.Time{}, ok: map[string][]bool{}}
+	tr := New(e.ls, Options{Interval: 30 * time.Second, Clock: clk, Observe: rounds.observe})
+	start := clk.Now()
+	startRun(t, tr)
+	require.Equal(t, start, clk.step(t), "the first pass runs at once")
+	n, _ := rounds.rounds("slow")
+	require.Equal(t, 1, n, "the first pass tiers every table")
 	slowLake := scan(t, e, "slow", false)
 	require.Equal(t, []string{"0=x"}, slowLake)
 
-	// Writes keep coming; only the fast table's lake follows them.
-	start := time.Now()
-	for i := int64(1); time.Since(start) < 1500*time.Millisecond; i++ {
+	// Writes keep coming, before every pass; only the fast table's lake
+	// follows them.
+	i := int64(1)
+	clk.runUntil(t, start.Add(1500*time.Millisecond), func() {
 		write("fast", i)
 		write("slow", i)
-		time.Sleep(50 * time.Millisecond)
+		i++
+	})
+	n, ok := rounds.rounds("fast")
+	require.Equal(t, 8, n, "a 200ms table tiers at 0, 0.2, ..., 1.4 s")
+	require.Equal(t, 8, ok)
+	for _, g := range rounds.gaps("fast") {
+		require.Equal(t, 200*time.Millisecond, g)
 	}
-	fastRounds, fastCommitted := log.count("fast")
-	slowRounds, slowCommitted := log.count("slow")
-	t.Logf("in 1.5s: fast %d rounds (%d committed), slow %d rounds (%d committed)", fastRounds, fastCommitted, slowRounds, slowCommitted)
-	require.GreaterOrEqual(t, fastCommitted, 4, "a 200ms table tiers about 7 times in 1.5s")
-	require.LessOrEqual(t, fastRounds, 12, "but not much more often than its freshness")
-	require.Equal(t, 1, slowRounds, "a 30s table gets the first pass's round only")
-	require.Equal(t, 1, slowCommitted)
+	n, _ = rounds.rounds("slow")
+	require.Equal(t, 1, n, "a 30s table gets the first pass's round only")
 	require.Equal(t, slowLake, scan(t, e, "slow", false), "the slow table's lake holds the first round only")
 
-	// A table created now waits its whole (30s) interval.
+	// A table created now waits its whole (30s) interval; ALTER applies at
+	// the next pass.
 	createTable(t, e, "late", 0)
 	write("late", 1)
-
-	// ALTER applies at the next pass.
 	require.NoError(t, e.ls.AlterTableOptions(ctx, "db", "slow", map[string]string{lakestream.OptionFreshness: "100 ms"}))
-	waitFor("a round of the slow table after ALTER ... freshness 100 ms", func() bool { _, c := log.count("slow"); return c >= 2 })
+	seen := clk.step(t)
+	require.Equal(t, start.Add(1600*time.Millisecond), seen)
+	n, ok = rounds.rounds("slow")
+	require.Equal(t, 2, n, "the slow table is due at once at 100 ms")
+	require.Equal(t, 2, ok)
 	require.Len(t, scan(t, e, "slow", false), len(scan(t, e, "slow", true)), "after its round the lake caught up")
-	lateRounds, _ := log.count("late")
-	require.Zero(t, lateRounds, "a new table's first round waits a whole interval")
+
+	clk.runUntil(t, seen.Add(30*time.Second-time.Millisecond), nil)
+	n, _ = rounds.rounds("late")
+	require.Zero(t, n, "a new table's first round waits a whole interval")
+	clk.runUntil(t, seen.Add(30*time.Second), nil)
+	n, ok = rounds.rounds("late")
+	require.Equal(t, 1, n, "and comes when it has passed")
+	require.Equal(t, 1, ok)
+	require.Equal(t, []string{"1=x"}, scan(t, e, "late", false))
 }
 
 // TestObserveSeesFailuresAndCompactions: Observe hears about committed,

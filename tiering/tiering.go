@@ -46,6 +46,8 @@ type Options struct {
 	// lock held: it must be quick.
 	Observe func(Round)
 	Logger  *slog.Logger
+	// Clock is the scheduler's time (default: the system's).
+	Clock Clock
 }
 
 // Round describes one finished round, for Options.Observe.
@@ -78,7 +80,8 @@ type Service struct {
 
 	mu     sync.Mutex
 	locks  map[string]*sync.Mutex
-	staged map[tableKey]*staged // append tables' next rounds (see stage.go)
+	staged map[tableKey]*staged              // append tables' next rounds (see stage.go)
+	health map[string]lakestream.RoundStatus // by table id, see health.go
 
 	// The scheduler's state, used by the Run goroutine only (see runDue).
 	sched  map[string]*schedule // by table id
@@ -87,13 +90,15 @@ type Service struct {
 
 // schedule is what the scheduler knows of one table.
 type schedule struct {
-	last    time.Time // start of the pass that ran the last successful round
-	retry   time.Time // after a failed round: when to try again
-	catchUp bool      // the last round was capped: due again at once
-	badOpt  string    // a lakestream.freshness value already warned about
-	seen    time.Time // the last pass that listed the table
-	logEnd  int64     // the sum of the table's high watermarks at logAt
-	logAt   time.Time // the last pass that read logEnd
+	last     time.Time     // start of the pass that ran the last successful round
+	failures int           // failed rounds since the last successful one
+	backoff  time.Duration // the wait after the last failed round
+	retry    time.Time     // after a failed round: when to try again
+	catchUp  bool          // the last round was capped: due again at once
+	badOpt   string        // a lakestream.freshness value already warned about
+	seen     time.Time     // the last pass that listed the table
+	logEnd   int64         // the sum of the table's high watermarks at logAt
+	logAt    time.Time     // the last pass that read logEnd
 }
 
 // bursting records end, the sum of the table's high watermarks now, and
@@ -106,16 +111,43 @@ func (sc *schedule) bursting(now time.Time, end int64, rate float64) bool {
 	return !prevAt.IsZero() && dt > 0 && end > prevEnd && float64(end-prevEnd)/dt > rate
 }
 
-// dueAt is when the table's next round is due.
+// dueAt is when the table's next round is due: after a failed round when
+// its backoff ends, else one interval after the last successful round (at
+// once after a capped one).
 func (sc *schedule) dueAt(now time.Time, every time.Duration) time.Time {
-	if sc.catchUp {
+	switch {
+	case sc.failures > 0:
+		return sc.retry
+	case sc.catchUp:
 		return now
 	}
-	at := sc.last.Add(every)
-	if !sc.retry.IsZero() && sc.retry.Before(at) {
-		at = sc.retry
+	return sc.last.Add(every)
+}
+
+// failed backs the table off after a failed round: the next attempt comes
+// firstBackoff later, then twice the wait before, at most every. It logs
+// once per backoff step (the wait grew), and once the wait is capped on
+// the 2^k-th consecutive failure only (errors name new file paths each
+// time, so they are not compared); sys.tiering shows every failure and
+// the newest error.
+func (s *Service) failed(sc *schedule, id, table string, now time.Time, every time.Duration, err error) {
+	sc.failures++
+	wait := backoffAfter(sc.failures, every)
+	grew := wait > sc.backoff
+	sc.backoff, sc.retry = wait, now.Add(wait)
+	s.retryAt(id, sc.retry)
+	if grew || sc.failures&(sc.failures-1) == 0 {
+		s.lg.Warn("tiering round failed", "table", table, "failed_rounds", sc.failures, "retry_in", wait, "err", err)
 	}
-	return at
+}
+
+// succeeded records a successful round.
+func (s *Service) succeeded(sc *schedule, table string, now time.Time, more bool) {
+	if sc.failures > 0 {
+		s.lg.Info("tiering resumed", "table", table, "failed_rounds", sc.failures)
+	}
+	sc.last, sc.catchUp = now, more
+	sc.failures, sc.backoff, sc.retry = 0, 0, time.Time{}
 }
 
 // New returns a tiering service over ls.
@@ -151,7 +183,10 @@ func New(ls *lakestream.Service, opts Options) *Service {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{ls: ls, opts: opts, lg: opts.Logger, locks: map[string]*sync.Mutex{}, staged: map[tableKey]*staged{}, sched: map[string]*schedule{}}
+	if opts.Clock == nil {
+		opts.Clock = systemClock{}
+	}
+	return &Service{ls: ls, opts: opts, lg: opts.Logger, locks: map[string]*sync.Mutex{}, staged: map[tableKey]*staged{}, health: map[string]lakestream.RoundStatus{}, sched: map[string]*schedule{}}
 }
 
 // Result describes one round.
@@ -172,6 +207,9 @@ func (s *Service) TierTable(ctx context.Context, db, name string) (Result, error
 	start := time.Now()
 	var compactErr error
 	res, err := s.tierTable(ctx, db, name, &compactErr)
+	if t, terr := s.ls.Table(db, name); terr == nil && ctx.Err() == nil {
+		s.roundDone(lakestream.TableID(t), err)
+	}
 	if s.opts.Observe != nil {
 		s.opts.Observe(Round{Database: db, Table: name, Result: res, Err: err, CompactErr: compactErr, Duration: time.Since(start)})
 	}
@@ -328,18 +366,18 @@ func (s *Service) Freshness(t *lake.Table) time.Duration {
 // Run tiers every enabled table at its own freshness interval, and applies
 // the log retention, until ctx ends. Tables are tiered one after the other.
 func (s *Service) Run(ctx context.Context) {
-	timer := time.NewTimer(0) // the first pass tiers at once what the log holds
-	defer timer.Stop()
+	clock := s.opts.Clock
 	defer s.dropAllStaged()
 	var lastCollect time.Time
-	lastOrphans := time.Now() // the first sweep waits a full period
+	lastOrphans := clock.Now() // the first sweep waits a full period
+	wait := time.Duration(0)   // the first pass tiers at once what the log holds
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-timer.C:
+		case <-clock.After(wait):
 		}
-		now := time.Now()
+		now := clock.Now()
 		next := s.runDue(ctx, now)
 		if now.Sub(lastCollect) >= s.opts.CollectEvery {
 			s.collectAll(ctx, now)
@@ -350,7 +388,7 @@ func (s *Service) Run(ctx context.Context) {
 			s.removeOrphans(ctx, now)
 			lastOrphans = now
 		}
-		timer.Reset(min(max(time.Until(next), minWake), maxWake))
+		wait = min(max(next.Sub(clock.Now()), minWake), maxWake)
 	}
 }
 
@@ -384,7 +422,7 @@ func (s *Service) forEachTable(ctx context.Context, fn func(db, name string, t *
 // The first pass tiers every table (what the log held at startup); a table
 // seen for the first time later (created, or its log switched on) gets its
 // first round one interval after that. A capped round (Result.More) makes
-// its table due again at once, a failed one after min(interval, 1s).
+// its table due again at once; a failed one backs off (see failed).
 func (s *Service) runDue(ctx context.Context, now time.Time) time.Time {
 	first := s.passes == 0
 	s.passes++
@@ -412,12 +450,15 @@ func (s *Service) runDue(ctx context.Context, now time.Time) time.Time {
 		}
 		if !now.Before(sc.dueAt(now, every)) {
 			res, err := s.TierTable(ctx, db, name)
-			if err != nil {
-				s.lg.Warn("tiering round failed", "table", db+"."+name, "err", err)
-				sc.retry = now.Add(min(every, maxWake))
-			} else {
-				sc.last, sc.retry, sc.catchUp = now, time.Time{}, res.More
+			switch {
+			case err != nil && ctx.Err() != nil: // stopping
+			case err != nil:
+				s.failed(sc, id, db+"."+name, now, every, err)
+			default:
+				s.succeeded(sc, db+"."+name, now, res.More)
 			}
+		} else if sc.failures > 0 {
+			s.dropStaged(db, name) // its next round starts over from the log
 		} else if !burst {
 			s.stage(ctx, db, name)
 		} else if !t.Schema().HasPrimaryKey() {
@@ -430,6 +471,7 @@ func (s *Service) runDue(ctx context.Context, now time.Time) time.Time {
 	for id, sc := range s.sched {
 		if now.Sub(sc.seen) > forgetAfter {
 			delete(s.sched, id) // dropped, or its log switched off
+			s.forgetHealth(id)
 		}
 	}
 	return next

@@ -19,7 +19,10 @@
 // Append tables: lake rows, then log rows, concatenated.
 //
 // Primary-key tables: within the log, the newest record per key wins (log
-// order is offset order; keys never span buckets). A winning -U or -D record
+// order is offset order; keys never span buckets). The key is the columns
+// the caller names: lakestream passes the primary key plus any partition
+// column it leaves out, because Paimon's files key on the primary key
+// within a partition. A winning -U or -D record
 // deletes the key. Lake rows whose key has any record in the log are replaced
 // by the log's verdict. The newest version therefore comes from the log when
 // the log has the key, and from the lake otherwise.
