@@ -27,11 +27,15 @@ func (s *Server) metaInfo(desc *flight.FlightDescriptor, sc *arrow.Schema) *flig
 	}
 }
 
+// single streams rec (taking its reference), cut to MaxBatchBytes like
+// every result.
 func (s *Server) single(rec arrow.RecordBatch) (*arrow.Schema, <-chan flight.StreamChunk, error) {
-	ch := make(chan flight.StreamChunk, 1)
-	ch <- flight.StreamChunk{Data: rec}
-	close(ch)
-	return rec.Schema(), ch, nil
+	defer rec.Release()
+	r, err := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
+	if err != nil {
+		return nil, nil, toStatus(err)
+	}
+	return s.stream(context.Background(), func() {}, r)
 }
 
 // GetFlightInfoCatalogs: flightd has no catalogs.
