@@ -5,6 +5,8 @@ package query
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -33,6 +35,17 @@ func (e *Engine) insert(ctx context.Context, sql string) (int64, error) {
 		return 0, mapErr(err)
 	}
 	cols := insertColumns(st, schema)
+	target := fmt.Sprintf("INSERT INTO %s.%s: the table has %s", db, st.Name.Table, plural(len(cols), "column"))
+	if len(st.Columns) > 0 {
+		target = fmt.Sprintf("INSERT INTO %s.%s: the column list names %s", db, st.Name.Table, plural(len(cols), "column"))
+	}
+	if rows, ok := sqlparse.ValuesList(st.Query); ok {
+		for i, row := range rows {
+			if row.Values != len(cols) {
+				return 0, fmt.Errorf("%w: %s but VALUES row %d %s has %s", engine.ErrInvalid, target, i+1, clip(row.Text, 200), plural(row.Values, "value"))
+			}
+		}
+	}
 	var sel []string
 	var alias []string
 	for i, c := range cols {
@@ -49,16 +62,43 @@ func (e *Engine) insert(ctx context.Context, sql string) (int64, error) {
 			sel = append(sel, fmt.Sprintf("%s AS %s", a, quoteIdent(f.Name)))
 		}
 	}
-	q := fmt.Sprintf("SELECT %s FROM (%s) AS __flightd_insert(%s)", strings.Join(sel, ", "), st.Query, strings.Join(alias, ", "))
+	// The query's columns past the aliased ones come out too, so that a
+	// query returning more values than the INSERT fills is refused instead
+	// of losing them; one returning fewer fails to bind its aliases.
+	q := fmt.Sprintf("SELECT %s, COLUMNS(* EXCLUDE (%s)) FROM (%s) AS __flightd_insert(%s)", strings.Join(sel, ", "), strings.Join(alias, ", "), st.Query, strings.Join(alias, ", "))
 	r, err := e.query(ctx, q, false)
 	if err != nil {
+		if m := aliasMismatch.FindStringSubmatch(err.Error()); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			return 0, fmt.Errorf("%w: %s but the query returns %d", engine.ErrInvalid, target, n)
+		}
 		return 0, err
 	}
 	defer r.Release()
 	if n := r.Schema().NumFields(); n != len(cols) {
-		return 0, fmt.Errorf("%w: INSERT names %d column(s) but the query returns %d", engine.ErrInvalid, len(cols), n)
+		return 0, fmt.Errorf("%w: %s but the query returns %d", engine.ErrInvalid, target, n)
 	}
 	return e.writeAll(ctx, db, st.Name.Table, r)
+}
+
+// aliasMismatch is DuckDB's error for a query with fewer columns than the
+// aliases the INSERT gives them.
+var aliasMismatch = regexp.MustCompile(`table "__flightd_insert" has (\d+) columns available but \d+ columns specified`)
+
+// plural spells n things.
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return strconv.Itoa(n) + " " + thing + "s"
+}
+
+// clip shortens s to at most n bytes for an error message.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "..."
 }
 
 // insertColumns is the column list of st: as written, else all of schema's
