@@ -16,6 +16,7 @@ import (
 	"github.com/flightd/flightd/engine"
 	"github.com/flightd/flightd/internal/arrowutil"
 	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/sqlparse"
 )
 
@@ -179,15 +180,43 @@ func fieldIndex(s *arrow.Schema, name string) int {
 }
 
 // Ingest appends r to db.table; with create, a missing table is created
-// from r's schema as an append table.
+// from r's schema as an append table. Each batch's columns are first
+// brought to the table's types exactly (ingestConvert). A table is created
+// only once the stream's first batch has been converted to it, so a batch
+// the table would refuse leaves no table behind.
 func (e *Engine) Ingest(ctx context.Context, db, table string, create bool, r array.RecordReader) (int64, error) {
 	db = dbOr(db)
-	if _, err := e.ls.ArrowSchema(db, table); err != nil {
-		if !create {
-			return 0, mapErr(err)
+	schema, serr := e.ls.ArrowSchema(db, table)
+	var first arrow.RecordBatch // converted; written first
+	defer func() {
+		if first != nil {
+			first.Release()
 		}
-		if err := e.createFromArrow(ctx, db, table, r.Schema()); err != nil {
+	}()
+	if serr != nil {
+		if !create {
+			return 0, mapErr(serr)
+		}
+		sc, err := ingestSchema(db, table, r.Schema())
+		if err != nil {
 			return 0, err
+		}
+		target := arrowSchemaOf(sc)
+		if r.Next() {
+			if first, err = e.convertBatch(ctx, target, r.RecordBatch(), db, table); err != nil {
+				return 0, err
+			}
+			if err := checkNotNull(target, first, db, table); err != nil {
+				return 0, err
+			}
+		} else if err := r.Err(); err != nil {
+			return 0, fmt.Errorf("%w: read ingest stream: %w", engine.ErrInvalid, err)
+		}
+		if err := mapErr(e.ls.CreateTable(ctx, db, table, sc, true)); err != nil {
+			return 0, err
+		}
+		if schema, err = e.ls.ArrowSchema(db, table); err != nil {
+			return 0, mapErr(err)
 		}
 	}
 	// A pipeline: this goroutine reads, checks and queues batch i+1 while a
@@ -214,10 +243,22 @@ func (e *Engine) Ingest(ctx context.Context, db, table string, create bool, r ar
 			total += n
 		}
 	}()
-	var err error
-	for !failed.Load() && r.Next() {
+	var err error // of this loop
+	for !failed.Load() {
+		rec := first
+		first = nil
+		if rec == nil {
+			if !r.Next() {
+				break
+			}
+			if rec, err = e.convertBatch(ctx, schema, r.RecordBatch(), db, table); err != nil {
+				break
+			}
+		}
 		var w func() (int64, error)
-		if w, err = e.ls.WriteAsync(ctx, db, table, r.RecordBatch()); err != nil {
+		w, err = e.ls.WriteAsync(ctx, db, table, rec)
+		rec.Release() // the write has taken what it needs
+		if err != nil {
 			break
 		}
 		waits <- w
@@ -240,21 +281,56 @@ func (e *Engine) Ingest(ctx context.Context, db, table string, create bool, r ar
 // durable (memory: about this many received batches).
 const ingestWindow = 8
 
-func (e *Engine) createFromArrow(ctx context.Context, db, table string, s *arrow.Schema) error {
+// ingestSchema is the schema of an append table created by ingest from
+// the stream's schema s (a change-kind column is not a column).
+func ingestSchema(db, table string, s *arrow.Schema) (lake.Schema, error) {
 	var sc lake.Schema
 	for _, f := range s.Fields() {
+		if f.Name == lakestream.ChangeKindColumn {
+			continue
+		}
 		ts, err := paimonType(f.Type)
 		if err != nil {
-			return fmt.Errorf("%w: create %s.%s from ingest: column %q: %w", engine.ErrInvalid, db, table, f.Name, err)
+			return lake.Schema{}, fmt.Errorf("%w: create %s.%s from ingest: column %q: %w", engine.ErrInvalid, db, table, f.Name, err)
 		}
 		if !f.Nullable {
 			ts += " NOT NULL"
 		}
 		t, err := lake.ParseType(ts)
 		if err != nil {
-			return fmt.Errorf("%w: create %s.%s from ingest: column %q: %w", engine.ErrInvalid, db, table, f.Name, err)
+			return lake.Schema{}, fmt.Errorf("%w: create %s.%s from ingest: column %q: %w", engine.ErrInvalid, db, table, f.Name, err)
 		}
 		sc.Columns = append(sc.Columns, lake.Column{Name: f.Name, Type: t})
 	}
-	return mapErr(e.ls.CreateTable(ctx, db, table, sc, true))
+	return sc, nil
+}
+
+// arrowSchemaOf is the Arrow schema a table of schema sc reads and writes.
+func arrowSchemaOf(sc lake.Schema) *arrow.Schema {
+	fs := make([]arrow.Field, len(sc.Columns))
+	for i, c := range sc.Columns {
+		fs[i] = arrow.Field{Name: c.Name, Type: c.Type.ArrowType(), Nullable: c.Type.Nullable()}
+	}
+	return arrow.NewSchema(fs, nil)
+}
+
+// convertBatch is ingestConvert with the error an ingest reports.
+func (e *Engine) convertBatch(ctx context.Context, schema *arrow.Schema, rec arrow.RecordBatch, db, table string) (arrow.RecordBatch, error) {
+	out, err := ingestConvert(ctx, e.mem, schema, rec)
+	if err != nil {
+		return nil, fmt.Errorf("%w: ingest into %s.%s: %w", engine.ErrInvalid, db, table, err)
+	}
+	return out, nil
+}
+
+// checkNotNull refuses nulls in rec's columns that schema says are NOT
+// NULL (the write path checks it too; a table about to be created is
+// checked before it exists).
+func checkNotNull(schema *arrow.Schema, rec arrow.RecordBatch, db, table string) error {
+	for i, f := range rec.Schema().Fields() {
+		if j := schema.FieldIndices(f.Name); len(j) > 0 && !schema.Field(j[0]).Nullable && rec.Column(i).NullN() > 0 {
+			return fmt.Errorf("%w: ingest into %s.%s: column %q is NOT NULL (its Arrow field is not nullable) but the batch has %d null value(s)", engine.ErrInvalid, db, table, f.Name, rec.Column(i).NullN())
+		}
+	}
+	return nil
 }
