@@ -115,7 +115,10 @@ func TestIngestCreatesExactTypesForEveryArrowType(t *testing.T) {
 			"SMALLINT", built(arrow.PrimitiveTypes.Int16, func(b array.Builder) { b.(*array.Int16Builder).AppendValues([]int16{0, 255}, nil); b.AppendNull() })},
 		{"uint32", arrow.PrimitiveTypes.Uint32, func(b array.Builder) { b.(*array.Uint32Builder).AppendValues([]uint32{0, math.MaxUint32}, nil) },
 			"BIGINT", built(arrow.PrimitiveTypes.Int64, func(b array.Builder) { b.(*array.Int64Builder).AppendValues([]int64{0, math.MaxUint32}, nil) })},
-		{"uint64", arrow.PrimitiveTypes.Uint64, func(b array.Builder) { b.(*array.Uint64Builder).AppendValues([]uint64{0, math.MaxUint64}, nil); b.AppendNull() },
+		{"uint64", arrow.PrimitiveTypes.Uint64, func(b array.Builder) {
+			b.(*array.Uint64Builder).AppendValues([]uint64{0, math.MaxUint64}, nil)
+			b.AppendNull()
+		},
 			"DECIMAL(20, 0)", built(&arrow.Decimal128Type{Precision: 20}, func(b array.Builder) {
 				b.(*array.Decimal128Builder).Append(decimal128.FromU64(0))
 				b.(*array.Decimal128Builder).Append(decimal128.FromU64(math.MaxUint64))
