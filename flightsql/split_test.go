@@ -193,3 +193,28 @@ func TestSplitBatchKeepsRowsAndBound(t *testing.T) {
 		rec.Release()
 	}
 }
+
+// TestFlightInfoSizesWhereKnown: FlightInfo carries total_records where
+// the server knows it before the DoGet (fixed metadata lists, an update's
+// one row), and -1 where it does not (a query, which has not run).
+func TestFlightInfoSizesWhereKnown(t *testing.T) {
+	cl, _ := startWith(t, &countingEngine{}, Options{})
+	ctx := context.Background()
+	info, err := cl.GetCatalogs(ctx)
+	require.NoError(t, err)
+	require.EqualValues(t, 0, info.TotalRecords)
+	info, err = cl.GetTableTypes(ctx)
+	require.NoError(t, err)
+	require.EqualValues(t, len(engine.TableTypes), info.TotalRecords)
+	n, err := doGet(ctx, cl, info)
+	require.NoError(t, err)
+	require.EqualValues(t, len(engine.TableTypes), n)
+	info, err = cl.Execute(ctx, "SELECT 1")
+	require.NoError(t, err)
+	require.EqualValues(t, -1, info.TotalRecords)
+	require.EqualValues(t, -1, info.TotalBytes)
+	info, err = cl.Execute(ctx, "INSERT INTO t VALUES (1)")
+	require.NoError(t, err)
+	require.EqualValues(t, 1, info.TotalRecords)
+	require.EqualValues(t, 8, info.TotalBytes)
+}
