@@ -282,12 +282,13 @@ func (e *Engine) Ingest(ctx context.Context, db, table string, create bool, r ar
 const ingestWindow = 8
 
 // ingestSchema is the schema of an append table created by ingest from
-// the stream's schema s (a change-kind column is not a column).
+// the stream's schema s. A change-kind column is refused: an append table
+// takes inserts only, and making it a column would store the kinds as data.
 func ingestSchema(db, table string, s *arrow.Schema) (lake.Schema, error) {
 	var sc lake.Schema
 	for _, f := range s.Fields() {
 		if f.Name == lakestream.ChangeKindColumn {
-			continue
+			return lake.Schema{}, fmt.Errorf("%w: create %s.%s from ingest: the batch has a %s column, but ingest creates append tables, which take inserts only; create the primary-key table with CREATE TABLE first, then ingest into it", engine.ErrInvalid, db, table, f.Name)
 		}
 		ts, err := paimonType(f.Type)
 		if err != nil {
