@@ -7,14 +7,19 @@
 //   - statement queries (GetFlightInfo + DoGet): GetFlightInfo does not run
 //     a query: the engine describes its result (engine.Prepare) and the
 //     ticket carries the SQL, which the DoGet runs and streams, so no result
-//     waits in memory between the two calls and a ticket can be fetched
-//     again (it runs again);
+//     waits in memory between the two calls. A ticket fetched again runs
+//     the query again and reads the tables as they are at that DoGet: a
+//     pinned cut would have to hold back snapshot expiry and log GC for as
+//     long as a client might keep a ticket, and t$rt promises the newest
+//     acknowledged rows;
 //   - statements that change things (DDL, INSERT) through
 //     CommandStatementUpdate, or through a statement query, which then runs
 //     them once, at GetFlightInfo, and returns one row with the column
-//     rows_affected. That row waits for the DoGet under a handle (the
-//     ticket holds no SQL): fetched once, then NotFound, as are rows
-//     unfetched after ResultTTL or beyond MaxPending;
+//     rows_affected. The ticket carries that count and no SQL, so every
+//     fetch returns it, on any server, and nothing waits in memory for it.
+//     A DoGet runs queries only: a ticket or prepared-statement command
+//     naming a statement with effects is FailedPrecondition, never a second
+//     run;
 //   - prepared statements: every statement can be prepared (JDBC and ADBC
 //     Python prepare everything); queries get a non-empty dataset schema and
 //     is_update=false, other statements is_update=true. Closing an unknown
@@ -39,7 +44,9 @@
 // update, prepare, ticket, bound parameters); one DoPut binds at most
 // MaxParamBytes of parameter values; at most MaxPrepared prepared
 // statements are open (ResourceExhausted beyond), and a background janitor
-// drops those idle for PreparedTTL and results unfetched after ResultTTL.
+// drops those idle for PreparedTTL. Every result stream (queries, plain
+// scans, metadata) is sent in messages of at most MaxBatchBytes of Arrow
+// data (split.go): larger batches go as slices, a larger single row alone.
 // DuckDB running out of its memory limit is ResourceExhausted.
 //
 // Errors map to gRPC codes through errors.Is on the engine sentinels.

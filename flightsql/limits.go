@@ -14,8 +14,6 @@ import (
 
 // Defaults of the bounds in Options (the flags of flightd serve set them).
 const (
-	DefaultResultTTL         = 5 * time.Minute
-	DefaultMaxPending        = 1024
 	DefaultPreparedTTL       = 30 * time.Minute
 	DefaultMaxPrepared       = 4096
 	DefaultMaxStatementBytes = 1 << 20
@@ -82,8 +80,8 @@ func (s *Server) checkSQL(sql string) error {
 	return nil
 }
 
-// janitor expires parked results and idle prepared statements until stop
-// is closed, so that neither waits for a later request to be dropped.
+// janitor expires idle prepared statements until stop is closed, so that
+// none waits for a later request to be dropped.
 func (s *Server) janitor(every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -101,13 +99,7 @@ func (s *Server) janitor(every time.Duration) {
 func (s *Server) sweep() {
 	now := s.opts.Now()
 	s.mu.Lock()
-	results, prepared := 0, 0
-	for k, p := range s.pending {
-		if !now.Before(p.expires) {
-			delete(s.pending, k)
-			results++
-		}
-	}
+	prepared := 0
 	for k, ps := range s.prepared {
 		if now.Sub(ps.lastUsed) >= s.opts.PreparedTTL {
 			delete(s.prepared, k)
@@ -115,11 +107,11 @@ func (s *Server) sweep() {
 		}
 	}
 	s.mu.Unlock()
-	if results+prepared > 0 {
-		s.lg.Debug("expired", "results", results, "prepared_statements", prepared)
+	if prepared > 0 {
+		s.lg.Debug("expired", "prepared_statements", prepared)
 	}
 	if s.opts.onSweep != nil {
-		s.opts.onSweep(results, prepared)
+		s.opts.onSweep(prepared)
 	}
 }
 

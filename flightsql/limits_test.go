@@ -13,12 +13,15 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	pb "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/flightd/flightd/engine"
 )
@@ -146,63 +149,113 @@ func TestAnUpdateTicketFetchedTwiceAppliesOnce(t *testing.T) {
 	info, err := cl.Execute(ctx, "INSERT INTO t VALUES (1)")
 	require.NoError(t, err)
 	require.Equal(t, []string{"INSERT INTO t VALUES (1)"}, eng.updates, "the update runs at GetFlightInfo")
-	n, err := doGet(ctx, cl, info)
-	require.NoError(t, err)
-	require.EqualValues(t, 1, n)
-	_, err = doGet(ctx, cl, info)
-	require.Equal(t, codes.NotFound, status.Code(err), "%v", err)
-	require.ErrorContains(t, err, "already fetched or expired")
+	require.EqualValues(t, 1, info.TotalRecords)
+	for range 3 {
+		n, err := affectedOf(ctx, cl, info)
+		require.NoError(t, err)
+		require.EqualValues(t, 3, n, "every fetch returns the count of the one run")
+	}
 	require.Len(t, eng.updates, 1, "a second fetch must not run the update again")
 }
 
-func TestParkedResultsExpireInTheBackground(t *testing.T) {
+// affectedOf fetches the ticket of a statement that changed things and
+// returns its rows_affected.
+func affectedOf(ctx context.Context, cl *flightsql.Client, info *flight.FlightInfo) (int64, error) {
+	r, err := cl.DoGet(ctx, info.Endpoint[0].Ticket)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Release()
+	var n int64 = -1
+	for r.Next() {
+		rec := r.RecordBatch()
+		if rec.NumRows() != 1 || rec.Schema().Field(0).Name != "rows_affected" {
+			return 0, errors.New("not a rows_affected result")
+		}
+		n = rec.Column(0).(*array.Int64).Value(0)
+	}
+	return n, r.Err()
+}
+
+func TestAnUpdateTicketIsAnsweredAfterARestartWithoutRunning(t *testing.T) {
+	// The ticket carries the count: a server that never saw the statement
+	// (a restart, or one whose memory of results was lost) answers it and
+	// runs nothing.
+	ctx := context.Background()
+	first := &countingEngine{}
+	cl, _ := startWith(t, first, Options{})
+	info, err := cl.Execute(ctx, "INSERT INTO t VALUES (1)")
+	require.NoError(t, err)
+	second := &countingEngine{}
+	cl2, _ := startWith(t, second, Options{})
+	n, err := affectedOf(ctx, cl2, info)
+	require.NoError(t, err)
+	require.EqualValues(t, 3, n)
+	require.Zero(t, second.executes.Load())
+	require.Empty(t, second.updates)
+}
+
+func TestADoGetNeverRunsAStatementWithEffects(t *testing.T) {
+	eng := &countingEngine{}
+	cl, _ := startWith(t, eng, Options{})
+	ctx := context.Background()
+	// A ticket made by hand with an INSERT in it.
+	tkt, err := encodeTicket("", "INSERT INTO t VALUES (1)")
+	require.NoError(t, err)
+	_, err = doGet(ctx, cl, &flight.FlightInfo{Endpoint: []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: tkt}}}})
+	require.Equal(t, codes.FailedPrecondition, status.Code(err), "%v", err)
+	require.ErrorContains(t, err, "never runs them again")
+	// A prepared INSERT fetched with its command as the ticket.
+	ps, err := cl.Prepare(ctx, "INSERT INTO t VALUES (2)")
+	require.NoError(t, err)
+	defer ps.Close(ctx)
+	desc, err := descForPrepared(ps.Handle())
+	require.NoError(t, err)
+	_, err = doGet(ctx, cl, &flight.FlightInfo{Endpoint: []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: desc}}}})
+	require.Equal(t, codes.FailedPrecondition, status.Code(err), "%v", err)
+	// A forged count ticket with SQL, and an old-style handle, are unknown.
+	for _, h := range [][2]string{{"=5", "INSERT INTO t VALUES (3)"}, {"0123456789abcdef", ""}} {
+		tkt, err := encodeTicket(h[0], h[1])
+		require.NoError(t, err)
+		_, err = doGet(ctx, cl, &flight.FlightInfo{Endpoint: []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: tkt}}}})
+		require.Equal(t, codes.NotFound, status.Code(err), "%v", err)
+	}
+	require.Empty(t, eng.updates, "no DoGet may run a statement with effects")
+	require.Zero(t, eng.executes.Load())
+}
+
+// descForPrepared is the CommandPreparedStatementQuery of handle as a
+// ticket, as some clients send it to DoGet.
+func descForPrepared(handle []byte) ([]byte, error) {
+	a, err := anypb.New(&pb.CommandPreparedStatementQuery{PreparedStatementHandle: handle})
+	if err != nil {
+		return nil, err
+	}
+	return proto.Marshal(a)
+}
+
+func TestPreparedStatementsExpireInTheBackground(t *testing.T) {
 	clk := &clock{now: time.Unix(1e9, 0)}
 	swept := make(chan int, 1<<16)
-	eng := &countingEngine{}
-	cl, srv := startWith(t, eng, Options{Now: clk.Now, ResultTTL: time.Minute, MaxPending: 3,
-		onSweep: func(results, _ int) {
+	cl, srv := startWith(t, &countingEngine{}, Options{Now: clk.Now, PreparedTTL: time.Minute,
+		onSweep: func(prepared int) {
 			select {
-			case swept <- results:
-			default: // only results > 0 matter, and the buffer outlasts the test
+			case swept <- prepared:
+			default: // only counts > 0 matter, and the buffer outlasts the test
 			}
 		}, janitorEvery: time.Millisecond})
 	ctx := context.Background()
-	var infos []*flight.FlightInfo
-	for range 4 {
-		info, err := cl.Execute(ctx, "INSERT INTO t VALUES (1)")
+	for range 2 {
+		_, err := cl.Prepare(ctx, "SELECT 1")
 		require.NoError(t, err)
-		infos = append(infos, info)
 	}
-	// The cap dropped the oldest.
-	_, err := doGet(ctx, cl, infos[0])
-	require.Equal(t, codes.NotFound, status.Code(err))
-	n, err := doGet(ctx, cl, infos[1])
-	require.NoError(t, err)
-	require.EqualValues(t, 1, n)
-	// The rest expire once the clock passes their TTL, with no request.
 	clk.Add(time.Minute)
 	for expired := 0; expired < 2; {
 		expired += <-swept
 	}
 	srv.mu.Lock()
-	require.Empty(t, srv.pending)
-	srv.mu.Unlock()
-	_, err = doGet(ctx, cl, infos[3])
-	require.Equal(t, codes.NotFound, status.Code(err))
-}
-
-func TestJanitorRunsOnItsOwn(t *testing.T) {
-	swept := make(chan int, 1000)
-	cl, srv := startWith(t, &countingEngine{}, Options{ResultTTL: 20 * time.Millisecond,
-		onSweep: func(results, _ int) { swept <- results }})
-	_, err := cl.Execute(context.Background(), "INSERT INTO t VALUES (1)")
-	require.NoError(t, err)
-	for expired := 0; expired < 1; {
-		expired += <-swept
-	}
-	srv.mu.Lock()
 	defer srv.mu.Unlock()
-	require.Empty(t, srv.pending)
+	require.Empty(t, srv.prepared)
 }
 
 func TestPreparedStatementsAreCappedAndExpire(t *testing.T) {

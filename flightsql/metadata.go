@@ -16,27 +16,36 @@ import (
 )
 
 // metaInfo answers GetFlightInfo for a metadata command: the command itself
-// is the ticket, and the framework routes its DoGet back here.
-func (s *Server) metaInfo(desc *flight.FlightDescriptor, sc *arrow.Schema) *flight.FlightInfo {
+// is the ticket, and the framework routes its DoGet back here. Its size is
+// known only for fixed lists (records >= 0); else -1.
+func (s *Server) metaInfo(desc *flight.FlightDescriptor, sc *arrow.Schema, records ...int64) *flight.FlightInfo {
+	n := int64(-1)
+	if len(records) > 0 {
+		n = records[0]
+	}
 	return &flight.FlightInfo{
 		Schema:           flight.SerializeSchema(sc, s.Alloc),
 		FlightDescriptor: desc,
 		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: desc.Cmd}}},
-		TotalRecords:     -1,
+		TotalRecords:     n,
 		TotalBytes:       -1,
 	}
 }
 
+// single streams rec (taking its reference), cut to MaxBatchBytes like
+// every result.
 func (s *Server) single(rec arrow.RecordBatch) (*arrow.Schema, <-chan flight.StreamChunk, error) {
-	ch := make(chan flight.StreamChunk, 1)
-	ch <- flight.StreamChunk{Data: rec}
-	close(ch)
-	return rec.Schema(), ch, nil
+	defer rec.Release()
+	r, err := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
+	if err != nil {
+		return nil, nil, toStatus(err)
+	}
+	return s.stream(context.Background(), func() {}, r)
 }
 
 // GetFlightInfoCatalogs: flightd has no catalogs.
 func (s *Server) GetFlightInfoCatalogs(ctx context.Context, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	return s.metaInfo(desc, schema_ref.Catalogs), nil
+	return s.metaInfo(desc, schema_ref.Catalogs, 0), nil
 }
 
 // DoGetCatalogs returns an empty list.
@@ -148,7 +157,7 @@ func withColumnMetadata(sc *arrow.Schema) *arrow.Schema {
 
 // GetFlightInfoTableTypes lists table types.
 func (s *Server) GetFlightInfoTableTypes(ctx context.Context, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	return s.metaInfo(desc, schema_ref.TableTypes), nil
+	return s.metaInfo(desc, schema_ref.TableTypes, int64(len(engine.TableTypes))), nil
 }
 
 // DoGetTableTypes returns TABLE and VIEW.

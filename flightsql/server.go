@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/flightd/flightd/engine"
+	"github.com/flightd/flightd/sqlparse"
 )
 
 // Options configure the server. Zero values take the defaults (the
@@ -38,11 +40,10 @@ type Options struct {
 	// ResourceExhausted. PreparedTTL expires those idle this long.
 	MaxPrepared int
 	PreparedTTL time.Duration
-	// ResultTTL is how long the one-row result of a statement that changed
-	// something (run at GetFlightInfo) waits for its DoGet; MaxPending
-	// bounds how many wait (the oldest is dropped).
-	ResultTTL  time.Duration
-	MaxPending int
+	// MaxBatchBytes bounds the Arrow data of one result message: larger
+	// batches are sent as slices of at most this size (a single row larger
+	// than it goes alone).
+	MaxBatchBytes int64
 	// MaxStatementBytes bounds SQL text; longer is InvalidArgument.
 	MaxStatementBytes int
 	// MaxParamBytes bounds the parameter values one DoPut binds.
@@ -51,8 +52,8 @@ type Options struct {
 	Now func() time.Time
 
 	// onSweep, when set, is called after each sweep of the janitor with
-	// what it expired (tests).
-	onSweep func(results, prepared int)
+	// how many prepared statements it expired (tests).
+	onSweep func(prepared int)
 	// janitorEvery, when set, is how often the janitor sweeps (tests).
 	janitorEvery time.Duration
 }
@@ -69,17 +70,7 @@ type Server struct {
 	once  sync.Once
 
 	mu       sync.Mutex
-	parked   uint64 // results parked so far
-	pending  map[string]*pendingResult
 	prepared map[string]*preparedStmt
-}
-
-// pendingResult is the result of a statement that changed something, run
-// at GetFlightInfo, waiting for its (one) DoGet.
-type pendingResult struct {
-	affected int64
-	expires  time.Time
-	seq      uint64 // order of parking: the lowest is the oldest
 }
 
 type preparedStmt struct {
@@ -99,11 +90,8 @@ func New(eng engine.Engine, opts Options) (*Server, error) {
 	if opts.Allocator == nil {
 		opts.Allocator = memory.DefaultAllocator
 	}
-	if opts.ResultTTL <= 0 {
-		opts.ResultTTL = DefaultResultTTL
-	}
-	if opts.MaxPending <= 0 {
-		opts.MaxPending = DefaultMaxPending
+	if opts.MaxBatchBytes <= 0 {
+		opts.MaxBatchBytes = DefaultMaxBatchBytes
 	}
 	if opts.PreparedTTL <= 0 {
 		opts.PreparedTTL = DefaultPreparedTTL
@@ -132,7 +120,7 @@ func New(eng engine.Engine, opts Options) (*Server, error) {
 	s := &Server{
 		eng: eng, opts: opts, lg: opts.Logger,
 		slots: make(chan struct{}, opts.MaxConcurrent), stop: make(chan struct{}),
-		pending: map[string]*pendingResult{}, prepared: map[string]*preparedStmt{},
+		prepared: map[string]*preparedStmt{},
 	}
 	s.Alloc = opts.Allocator
 	if err := s.registerSqlInfo(); err != nil {
@@ -140,7 +128,7 @@ func New(eng engine.Engine, opts Options) (*Server, error) {
 	}
 	every := opts.janitorEvery
 	if every <= 0 {
-		every = janitorInterval(opts.ResultTTL, opts.PreparedTTL)
+		every = janitorInterval(opts.PreparedTTL)
 	}
 	go s.janitor(every)
 	return s, nil
@@ -154,7 +142,6 @@ func (s *Server) Close() {
 	s.once.Do(func() { close(s.stop) })
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	clear(s.pending)
 	clear(s.prepared)
 }
 
@@ -197,9 +184,10 @@ func toStatus(err error) error {
 }
 
 // Tickets: handle "\x00" sql. A query's ticket has no handle and the SQL
-// its DoGet runs; a statement that changed something ran at GetFlightInfo,
-// and its ticket has the handle of its parked result and no SQL, so that it
-// never runs again.
+// its DoGet runs. A statement that changed something ran at GetFlightInfo;
+// its ticket has no SQL and the handle "=" followed by the rows it
+// affected, so that every fetch of it returns that count, for as long as
+// the client keeps the ticket, and nothing ever runs it again.
 func encodeTicket(handle, sql string) ([]byte, error) {
 	return flightsql.CreateStatementQueryTicket([]byte(handle + "\x00" + sql))
 }
@@ -207,6 +195,20 @@ func encodeTicket(handle, sql string) ([]byte, error) {
 func decodeTicket(b []byte) (handle, sql string) {
 	h, q, _ := strings.Cut(string(b), "\x00")
 	return h, q
+}
+
+// doneHandle is the handle of the ticket of a statement that ran and
+// affected n rows.
+func doneHandle(n int64) string { return "=" + strconv.FormatInt(n, 10) }
+
+// parseDoneHandle is the row count of a doneHandle.
+func parseDoneHandle(h string) (int64, bool) {
+	d, ok := strings.CutPrefix(h, "=")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(d, 10, 64)
+	return n, err == nil
 }
 
 var affectedSchema = arrow.NewSchema([]arrow.Field{{Name: "rows_affected", Type: arrow.PrimitiveTypes.Int64}}, nil)
@@ -225,7 +227,7 @@ func (s *Server) affectedReader(n int64) array.RecordReader {
 // flightInfo describes sql for a DoGet. A query does not run here: the
 // engine describes its result (Prepare) and the DoGet runs and streams it,
 // so nothing waits between the two calls. A statement that changes things
-// runs here, exactly once; its row count waits for the DoGet.
+// runs here, exactly once; its ticket carries its row count.
 func (s *Server) flightInfo(ctx context.Context, sql string, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
 	if err := s.checkSQL(sql); err != nil {
 		return nil, err
@@ -240,29 +242,38 @@ func (s *Server) flightInfo(ctx context.Context, sql string, desc *flight.Flight
 		s.lg.Debug("statement failed", "sql", sql, "err", err)
 		return nil, s.statementStatus(qctx, err)
 	}
-	if !p.Update && p.DatasetSchema != nil {
+	if !p.Update && p.DatasetSchema != nil && isQuery(sql) {
 		return s.queryInfo(sql, p.DatasetSchema, desc)
 	}
 	n, err := s.execUpdate(qctx, sql)
 	if err != nil {
 		return nil, err
 	}
-	h := newHandle()
-	tkt, err := encodeTicket(h, "")
+	tkt, err := encodeTicket(doneHandle(n), "")
 	if err != nil {
 		return nil, err
 	}
-	s.park(h, n)
 	return &flight.FlightInfo{
 		Schema:           flight.SerializeSchema(affectedSchema, s.Alloc),
 		FlightDescriptor: desc,
 		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: tkt}}},
 		TotalRecords:     1,
-		TotalBytes:       -1,
+		TotalBytes:       8, // one int64
 	}, nil
 }
 
-// queryInfo is the FlightInfo of a query whose DoGet runs sql.
+// isQuery reports whether sql only reads: the only statements a ticket
+// runs. Everything else runs once, where it arrives (GetFlightInfo or a
+// DoPut).
+func isQuery(sql string) bool { return sqlparse.Classify(sql) == sqlparse.KindQuery }
+
+// errRunsOnce refuses to run a statement with effects from a DoGet.
+func errRunsOnce() error {
+	return status.Error(codes.FailedPrecondition, "flightd: this ticket names a statement that changes things; such statements run once, when GetFlightInfo plans them or through a DoPut (ExecuteUpdate), and a DoGet never runs them again")
+}
+
+// queryInfo is the FlightInfo of a query whose DoGet runs sql. Its size is
+// not known before it runs.
 func (s *Server) queryInfo(sql string, sc *arrow.Schema, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
 	tkt, err := encodeTicket("", sql)
 	if err != nil {
@@ -275,39 +286,6 @@ func (s *Server) queryInfo(sql string, sc *arrow.Schema, desc *flight.FlightDesc
 		TotalRecords:     -1,
 		TotalBytes:       -1,
 	}, nil
-}
-
-// park keeps a row count for its DoGet; at MaxPending the oldest is
-// dropped. The janitor drops those older than ResultTTL.
-func (s *Server) park(h string, n int64) {
-	now := s.opts.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.pending) >= s.opts.MaxPending {
-		var oldestKey string
-		var oldest uint64
-		for k, p := range s.pending {
-			if oldestKey == "" || p.seq < oldest {
-				oldestKey, oldest = k, p.seq
-			}
-		}
-		delete(s.pending, oldestKey)
-		s.lg.Debug("dropped an unfetched result: too many wait (--max-pending-results)", "max", s.opts.MaxPending)
-	}
-	s.parked++
-	s.pending[h] = &pendingResult{affected: n, expires: now.Add(s.opts.ResultTTL), seq: s.parked}
-}
-
-// take removes and returns the parked result h.
-func (s *Server) take(h string) (int64, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p := s.pending[h]
-	if p == nil {
-		return 0, false
-	}
-	delete(s.pending, h)
-	return p.affected, true
 }
 
 // GetFlightInfoStatement describes a query, or runs a statement that
@@ -332,14 +310,16 @@ func (s *Server) GetSchemaStatement(ctx context.Context, cmd flightsql.Statement
 	return &flight.SchemaResult{Schema: flight.SerializeSchema(sc, s.Alloc)}, nil
 }
 
-// DoGetStatement runs a query's ticket and streams the rows, or returns a
-// parked row count once.
+// DoGetStatement runs a query's ticket and streams the rows, or returns
+// the row count a statement that changed things carries in its ticket.
+// A query's ticket fetched again runs the query again: it reads the tables
+// as they are at that DoGet.
 func (s *Server) DoGetStatement(ctx context.Context, tkt flightsql.StatementQueryTicket) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	h, sql := decodeTicket(tkt.GetStatementHandle())
 	if h != "" {
-		n, ok := s.take(h)
-		if !ok {
-			return nil, nil, status.Errorf(codes.NotFound, "flightd: the statement's result was already fetched or expired (results wait %s, --result-ttl); the statement is not run again", s.opts.ResultTTL)
+		n, ok := parseDoneHandle(h)
+		if !ok || sql != "" {
+			return nil, nil, status.Error(codes.NotFound, "flightd: unknown ticket (not one this server issued); the statement it came from is not run again")
 		}
 		return s.stream(context.Background(), func() {}, s.affectedReader(n))
 	}
@@ -349,11 +329,15 @@ func (s *Server) DoGetStatement(ctx context.Context, tkt flightsql.StatementQuer
 	return s.runStream(ctx, sql)
 }
 
-// runStream runs sql and streams its rows; the statement keeps its slot
-// and its timeout until the stream ends.
+// runStream runs the query sql and streams its rows; the statement keeps
+// its slot and its timeout until the stream ends. A statement with effects
+// is refused: a DoGet never runs one.
 func (s *Server) runStream(ctx context.Context, sql string) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	if err := s.checkSQL(sql); err != nil {
 		return nil, nil, err
+	}
+	if !isQuery(sql) {
+		return nil, nil, errRunsOnce()
 	}
 	qctx, done, err := s.begin(ctx)
 	if err != nil {
@@ -378,29 +362,34 @@ func (s *Server) runStream(ctx context.Context, sql string) (*arrow.Schema, <-ch
 	return s.stream(qctx, done, r)
 }
 
-// stream sends r's batches until it ends, fails or qctx ends; then it
-// releases r and calls done.
+// stream sends r's batches, each cut to at most MaxBatchBytes, until it
+// ends, fails or qctx ends; then it releases r and calls done.
 func (s *Server) stream(qctx context.Context, done func(), r array.RecordReader) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	ch := make(chan flight.StreamChunk, 2)
 	go func() {
 		defer close(ch)
 		var err error
 		func() {
+			var parts []arrow.RecordBatch
 			defer func() {
+				for _, p := range parts {
+					p.Release()
+				}
 				if p := recover(); p != nil {
 					s.lg.Error("panic while streaming a result", "panic", p)
 					err = status.Errorf(codes.Internal, "flightd: internal error while streaming: %v", p)
 				}
 			}()
 			for r.Next() {
-				rec := r.RecordBatch()
-				rec.Retain()
-				select {
-				case ch <- flight.StreamChunk{Data: rec}:
-				case <-qctx.Done():
-					rec.Release()
-					err = qctx.Err()
-					return
+				parts = splitBatch(r.RecordBatch(), s.opts.MaxBatchBytes)
+				for len(parts) > 0 {
+					select {
+					case ch <- flight.StreamChunk{Data: parts[0]}:
+						parts = parts[1:]
+					case <-qctx.Done():
+						err = qctx.Err()
+						return
+					}
 				}
 			}
 			err = r.Err()

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/stretchr/testify/require"
@@ -177,7 +178,8 @@ func TestResource(t *testing.T) {
 
 // TestResourceUpdateTicketAppliesOnce: an INSERT sent as a statement query
 // (as Python DB-API cursor.execute does) runs at GetFlightInfo; fetching
-// its ticket twice gives its row count once and never writes twice.
+// its ticket again, also after a restart, gives the same row count and
+// never writes twice.
 func TestResourceUpdateTicketAppliesOnce(t *testing.T) {
 	srv := testserver.Start(t, t.TempDir())
 	cl := sqlClient(t, srv)
@@ -188,13 +190,31 @@ func TestResourceUpdateTicketAppliesOnce(t *testing.T) {
 	require.NoError(t, err)
 	info, err := cl.Execute(context.Background(), "INSERT INTO res.once VALUES (1), (2)")
 	require.NoError(t, err)
-	n, err := fetch(cl, info, 0)
+	for range 2 {
+		require.EqualValues(t, 2, affected(t, cl, info))
+	}
+	srv.Restart(syscall.SIGTERM)
+	cl = sqlClient(t, srv)
+	require.EqualValues(t, 2, affected(t, cl, info), "the ticket carries its count across a restart")
+	require.Equal(t, "2", connect(t, srv).scalar("SELECT count(*) FROM res.once$rt"))
+}
+
+// affected fetches the ticket of a statement that changed things and
+// returns its rows_affected.
+func affected(t *testing.T, cl *flightsql.Client, info *flight.FlightInfo) int64 {
+	t.Helper()
+	r, err := cl.DoGet(context.Background(), info.Endpoint[0].Ticket)
 	require.NoError(t, err)
-	require.EqualValues(t, 1, n)
-	_, err = fetch(cl, info, 0)
-	require.Equal(t, codes.NotFound, status.Code(err), "%v", err)
-	require.ErrorContains(t, err, "already fetched or expired")
-	require.Equal(t, "2", c.scalar("SELECT count(*) FROM res.once$rt"))
+	defer r.Release()
+	n := int64(-1)
+	for r.Next() {
+		rec := r.RecordBatch()
+		require.EqualValues(t, 1, rec.NumRows())
+		require.Equal(t, "rows_affected", rec.Schema().Field(0).Name)
+		n = rec.Column(0).(*array.Int64).Value(0)
+	}
+	require.NoError(t, r.Err())
+	return n
 }
 
 // TestResourceShutdownWithinGrace: SIGTERM ends the process within

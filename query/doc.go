@@ -27,6 +27,18 @@
 //     Pruning only skips files; DuckDB applies the whole WHERE, so a result
 //     never depends on it (TestPushdownNeverChangesResults).
 //
+// An INSERT whose values do not match the columns it fills is refused:
+// every VALUES row is counted (sqlparse.ValuesList), and any other source
+// query passes its surplus columns through so that the count sees them.
+//
+// Ingest (Engine.Ingest) brings each batch to the table's Arrow types
+// exactly (convert.go: Arrow's safe casts, plus lists, maps and structs
+// rebuilt around converted children, dictionaries decoded, narrow decimals
+// widened). A table created by ingest gets the Paimon type that holds every
+// value of each Arrow column (types.go), or the ingest is refused up front
+// naming the column; it is created only once the first batch has been
+// converted, so a refused create leaves nothing behind.
+//
 // Prepare describes a statement with parameter placeholders too
 // (params.go): a query's parameter types are what DuckDB infers with the
 // statement's tables bound (a string where it cannot tell; integers as

@@ -5,6 +5,8 @@ package query
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/flightd/flightd/engine"
 	"github.com/flightd/flightd/internal/arrowutil"
 	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/sqlparse"
 )
 
@@ -33,6 +36,17 @@ func (e *Engine) insert(ctx context.Context, sql string) (int64, error) {
 		return 0, mapErr(err)
 	}
 	cols := insertColumns(st, schema)
+	target := fmt.Sprintf("INSERT INTO %s.%s: the table has %s", db, st.Name.Table, plural(len(cols), "column"))
+	if len(st.Columns) > 0 {
+		target = fmt.Sprintf("INSERT INTO %s.%s: the column list names %s", db, st.Name.Table, plural(len(cols), "column"))
+	}
+	if rows, ok := sqlparse.ValuesList(st.Query); ok {
+		for i, row := range rows {
+			if row.Values != len(cols) {
+				return 0, fmt.Errorf("%w: %s but VALUES row %d %s has %s", engine.ErrInvalid, target, i+1, clip(row.Text, 200), plural(row.Values, "value"))
+			}
+		}
+	}
 	var sel []string
 	var alias []string
 	for i, c := range cols {
@@ -49,16 +63,43 @@ func (e *Engine) insert(ctx context.Context, sql string) (int64, error) {
 			sel = append(sel, fmt.Sprintf("%s AS %s", a, quoteIdent(f.Name)))
 		}
 	}
-	q := fmt.Sprintf("SELECT %s FROM (%s) AS __flightd_insert(%s)", strings.Join(sel, ", "), st.Query, strings.Join(alias, ", "))
+	// The query's columns past the aliased ones come out too, so that a
+	// query returning more values than the INSERT fills is refused instead
+	// of losing them; one returning fewer fails to bind its aliases.
+	q := fmt.Sprintf("SELECT %s, COLUMNS(* EXCLUDE (%s)) FROM (%s) AS __flightd_insert(%s)", strings.Join(sel, ", "), strings.Join(alias, ", "), st.Query, strings.Join(alias, ", "))
 	r, err := e.query(ctx, q, false)
 	if err != nil {
+		if m := aliasMismatch.FindStringSubmatch(err.Error()); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			return 0, fmt.Errorf("%w: %s but the query returns %d", engine.ErrInvalid, target, n)
+		}
 		return 0, err
 	}
 	defer r.Release()
 	if n := r.Schema().NumFields(); n != len(cols) {
-		return 0, fmt.Errorf("%w: INSERT names %d column(s) but the query returns %d", engine.ErrInvalid, len(cols), n)
+		return 0, fmt.Errorf("%w: %s but the query returns %d", engine.ErrInvalid, target, n)
 	}
 	return e.writeAll(ctx, db, st.Name.Table, r)
+}
+
+// aliasMismatch is DuckDB's error for a query with fewer columns than the
+// aliases the INSERT gives them.
+var aliasMismatch = regexp.MustCompile(`table "__flightd_insert" has (\d+) columns available but \d+ columns specified`)
+
+// plural spells n things.
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return strconv.Itoa(n) + " " + thing + "s"
+}
+
+// clip shortens s to at most n bytes for an error message.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "..."
 }
 
 // insertColumns is the column list of st: as written, else all of schema's
@@ -139,15 +180,43 @@ func fieldIndex(s *arrow.Schema, name string) int {
 }
 
 // Ingest appends r to db.table; with create, a missing table is created
-// from r's schema as an append table.
+// from r's schema as an append table. Each batch's columns are first
+// brought to the table's types exactly (ingestConvert). A table is created
+// only once the stream's first batch has been converted to it, so a batch
+// the table would refuse leaves no table behind.
 func (e *Engine) Ingest(ctx context.Context, db, table string, create bool, r array.RecordReader) (int64, error) {
 	db = dbOr(db)
-	if _, err := e.ls.ArrowSchema(db, table); err != nil {
-		if !create {
-			return 0, mapErr(err)
+	schema, serr := e.ls.ArrowSchema(db, table)
+	var first arrow.RecordBatch // converted; written first
+	defer func() {
+		if first != nil {
+			first.Release()
 		}
-		if err := e.createFromArrow(ctx, db, table, r.Schema()); err != nil {
+	}()
+	if serr != nil {
+		if !create {
+			return 0, mapErr(serr)
+		}
+		sc, err := ingestSchema(db, table, r.Schema())
+		if err != nil {
 			return 0, err
+		}
+		target := arrowSchemaOf(sc)
+		if r.Next() {
+			if first, err = e.convertBatch(ctx, target, r.RecordBatch(), db, table); err != nil {
+				return 0, err
+			}
+			if err := checkNotNull(target, first, db, table); err != nil {
+				return 0, err
+			}
+		} else if err := r.Err(); err != nil {
+			return 0, fmt.Errorf("%w: read ingest stream: %w", engine.ErrInvalid, err)
+		}
+		if err := mapErr(e.ls.CreateTable(ctx, db, table, sc, true)); err != nil {
+			return 0, err
+		}
+		if schema, err = e.ls.ArrowSchema(db, table); err != nil {
+			return 0, mapErr(err)
 		}
 	}
 	// A pipeline: this goroutine reads, checks and queues batch i+1 while a
@@ -174,10 +243,22 @@ func (e *Engine) Ingest(ctx context.Context, db, table string, create bool, r ar
 			total += n
 		}
 	}()
-	var err error
-	for !failed.Load() && r.Next() {
+	var err error // of this loop
+	for !failed.Load() {
+		rec := first
+		first = nil
+		if rec == nil {
+			if !r.Next() {
+				break
+			}
+			if rec, err = e.convertBatch(ctx, schema, r.RecordBatch(), db, table); err != nil {
+				break
+			}
+		}
 		var w func() (int64, error)
-		if w, err = e.ls.WriteAsync(ctx, db, table, r.RecordBatch()); err != nil {
+		w, err = e.ls.WriteAsync(ctx, db, table, rec)
+		rec.Release() // the write has taken what it needs
+		if err != nil {
 			break
 		}
 		waits <- w
@@ -200,21 +281,57 @@ func (e *Engine) Ingest(ctx context.Context, db, table string, create bool, r ar
 // durable (memory: about this many received batches).
 const ingestWindow = 8
 
-func (e *Engine) createFromArrow(ctx context.Context, db, table string, s *arrow.Schema) error {
+// ingestSchema is the schema of an append table created by ingest from
+// the stream's schema s. A change-kind column is refused: an append table
+// takes inserts only, and making it a column would store the kinds as data.
+func ingestSchema(db, table string, s *arrow.Schema) (lake.Schema, error) {
 	var sc lake.Schema
 	for _, f := range s.Fields() {
+		if f.Name == lakestream.ChangeKindColumn {
+			return lake.Schema{}, fmt.Errorf("%w: create %s.%s from ingest: the batch has a %s column, but ingest creates append tables, which take inserts only; create the primary-key table with CREATE TABLE first, then ingest into it", engine.ErrInvalid, db, table, f.Name)
+		}
 		ts, err := paimonType(f.Type)
 		if err != nil {
-			return fmt.Errorf("%w: create %s.%s from ingest: column %q: %w", engine.ErrInvalid, db, table, f.Name, err)
+			return lake.Schema{}, fmt.Errorf("%w: create %s.%s from ingest: column %q: %w", engine.ErrInvalid, db, table, f.Name, err)
 		}
 		if !f.Nullable {
 			ts += " NOT NULL"
 		}
 		t, err := lake.ParseType(ts)
 		if err != nil {
-			return fmt.Errorf("%w: create %s.%s from ingest: column %q: %w", engine.ErrInvalid, db, table, f.Name, err)
+			return lake.Schema{}, fmt.Errorf("%w: create %s.%s from ingest: column %q: %w", engine.ErrInvalid, db, table, f.Name, err)
 		}
 		sc.Columns = append(sc.Columns, lake.Column{Name: f.Name, Type: t})
 	}
-	return mapErr(e.ls.CreateTable(ctx, db, table, sc, true))
+	return sc, nil
+}
+
+// arrowSchemaOf is the Arrow schema a table of schema sc reads and writes.
+func arrowSchemaOf(sc lake.Schema) *arrow.Schema {
+	fs := make([]arrow.Field, len(sc.Columns))
+	for i, c := range sc.Columns {
+		fs[i] = arrow.Field{Name: c.Name, Type: c.Type.ArrowType(), Nullable: c.Type.Nullable()}
+	}
+	return arrow.NewSchema(fs, nil)
+}
+
+// convertBatch is ingestConvert with the error an ingest reports.
+func (e *Engine) convertBatch(ctx context.Context, schema *arrow.Schema, rec arrow.RecordBatch, db, table string) (arrow.RecordBatch, error) {
+	out, err := ingestConvert(ctx, e.mem, schema, rec)
+	if err != nil {
+		return nil, fmt.Errorf("%w: ingest into %s.%s: %w", engine.ErrInvalid, db, table, err)
+	}
+	return out, nil
+}
+
+// checkNotNull refuses nulls in rec's columns that schema says are NOT
+// NULL (the write path checks it too; a table about to be created is
+// checked before it exists).
+func checkNotNull(schema *arrow.Schema, rec arrow.RecordBatch, db, table string) error {
+	for i, f := range rec.Schema().Fields() {
+		if j := schema.FieldIndices(f.Name); len(j) > 0 && !schema.Field(j[0]).Nullable && rec.Column(i).NullN() > 0 {
+			return fmt.Errorf("%w: ingest into %s.%s: column %q is NOT NULL (its Arrow field is not nullable) but the batch has %d null value(s)", engine.ErrInvalid, db, table, f.Name, rec.Column(i).NullN())
+		}
+	}
+	return nil
 }

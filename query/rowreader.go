@@ -27,8 +27,15 @@ import (
 // are built from DuckDB's row interface with Arrow builders. The Arrow
 // input direction (views over our scans) is not affected.
 
-// resultBatchRows is the size of result batches.
-const resultBatchRows = 8192
+// resultBatchRows and resultBatchBytes bound result batches: a batch ends
+// at whichever comes first (values counted by their length, others as 8
+// bytes), so that wide values do not build a batch of gigabytes (or past
+// the 2 GiB a string column's offsets reach) before the server cuts it
+// into messages.
+const (
+	resultBatchRows  = 8192
+	resultBatchBytes = 8 << 20
+)
 
 // rowReader turns driver.Rows into Arrow batches.
 type rowReader struct {
@@ -156,8 +163,8 @@ func (r *rowReader) Next() bool {
 		r.err = context.Cause(r.ctx)
 		return false
 	}
-	n := 0
-	for n < resultBatchRows {
+	n, size := 0, 0
+	for n < resultBatchRows && size < resultBatchBytes {
 		if err := r.rows.Next(r.vals); err != nil {
 			if !errors.Is(err, io.EOF) {
 				r.err = err
@@ -167,6 +174,14 @@ func (r *rowReader) Next() bool {
 			break
 		}
 		for i, v := range r.vals {
+			switch v := v.(type) {
+			case string:
+				size += len(v)
+			case []byte:
+				size += len(v)
+			default:
+				size += 8
+			}
 			if err := appendValue(r.builder.Field(i), v); err != nil {
 				r.err = fmt.Errorf("query: column %q: %w", r.schema.Field(i).Name, err)
 				return false

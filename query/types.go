@@ -73,7 +73,10 @@ func duckType(t arrow.DataType) (string, bool) {
 }
 
 // paimonType spells an Arrow type as the Paimon type an ingest-created table
-// gets for it.
+// gets for it: one that holds every value of the Arrow type exactly, so that
+// the batch a table is created from is always accepted (ingestConvert
+// brings its values to the table's Arrow types). A type without one is
+// refused, saying what to send instead.
 func paimonType(t arrow.DataType) (string, error) {
 	switch t := t.(type) {
 	case *arrow.BooleanType:
@@ -86,6 +89,8 @@ func paimonType(t arrow.DataType) (string, error) {
 		return "INT", nil
 	case *arrow.Int64Type, *arrow.Uint32Type:
 		return "BIGINT", nil
+	case *arrow.Uint64Type:
+		return "DECIMAL(20, 0)", nil // up to 18446744073709551615
 	case *arrow.Float16Type, *arrow.Float32Type:
 		return "FLOAT", nil
 	case *arrow.Float64Type:
@@ -96,22 +101,88 @@ func paimonType(t arrow.DataType) (string, error) {
 		return "BYTES", nil
 	case *arrow.FixedSizeBinaryType:
 		return fmt.Sprintf("BINARY(%d)", t.ByteWidth), nil
-	case *arrow.Date32Type, *arrow.Date64Type:
+	case *arrow.Date32Type:
 		return "DATE", nil
-	case *arrow.Decimal128Type:
-		return fmt.Sprintf("DECIMAL(%d, %d)", t.Precision, t.Scale), nil
+	case *arrow.Date64Type:
+		// Milliseconds of whole days (the Arrow format says so); a value
+		// with a time of day is refused when written.
+		return "DATE", nil
+	case arrow.DecimalType:
+		if t.GetPrecision() > 38 {
+			return "", fmt.Errorf("Arrow type %s has no Paimon counterpart: Paimon decimals hold at most 38 digits; send decimal128 with precision 38 or less", t)
+		}
+		return fmt.Sprintf("DECIMAL(%d, %d)", t.GetPrecision(), t.GetScale()), nil
 	case *arrow.TimestampType:
 		p := map[arrow.TimeUnit]int{arrow.Second: 0, arrow.Millisecond: 3, arrow.Microsecond: 6, arrow.Nanosecond: 9}[t.Unit]
 		if t.TimeZone != "" {
+			// An instant: the zone only says how it was displayed.
 			return fmt.Sprintf("TIMESTAMP(%d) WITH LOCAL TIME ZONE", p), nil
 		}
 		return fmt.Sprintf("TIMESTAMP(%d)", p), nil
 	case *arrow.Time32Type:
 		return "TIME(3)", nil
 	case *arrow.Time64Type:
-		return "TIME(6)", nil
+		return "", fmt.Errorf("Arrow type %s has no Paimon counterpart: Paimon stores TIME as milliseconds of the day, so finer times would be cut; send time32[ms] (or the %s as int64)", t, unitName(t.Unit))
+	case *arrow.DictionaryType:
+		return paimonType(t.ValueType)
+	case *arrow.ListType:
+		return arrayOf(t.ElemField())
+	case *arrow.LargeListType:
+		return arrayOf(t.ElemField())
+	case *arrow.FixedSizeListType:
+		return arrayOf(t.ElemField())
+	case *arrow.MapType:
+		k, err := paimonType(t.KeyType())
+		if err != nil {
+			return "", fmt.Errorf("map key: %w", err)
+		}
+		v, err := fieldType(t.ItemField())
+		if err != nil {
+			return "", fmt.Errorf("map value: %w", err)
+		}
+		return "MAP<" + k + " NOT NULL, " + v + ">", nil
+	case *arrow.StructType:
+		if t.NumFields() == 0 {
+			return "", fmt.Errorf("Arrow type %s has no Paimon counterpart: a ROW needs at least one field", t)
+		}
+		parts := make([]string, t.NumFields())
+		for i, f := range t.Fields() {
+			ft, err := fieldType(f)
+			if err != nil {
+				return "", fmt.Errorf("field %q: %w", f.Name, err)
+			}
+			parts[i] = "`" + strings.ReplaceAll(f.Name, "`", "``") + "` " + ft
+		}
+		return "ROW<" + strings.Join(parts, ", ") + ">", nil
+	case *arrow.NullType:
+		return "", fmt.Errorf("Arrow type null (a column of nulls only) has no Paimon counterpart: give the column the type its values will have")
 	}
-	return "", fmt.Errorf("arrow type %s has no Paimon counterpart yet", t)
+	return "", fmt.Errorf("Arrow type %s has no Paimon counterpart; cast the column to a type that has one (integers, floats, decimals, strings, binary, dates, timestamps, time32[ms], lists, structs, maps)", t)
+}
+
+// arrayOf is the Paimon ARRAY of a list's element field.
+func arrayOf(elem arrow.Field) (string, error) {
+	e, err := fieldType(elem)
+	if err != nil {
+		return "", fmt.Errorf("list element: %w", err)
+	}
+	return "ARRAY<" + e + ">", nil
+}
+
+// fieldType is paimonType of a nested field, NOT NULL when it is.
+func fieldType(f arrow.Field) (string, error) {
+	t, err := paimonType(f.Type)
+	if err != nil {
+		return "", err
+	}
+	if !f.Nullable {
+		t += " NOT NULL"
+	}
+	return t, nil
+}
+
+func unitName(u arrow.TimeUnit) string {
+	return map[arrow.TimeUnit]string{arrow.Second: "seconds", arrow.Millisecond: "milliseconds", arrow.Microsecond: "microseconds", arrow.Nanosecond: "nanoseconds"}[u]
 }
 
 // quoteIdent quotes an identifier for DuckDB.

@@ -78,3 +78,56 @@ func startsQuery(t token) bool {
 	return t.is("(") || isKeyword(t, "select") || isKeyword(t, "with") || isKeyword(t, "values") ||
 		isKeyword(t, "from") || isKeyword(t, "table")
 }
+
+// ValuesListRow is one row of a VALUES list: its text as written and how
+// many values it holds.
+type ValuesListRow struct {
+	Text   string
+	Values int
+}
+
+// ValuesList returns the rows of query when it is nothing but
+// VALUES (...), (...), ...; ok is false for any other query (one with
+// ORDER BY or LIMIT, say), which the caller checks another way.
+func ValuesList(query string) (rows []ValuesListRow, ok bool) {
+	toks, err := lex(query)
+	if err != nil || !isKeyword(toks[0], "values") {
+		return nil, false
+	}
+	i := 1
+	for {
+		if !toks[i].is("(") {
+			return nil, false
+		}
+		start, depth, n := toks[i].pos, 0, 0
+		for {
+			t := toks[i]
+			switch {
+			case t.kind == tokEOF:
+				return nil, false
+			case t.is("(") || t.is("[") || t.is("{"):
+				depth++
+			case t.is(")") || t.is("]") || t.is("}"):
+				depth--
+			case t.is(",") && depth == 1:
+				n++
+			}
+			if depth == 1 && n == 0 && !t.is("(") {
+				n = 1 // the row holds a first value
+			}
+			i++
+			if depth == 0 {
+				break
+			}
+		}
+		rows = append(rows, ValuesListRow{Text: query[start:toks[i-1].end], Values: n})
+		switch {
+		case toks[i].is(","):
+			i++
+		case toks[i].kind == tokEOF:
+			return rows, true
+		default:
+			return nil, false
+		}
+	}
+}

@@ -567,3 +567,17 @@ func TestNameString(t *testing.T) {
 	assert.Equal(t, "t", Name{Table: "t"}.String())
 	assert.Equal(t, "d.t", Name{Database: "d", Table: "t"}.String())
 }
+
+func TestValuesListCountsEachRowsValues(t *testing.T) {
+	rows, ok := ValuesList(`VALUES (7,7,'s7','x7','SURPLUS',42), (1, [1, 2], {'a': (1), 'b': 2}, f(1, 2)) , ()`)
+	require.True(t, ok)
+	require.Equal(t, []ValuesListRow{
+		{Text: `(7,7,'s7','x7','SURPLUS',42)`, Values: 6},
+		{Text: `(1, [1, 2], {'a': (1), 'b': 2}, f(1, 2))`, Values: 4},
+		{Text: `()`, Values: 0},
+	}, rows)
+	for _, q := range []string{`SELECT 1`, `VALUES (1) ORDER BY 1`, `VALUES (1), 2`, `VALUES (1`, `VALUES 'x`, `(VALUES (1))`} {
+		_, ok := ValuesList(q)
+		require.False(t, ok, q)
+	}
+}

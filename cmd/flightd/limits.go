@@ -22,10 +22,9 @@ type Limits struct {
 	MaxConcurrentQueries int           // statements running at once
 	MaxPrepared          int           // open prepared statements
 	PreparedIdleTimeout  time.Duration // a prepared statement unused this long is closed
-	MaxPendingResults    int           // row counts of updates run at GetFlightInfo waiting for their DoGet
-	ResultTTL            time.Duration // how long such a row count waits
 	MaxStatementBytes    string        // SQL text
 	MaxMessageBytes      string        // one gRPC message received (an ingest batch), and parameter values per DoPut
+	MaxResultBatchBytes  string        // Arrow data of one result message sent
 	ShutdownGrace        time.Duration // SIGTERM to exit, whatever is running
 }
 
@@ -37,10 +36,9 @@ func defaultLimits() Limits {
 		MaxConcurrentQueries: 4 * servingProcs(),
 		MaxPrepared:          flightsql.DefaultMaxPrepared,
 		PreparedIdleTimeout:  flightsql.DefaultPreparedTTL,
-		MaxPendingResults:    flightsql.DefaultMaxPending,
-		ResultTTL:            flightsql.DefaultResultTTL,
 		MaxStatementBytes:    "1MiB",
 		MaxMessageBytes:      "64MiB",
+		MaxResultBatchBytes:  "4MiB",
 		ShutdownGrace:        10 * time.Second,
 	}
 }
@@ -68,10 +66,12 @@ func (l *Limits) env() error {
 	if v := os.Getenv("FLIGHTD_MAX_MESSAGE_BYTES"); v != "" {
 		l.MaxMessageBytes = v
 	}
+	if v := os.Getenv("FLIGHTD_MAX_RESULT_BATCH_BYTES"); v != "" {
+		l.MaxResultBatchBytes = v
+	}
 	for name, dst := range map[string]*time.Duration{
 		"FLIGHTD_QUERY_TIMEOUT":         &l.QueryTimeout,
 		"FLIGHTD_PREPARED_IDLE_TIMEOUT": &l.PreparedIdleTimeout,
-		"FLIGHTD_RESULT_TTL":            &l.ResultTTL,
 		"FLIGHTD_SHUTDOWN_GRACE":        &l.ShutdownGrace,
 	} {
 		if v := os.Getenv(name); v != "" {
@@ -85,7 +85,6 @@ func (l *Limits) env() error {
 	for name, dst := range map[string]*int{
 		"FLIGHTD_MAX_CONCURRENT_QUERIES": &l.MaxConcurrentQueries,
 		"FLIGHTD_MAX_PREPARED":           &l.MaxPrepared,
-		"FLIGHTD_MAX_PENDING_RESULTS":    &l.MaxPendingResults,
 	} {
 		if v := os.Getenv(name); v != "" {
 			n, err := strconv.Atoi(v)
@@ -106,10 +105,9 @@ func (l *Limits) flags(fs *flag.FlagSet) {
 	fs.IntVar(&l.MaxConcurrentQueries, "max-concurrent-queries", l.MaxConcurrentQueries, "statements running at once (preparing, running, or streaming to a DoGet); more get RESOURCE_EXHAUSTED; default 4 x GOMAXPROCS (env FLIGHTD_MAX_CONCURRENT_QUERIES)")
 	fs.IntVar(&l.MaxPrepared, "max-prepared", l.MaxPrepared, "open prepared statements; more get RESOURCE_EXHAUSTED (env FLIGHTD_MAX_PREPARED)")
 	fs.DurationVar(&l.PreparedIdleTimeout, "prepared-idle-timeout", l.PreparedIdleTimeout, "a prepared statement unused this long is closed (env FLIGHTD_PREPARED_IDLE_TIMEOUT)")
-	fs.IntVar(&l.MaxPendingResults, "max-pending-results", l.MaxPendingResults, "row counts of statements run at GetFlightInfo (INSERT, DDL) kept for their DoGet; beyond it the oldest is dropped (env FLIGHTD_MAX_PENDING_RESULTS)")
-	fs.DurationVar(&l.ResultTTL, "result-ttl", l.ResultTTL, "how long such a row count waits for its DoGet (env FLIGHTD_RESULT_TTL)")
 	fs.StringVar(&l.MaxStatementBytes, "max-statement-bytes", l.MaxStatementBytes, "longest SQL text accepted; longer is INVALID_ARGUMENT (env FLIGHTD_MAX_STATEMENT_BYTES)")
 	fs.StringVar(&l.MaxMessageBytes, "max-message-bytes", l.MaxMessageBytes, "largest gRPC message received (one ingest batch), and most parameter values one DoPut binds (env FLIGHTD_MAX_MESSAGE_BYTES)")
+	fs.StringVar(&l.MaxResultBatchBytes, "max-result-batch-bytes", l.MaxResultBatchBytes, "most Arrow data in one result message sent: larger batches are sent in slices, a single larger row alone; keep it under the clients' receive limit, 16MiB for ADBC (env FLIGHTD_MAX_RESULT_BATCH_BYTES)")
 	fs.DurationVar(&l.ShutdownGrace, "shutdown-grace", l.ShutdownGrace, "on SIGTERM or SIGINT, the process exits within this long whatever is running: calls get most of it, then they are cut off (env FLIGHTD_SHUTDOWN_GRACE)")
 }
 
@@ -126,7 +124,7 @@ func (l Limits) validate() error {
 	for _, c := range []struct {
 		flag string
 		n    int
-	}{{"--max-concurrent-queries", l.MaxConcurrentQueries}, {"--max-prepared", l.MaxPrepared}, {"--max-pending-results", l.MaxPendingResults}} {
+	}{{"--max-concurrent-queries", l.MaxConcurrentQueries}, {"--max-prepared", l.MaxPrepared}} {
 		if c.n <= 0 {
 			return fmt.Errorf("%s must be positive, got %d", c.flag, c.n)
 		}
@@ -134,7 +132,7 @@ func (l Limits) validate() error {
 	for _, d := range []struct {
 		flag string
 		d    time.Duration
-	}{{"--prepared-idle-timeout", l.PreparedIdleTimeout}, {"--result-ttl", l.ResultTTL}, {"--shutdown-grace", l.ShutdownGrace}} {
+	}{{"--prepared-idle-timeout", l.PreparedIdleTimeout}, {"--shutdown-grace", l.ShutdownGrace}} {
 		if d.d <= 0 {
 			return fmt.Errorf("%s must be positive, got %s", d.flag, d.d)
 		}
@@ -145,12 +143,19 @@ func (l Limits) validate() error {
 	if n, err := parseSize(l.MaxMessageBytes); err != nil || n < 1<<20 || n > 2<<30-1 {
 		return fmt.Errorf("--max-message-bytes %q: want a size between 1MiB and 2GiB", l.MaxMessageBytes)
 	}
+	if n, err := parseSize(l.MaxResultBatchBytes); err != nil || n < 64<<10 || n > 1<<30 {
+		return fmt.Errorf("--max-result-batch-bytes %q: want a size between 64KiB and 1GiB", l.MaxResultBatchBytes)
+	}
 	return nil
 }
 
-// statementBytes and messageBytes are the validated sizes.
+// statementBytes, messageBytes and resultBatchBytes are the validated sizes.
 func (l Limits) statementBytes() int { n, _ := parseSize(l.MaxStatementBytes); return int(n) }
 func (l Limits) messageBytes() int   { n, _ := parseSize(l.MaxMessageBytes); return int(n) }
+func (l Limits) resultBatchBytes() int64 {
+	n, _ := parseSize(l.MaxResultBatchBytes)
+	return n
+}
 
 // minMemoryLimit is the least memory_limit accepted: DuckDB needs some to
 // run anything.
@@ -245,6 +250,6 @@ func systemMemory() (int64, string) {
 }
 
 func (l Limits) String() string {
-	return fmt.Sprintf("--memory-limit=%s --memory-ceiling=%s --query-timeout=%s --max-concurrent-queries=%d --max-prepared=%d --prepared-idle-timeout=%s --max-pending-results=%d --result-ttl=%s --max-statement-bytes=%s --max-message-bytes=%s --shutdown-grace=%s",
-		l.MemoryLimit, l.MemoryCeiling, l.QueryTimeout, l.MaxConcurrentQueries, l.MaxPrepared, l.PreparedIdleTimeout, l.MaxPendingResults, l.ResultTTL, l.MaxStatementBytes, l.MaxMessageBytes, l.ShutdownGrace)
+	return fmt.Sprintf("--memory-limit=%s --memory-ceiling=%s --query-timeout=%s --max-concurrent-queries=%d --max-prepared=%d --prepared-idle-timeout=%s --max-statement-bytes=%s --max-message-bytes=%s --max-result-batch-bytes=%s --shutdown-grace=%s",
+		l.MemoryLimit, l.MemoryCeiling, l.QueryTimeout, l.MaxConcurrentQueries, l.MaxPrepared, l.PreparedIdleTimeout, l.MaxStatementBytes, l.MaxMessageBytes, l.MaxResultBatchBytes, l.ShutdownGrace)
 }

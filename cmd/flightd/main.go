@@ -48,9 +48,8 @@ func usage() {
                 [--tiering-interval DUR] [--tiering-rows N] [--log-retention DUR] [--log-disk-budget SIZE]
                 [--log-level LEVEL] [--debug-addr ADDR] [--metrics-addr ADDR]
                 [--memory-limit SIZE|PCT] [--query-timeout DUR] [--max-concurrent-queries N]
-                [--max-prepared N] [--prepared-idle-timeout DUR] [--max-pending-results N]
-                [--result-ttl DUR] [--max-statement-bytes SIZE] [--max-message-bytes SIZE]
-                [--shutdown-grace DUR]
+                [--max-prepared N] [--prepared-idle-timeout DUR] [--max-statement-bytes SIZE]
+                [--max-message-bytes SIZE] [--max-result-batch-bytes SIZE] [--shutdown-grace DUR]
   flightd sql [--server ADDR] "SQL"
   flightd version
 

@@ -82,7 +82,7 @@ func serve(args []string) error {
 		Name: "flightd", Version: version, Logger: lg.With("component", "flightsql"),
 		QueryTimeout: cfg.QueryTimeout, MaxConcurrent: cfg.MaxConcurrentQueries,
 		MaxPrepared: cfg.MaxPrepared, PreparedTTL: cfg.PreparedIdleTimeout,
-		MaxPending: cfg.MaxPendingResults, ResultTTL: cfg.ResultTTL,
+		MaxBatchBytes:     cfg.resultBatchBytes(),
 		MaxStatementBytes: cfg.statementBytes(), MaxParamBytes: int64(cfg.messageBytes()),
 	})
 	if err != nil {

@@ -136,3 +136,69 @@ def test_dbapi_parameters(server):
     df = pl.read_database('SELECT id FROM params."t$rt" WHERE id < ? ORDER BY id', connection=conn,
                           execute_options={"parameters": (4,)})
     assert df["id"].to_list() == [1, 2, 3]
+
+
+def test_dbapi_insert_runs_once_and_ingest_types_are_exact(server):
+    """cursor.execute of an INSERT goes through GetFlightInfo + DoGet: it
+    writes once; adbc_ingest (create, then append) of pyarrow types that had
+    no Paimon counterpart reads back exactly; a type without one is refused
+    up front and leaves no table."""
+    conn = connect(server)
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE once (a BIGINT, b BIGINT, s STRING)")
+    cur.execute("INSERT INTO once VALUES (1, 2, 'x')")
+    cur.fetchall()
+    try:
+        cur.execute("INSERT INTO once VALUES (7,7,'s7','x7','SURPLUS',42)")
+        cur.fetchall()
+    except Exception as e:
+        assert "the table has 3 columns but VALUES row 1" in str(e), str(e)
+    else:
+        raise AssertionError("an INSERT with surplus values was accepted")
+    cur.execute('SELECT count(*) FROM "once$rt"')
+    assert cur.fetchone() == (1,)
+
+    table = pa.table({
+        "u64": pa.array([2**64 - 1, None], pa.uint64()),
+        "u8": pa.array([255, 0], pa.uint8()),
+        "ts_ns": pa.array([1700000000123456789, None], pa.timestamp("ns")),
+        "ts_tz": pa.array([1700000000123456, None], pa.timestamp("us", tz="Europe/Paris")),
+        "ls": pa.array(["a" * 20, None], pa.large_string()),
+        "dict": pa.array(["x", "y"]).dictionary_encode(),
+        "lst": pa.array([[1, 2], None], pa.list_(pa.int32())),
+        "fsl": pa.array([[1.5, 2.5], [0.0, 1.0]], pa.list_(pa.float64(), 2)),
+        "st": pa.array([{"a": 1, "b": "s"}, None], pa.struct([("a", pa.int16()), ("b", pa.string())])),
+        "m": pa.array([[("k", 1)], None], pa.map_(pa.string(), pa.int64())),
+    })
+    assert cur.adbc_ingest("types", table, mode="create") == 2
+    assert cur.adbc_ingest("types", table, mode="append") == 2
+    cur.execute('SELECT * FROM "types$rt"')
+    got = cur.fetch_arrow_table()
+    assert got.num_rows == 4
+    first = got.slice(0, 2)
+    assert first.column("u64").to_pylist() == [2**64 - 1, None]
+    assert first.column("u8").to_pylist() == [255, 0]
+    assert first.column("ts_ns").cast(pa.int64()).to_pylist() == [1700000000123456789, None]
+    assert first.column("ts_tz").cast(pa.int64()).to_pylist() == [1700000000123456, None]
+    assert first.column("ls").to_pylist() == ["a" * 20, None]
+    assert first.column("dict").to_pylist() == ["x", "y"]
+    assert first.column("lst").to_pylist() == [[1, 2], None]
+    assert first.column("fsl").to_pylist() == [[1.5, 2.5], [0.0, 1.0]]
+    assert first.column("st").to_pylist() == [{"a": 1, "b": "s"}, None]
+    assert first.column("m").to_pylist() == [[("k", 1)], None]
+
+    times = pa.table({"t": pa.array([1], pa.time64("us"))})
+    try:
+        cur.adbc_ingest("times", times, mode="create")
+    except Exception as e:
+        assert 'column "t": Arrow type time64[us] has no Paimon counterpart' in str(e), str(e)
+    else:
+        raise AssertionError("time64[us] was accepted")
+    try:
+        cur.execute("SELECT * FROM times")
+        cur.fetchall()
+    except Exception as e:
+        assert "does not exist" in str(e), str(e)
+    else:
+        raise AssertionError("a refused create left a table behind")
+    conn.close()
