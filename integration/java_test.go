@@ -8,11 +8,14 @@ package integration
 // the jar's path.
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/big"
 	"os"
 	"os/exec"
@@ -20,6 +23,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -51,17 +55,134 @@ func paimonJar(t *testing.T) string {
 	return abs
 }
 
-// javaPaimon runs PaimonCheck with args and returns its stdout.
+// javaPaimon runs PaimonCheck with args and returns its stdout. Commands go
+// to one JVM for the whole test binary (PaimonCheck session), started at the
+// first command: starting a JVM costs more than most commands.
 func javaPaimon(jar string, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "java", append([]string{"-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-jar", jar}, args...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return stdout.String(), fmt.Errorf("PaimonCheck %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	javaSess.Lock()
+	defer javaSess.Unlock()
+	if javaSess.s == nil || javaSess.s.jar != jar {
+		if javaSess.s != nil {
+			javaSess.s.close()
+		}
+		s, err := startJavaSession(jar)
+		if err != nil {
+			return "", err
+		}
+		javaSess.s = s
 	}
-	return stdout.String(), nil
+	out, err := javaSess.s.run(args, 3*time.Minute)
+	if errors.Is(err, errJavaSessionBroken) {
+		javaSess.s.close()
+		javaSess.s = nil
+	}
+	return out, err
+}
+
+var javaSess struct {
+	sync.Mutex
+	s *javaSession
+}
+
+var errJavaSessionBroken = errors.New("PaimonCheck session ended")
+
+// javaSession is a PaimonCheck session: commands as JSON arrays on its
+// stdin, one JSON answer a line on its stdout.
+type javaSession struct {
+	jar    string
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Reader
+	stderr *tailBuffer
+}
+
+func startJavaSession(jar string) (*javaSession, error) {
+	cmd := exec.Command("java", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-jar", jar, "session")
+	s := &javaSession{jar: jar, cmd: cmd, stderr: &tailBuffer{max: 64 << 10}}
+	cmd.Stderr = s.stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start PaimonCheck session: %w", err)
+	}
+	s.in, s.out = in, bufio.NewReaderSize(out, 1<<20)
+	return s, nil
+}
+
+// run sends one command and waits at most timeout for its answer.
+func (s *javaSession) run(args []string, timeout time.Duration) (string, error) {
+	req, err := json.Marshal(args)
+	if err != nil {
+		return "", err
+	}
+	if _, err := s.in.Write(append(req, '\n')); err != nil {
+		return "", fmt.Errorf("%w: PaimonCheck %s: %v\n%s", errJavaSessionBroken, strings.Join(args, " "), err, s.stderr)
+	}
+	type answer struct {
+		line string
+		err  error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		line, err := s.out.ReadString('\n')
+		got <- answer{line, err}
+	}()
+	var a answer
+	select {
+	case a = <-got:
+	case <-time.After(timeout):
+		return "", fmt.Errorf("%w: PaimonCheck %s: no answer in %v\n%s", errJavaSessionBroken, strings.Join(args, " "), timeout, s.stderr)
+	}
+	if a.err != nil {
+		return "", fmt.Errorf("%w: PaimonCheck %s: %v\n%s", errJavaSessionBroken, strings.Join(args, " "), a.err, s.stderr)
+	}
+	var reply struct {
+		OK  bool   `json:"ok"`
+		Out string `json:"out"`
+		Err string `json:"err"`
+	}
+	if err := json.Unmarshal([]byte(a.line), &reply); err != nil {
+		return "", fmt.Errorf("%w: PaimonCheck %s: bad answer %q: %v", errJavaSessionBroken, strings.Join(args, " "), a.line, err)
+	}
+	if !reply.OK {
+		return reply.Out, fmt.Errorf("PaimonCheck %s: %s", strings.Join(args, " "), reply.Err)
+	}
+	return reply.Out, nil
+}
+
+func (s *javaSession) close() {
+	s.in.Close()
+	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Wait()
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	if len(b.buf) > b.max {
+		b.buf = append([]byte(nil), b.buf[len(b.buf)-b.max:]...)
+	}
+	return len(p), nil
+}
+
+func (b *tailBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf)
 }
 
 func mustJava(t *testing.T, jar string, args ...string) string {

@@ -38,11 +38,12 @@ type logCache struct {
 }
 
 type cachedEntry struct {
-	rec   arrow.RecordBatch
-	kinds []byte
-	size  int64
-	at    time.Time   // when the entry was written (a run: its first entry)
-	parts []entryPart // a run (see replaceRun): the log entries it joins
+	rec    arrow.RecordBatch
+	schema int64 // the table schema rec's columns are of
+	kinds  []byte
+	size   int64
+	at     time.Time   // when the entry was written (a run: its first entry)
+	parts  []entryPart // a run (see replaceRun): the log entries it joins
 }
 
 // entryPart is one log entry of a run: its rows and write time.
@@ -63,8 +64,9 @@ func newLogCache(limit int64) *logCache {
 	return &logCache{limit: limit, buckets: map[logstore.Bucket]map[int64]*cachedEntry{}, floor: map[logstore.Bucket]int64{}}
 }
 
-// put keeps rec (retained) as the entry at base of b, written at at.
-func (c *logCache) put(b logstore.Bucket, base int64, rec arrow.RecordBatch, kinds []byte, at time.Time) {
+// put keeps rec (retained), rows of table schema schema, as the entry at
+// base of b, written at at.
+func (c *logCache) put(b logstore.Bucket, base int64, rec arrow.RecordBatch, schema int64, kinds []byte, at time.Time) {
 	size := recordSize(rec) + int64(len(kinds))
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -80,7 +82,25 @@ func (c *logCache) put(b logstore.Bucket, base int64, rec arrow.RecordBatch, kin
 		return
 	}
 	rec.Retain()
-	m[base] = &cachedEntry{rec: rec, kinds: kinds, size: size, at: at}
+	m[base] = &cachedEntry{rec: rec, schema: schema, kinds: kinds, size: size, at: at}
+	*c.budget(size) += size
+}
+
+// evolved keeps rec (retained), the rows of the entry at base of b under
+// schema, in place of old, if the entry still holds old.
+func (c *logCache) evolved(b logstore.Bucket, base int64, old, rec arrow.RecordBatch, schema int64) {
+	size := recordSize(rec)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.buckets[b][base]
+	if e == nil || e.rec != old || rec.NumRows() != old.NumRows() {
+		return
+	}
+	size += int64(len(e.kinds))
+	*c.budget(e.size) -= e.size
+	old.Release()
+	rec.Retain()
+	e.rec, e.schema, e.size = rec, schema, size
 	*c.budget(size) += size
 }
 
@@ -99,17 +119,17 @@ func (c *logCache) limitOf(size int64) int64 {
 	return c.limit
 }
 
-// get returns the entry at base of b, retained for the caller, and the log
-// entries it holds.
-func (c *logCache) get(b logstore.Bucket, base int64) (arrow.RecordBatch, []byte, []entryPart, bool) {
+// get returns the entry at base of b, retained for the caller, its schema
+// and the log entries it holds.
+func (c *logCache) get(b logstore.Bucket, base int64) (arrow.RecordBatch, int64, []byte, []entryPart, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.buckets[b][base]
 	if e == nil {
-		return nil, nil, nil, false
+		return nil, 0, nil, nil, false
 	}
 	e.rec.Retain()
-	return e.rec, e.kinds, e.entries(), true
+	return e.rec, e.schema, e.kinds, e.entries(), true
 }
 
 // writeTime returns when the entry at base of b was written.
@@ -194,10 +214,12 @@ func dataSize(d arrow.ArrayData) int64 {
 	return n
 }
 
-// run is consecutive cached entries of one bucket, retained for a reader.
+// run is consecutive cached entries of one bucket and schema, retained for
+// a reader.
 type run struct {
 	base    int64
 	rows    int64
+	schema  int64
 	entries []*cachedEntry
 }
 
@@ -228,9 +250,10 @@ func (c *logCache) smallRun(b logstore.Bucket, from, to, below, most int64) *run
 			break
 		}
 		n := e.rec.NumRows()
-		if n >= below || off+n > to || r.rows+n > most {
+		if n >= below || off+n > to || r.rows+n > most || (len(r.entries) > 0 && e.schema != r.schema) {
 			break
 		}
+		r.schema = e.schema
 		r.entries = append(r.entries, e)
 		r.rows += n
 		off += n
@@ -279,6 +302,6 @@ func (c *logCache) replaceRun(b logstore.Bucket, r *run, rec arrow.RecordBatch, 
 		c.buckets[b] = m
 	}
 	rec.Retain()
-	m[r.base] = &cachedEntry{rec: rec, kinds: kinds, size: size, at: at, parts: parts}
+	m[r.base] = &cachedEntry{rec: rec, schema: r.schema, kinds: kinds, size: size, at: at, parts: parts}
 	*c.budget(size) += size
 }

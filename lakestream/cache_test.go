@@ -23,16 +23,16 @@ func TestLogCacheKeepsDropsAndBounds(t *testing.T) {
 	r1, r2 := mk(10), mk(5)
 	size := recordSize(r1) + recordSize(r2)
 	c := newLogCache(size + 5) // room for exactly these two and their kinds
-	c.put(b0, 0, r1, nil, time.Now())
-	c.put(b0, 10, r2, []byte{0, 0, 0, 0, 3}, time.Now())
+	c.put(b0, 0, r1, 0, nil, time.Now())
+	c.put(b0, 10, r2, 0, []byte{0, 0, 0, 0, 3}, time.Now())
 	r3 := mk(1)
-	c.put(b0, 15, r3, nil, time.Now()) // over the limit: not kept
+	c.put(b0, 15, r3, 0, nil, time.Now()) // over the limit: not kept
 	require.False(t, c.has(b0, 15))
 	r1.Release()
 	r2.Release()
 	r3.Release()
 
-	got, kinds, _, ok := c.get(b0, 10)
+	got, _, kinds, _, ok := c.get(b0, 10)
 	require.True(t, ok)
 	require.EqualValues(t, 5, got.NumRows())
 	require.Equal(t, byte(3), kinds[4])
@@ -59,16 +59,16 @@ func TestLogCacheKeepsRoomForSmallEntries(t *testing.T) {
 	busy, quiet := logstore.Bucket{Table: "busy"}, logstore.Bucket{Table: "quiet"}
 	c := newLogCache(2 * recordSize(big))
 	for i := int64(0); i < 3; i++ {
-		c.put(busy, i*big.NumRows(), big, nil, time.Now())
+		c.put(busy, i*big.NumRows(), big, 0, nil, time.Now())
 	}
 	require.True(t, c.has(busy, big.NumRows()))
 	require.False(t, c.has(busy, 2*big.NumRows()), "the main budget holds two large entries")
-	c.put(quiet, 0, small, nil, time.Now())
+	c.put(quiet, 0, small, 0, nil, time.Now())
 	require.True(t, c.has(quiet, 0), "a small entry is kept although large ones filled the main budget")
 
 	n := int64(smallCacheBytes / recordSize(small))
 	for i := int64(1); i <= n; i++ {
-		c.put(quiet, i, small, nil, time.Now())
+		c.put(quiet, i, small, 0, nil, time.Now())
 	}
 	require.False(t, c.has(quiet, n), "small entries have a bound of their own")
 	require.LessOrEqual(t, c.small, int64(smallCacheBytes))
@@ -121,7 +121,7 @@ func TestSmallEntriesJoinLikeABinaryCounter(t *testing.T) {
 			vals[i] = end + int64(i)
 		}
 		rec := int64Rows(mem, vals...)
-		s.cache.put(b, end, rec, nil, time.Now())
+		s.cache.put(b, end, rec, 0, nil, time.Now())
 		rec.Release()
 		end += n
 
@@ -139,10 +139,10 @@ func TestSmallEntriesJoinLikeABinaryCounter(t *testing.T) {
 		batches := 0
 		for cursor := from; cursor < end; {
 			rec, rows, ok := arrow.RecordBatch(nil), int64(0), false
-			if lb, k, _, hit := s.readRun(b, cursor, end); hit {
+			if lb, k, _, _, hit := s.readRun(b, cursor, end); hit {
 				rec, rows, ok = lb.Rec, k, true
 				joined += k
-			} else if r, _, _, hit := s.cache.get(b, cursor); hit {
+			} else if r, _, _, _, hit := s.cache.get(b, cursor); hit {
 				rec, rows, ok = r, r.NumRows(), true
 			}
 			require.True(t, ok, "offset %d is cached", cursor)

@@ -179,7 +179,7 @@ func (s *Service) changelog(ctx context.Context, m *tableMeta) (array.RecordRead
 			continue
 		}
 		bk := logstore.Bucket{Table: m.id, Bucket: b}
-		if err := s.readChangelogRange(ctx, bk, lo, hws[b], tiered.Of(b), &entries); err != nil {
+		if err := s.readChangelogRange(ctx, m, bk, lo, hws[b], tiered.Of(b), &entries); err != nil {
 			release()
 			if errors.Is(err, logstore.ErrTruncated) {
 				return nil, &rangeMovedError{err}
@@ -339,13 +339,13 @@ func snapshotOffsets(snap *lake.Snapshot) (*Offsets, bool, error) {
 // readChangelogRange appends the log entries of b in [from, to) to out.
 // Below tiered (the newest lake offsets) entries are decoded from the log
 // without touching the log cache, which holds the un-tiered delta only.
-func (s *Service) readChangelogRange(ctx context.Context, b logstore.Bucket, from, to, tiered int64, out *[]union.ChangelogEntry) error {
+func (s *Service) readChangelogRange(ctx context.Context, m *tableMeta, b logstore.Bucket, from, to, tiered int64, out *[]union.ChangelogEntry) error {
 	if direct := min(to, tiered); from < direct {
 		cursor := from
 		err := s.log.Read(ctx, b, from, direct, func(base, rows int64, payload []byte) error {
-			rec, kinds, err := logcodec.Decode(payload, rows, s.mem)
+			rec, kinds, err := s.decodeEntry(ctx, m, base, rows, payload)
 			if err != nil {
-				return fmt.Errorf("log entry at offset %d: %w", base, err)
+				return err
 			}
 			at, _ := logcodec.WriteTime(payload)
 			lo, hi := max(from-base, 0), min(rows, direct-base)
@@ -365,7 +365,7 @@ func (s *Service) readChangelogRange(ctx context.Context, b logstore.Bucket, fro
 	if from >= to {
 		return nil
 	}
-	return s.readLog(ctx, b, from, to, true, func(lb union.LogBatch, base int64, at time.Time) error {
+	return s.readLog(ctx, m, b, from, to, true, func(lb union.LogBatch, base int64, at time.Time) error {
 		*out = append(*out, union.ChangelogEntry{LogBatch: lb, Bucket: b.Bucket, Offset: base, Time: at})
 		return nil
 	})

@@ -29,6 +29,20 @@
 //     its rounds (SetRoundStatus: consecutive failures, the newest error,
 //     the next attempt).
 //
+// Schema changes by other engines: a table's metadata is cached, and every
+// statement and tiering round first checks that no newer schema exists (one
+// existence test of schema-(id+1), see lake.Table.NewerSchema), so a schema
+// or option change committed by Java Paimon (ALTER TABLE) is used by the
+// next one; snapshots are checked by every scan already. Log entries record
+// the schema they were written under (logcodec version 3), and rows of an
+// older schema are read, tiered and listed in the changelog under the
+// current one, matched by field id: added columns null, renamed columns
+// keeping their values, widened types cast, dropped columns dropped
+// (evolve.go). A mismatch that cannot be evolved (a value that does not fit
+// a changed type) is an error wrapping ErrSchemaMismatch; a scan planned
+// against a schema that changed before it started (ScanOptions.Expect)
+// fails with ErrSchemaChanged.
+//
 // The log offsets that a lake snapshot holds are recorded in the snapshot's
 // properties under OffsetsProperty (see offsets.go for the format).
 //

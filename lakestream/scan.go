@@ -29,6 +29,11 @@ type ScanOptions struct {
 	// tables whose key cannot match it (lake.Table.KeyRows); other rows are
 	// not filtered.
 	Filter []lake.Predicate
+	// Expect, when set, is the Arrow schema the caller planned with (from
+	// ArrowSchema); if the table's schema is another by now (changed by
+	// another engine in between), the scan fails with ErrSchemaChanged
+	// instead of returning columns the caller does not expect.
+	Expect *arrow.Schema
 }
 
 // Scan reads db.name: the newest lake snapshot, and with realtime also the
@@ -43,6 +48,9 @@ func (s *Service) ScanWith(ctx context.Context, db, name string, opts ScanOption
 	m, err := s.table(db, name)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Expect != nil && opts.Expect != m.schema && !opts.Expect.Equal(m.schema) {
+		return nil, fmt.Errorf("%w (%s.%s is at schema %d)", ErrSchemaChanged, db, name, m.ts.ID)
 	}
 	if opts.Realtime && !Realtime(m.table) {
 		return nil, fmt.Errorf("%w: %s.%s%s needs %s=true", ErrNotRealtime, db, name, RealtimeSuffix, OptionEnabled)
@@ -140,7 +148,7 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, o
 		if from >= hw || (pruned && !buckets[b]) {
 			continue
 		}
-		err := s.ReadLog(ctx, logstore.Bucket{Table: m.id, Bucket: b}, from, hw, func(lb union.LogBatch, _ int64) error {
+		err := s.readLog(ctx, m, logstore.Bucket{Table: m.id, Bucket: b}, from, hw, false, func(lb union.LogBatch, _ int64, _ time.Time) error {
 			log = append(log, lb)
 			return nil
 		})
@@ -164,9 +172,11 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, o
 	}
 	var out array.RecordReader
 	if len(m.pk) == 0 {
-		out = union.Append(schema, lakeReader, log)
+		if out, err = union.Append(schema, lakeReader, log); err != nil {
+			return nil, fmt.Errorf("lakestream: %s.%s: %w", db, name, err)
+		}
 	} else if out, err = union.PrimaryKey(ctx, s.mem, schema, key, lakeReader, log); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("lakestream: %s.%s: %w", db, name, err)
 	}
 	if idx != nil {
 		return arrowutil.NewProjectReader(out, idx), nil
@@ -216,23 +226,51 @@ func keepKeyRows(ctx context.Context, mem memory.Allocator, keys func(arrow.Reco
 	return out, nil
 }
 
-// ReadLog passes the log records of bucket b in [from, to) to fn, in log
-// order, with the offset of each batch's first row; fn owns the batch.
-// A batch is one log entry, or several consecutive small ones joined
-// (coalesceBelow), sliced to the range. Entries come from the log cache
-// when it has them, else from the log (and are then cached).
-func (s *Service) ReadLog(ctx context.Context, b logstore.Bucket, from, to int64, fn func(lb union.LogBatch, base int64) error) error {
-	return s.readLog(ctx, b, from, to, false, func(lb union.LogBatch, base int64, _ time.Time) error { return fn(lb, base) })
+// ReadLog passes the log records of bucket b of table t in [from, to) to
+// fn, in log order, with the offset of each batch's first row; fn owns the
+// batch. Rows come with the columns of t's schema, whatever schema they
+// were written under (see evolve.go). A batch is one log entry, or several
+// consecutive small ones joined (coalesceBelow), sliced to the range.
+// Entries come from the log cache when it has them, else from the log (and
+// are then cached).
+func (s *Service) ReadLog(ctx context.Context, t *lake.Table, b logstore.Bucket, from, to int64, fn func(lb union.LogBatch, base int64) error) error {
+	return s.readLog(ctx, s.metaFor(t), b, from, to, false, func(lb union.LogBatch, base int64, _ time.Time) error { return fn(lb, base) })
 }
 
-// readLog is ReadLog that also passes each batch's write time (a joined
-// batch: its first entry's). With split, every batch is exactly one log
-// entry (joined entries are cut back apart, and none are joined).
-func (s *Service) readLog(ctx context.Context, b logstore.Bucket, from, to int64, split bool, fn func(lb union.LogBatch, base int64, at time.Time) error) error {
+// asSchema returns rec, the rows of the entry at base of b written under
+// schema id, as rows of m's schema, taking over rec's reference; when the
+// entry is cached (as rec) and had to be evolved, the cache keeps the
+// evolved rows.
+func (s *Service) asSchema(ctx context.Context, m *tableMeta, b logstore.Bucket, base int64, rec arrow.RecordBatch, id int64, cached bool) (arrow.RecordBatch, error) {
+	if id == m.ts.ID {
+		return rec, nil
+	}
+	out, err := s.evolve(ctx, m, rec, id)
+	if err != nil {
+		rec.Release()
+		return nil, fmt.Errorf("log entry at offset %d: %w", base, err)
+	}
+	if cached && out != rec {
+		s.cache.evolved(b, base, rec, out, m.ts.ID)
+	}
+	rec.Release()
+	return out, nil
+}
+
+// readLog is ReadLog (as rows of m's schema) that also passes each batch's
+// write time (a joined batch: its first entry's). With split, every batch
+// is exactly one log entry (joined entries are cut back apart, and none are
+// joined).
+func (s *Service) readLog(ctx context.Context, m *tableMeta, b logstore.Bucket, from, to int64, split bool, fn func(lb union.LogBatch, base int64, at time.Time) error) error {
 	cursor := from
 	for cursor < to {
 		if !split {
-			if lb, n, at, ok := s.readRun(b, cursor, to); ok {
+			if lb, n, id, at, ok := s.readRun(b, cursor, to); ok {
+				rec, err := s.asSchema(ctx, m, b, cursor, lb.Rec, id, true)
+				if err != nil {
+					return err
+				}
+				lb.Rec = rec
 				if err := fn(lb, cursor, at); err != nil {
 					return err
 				}
@@ -240,7 +278,11 @@ func (s *Service) readLog(ctx context.Context, b logstore.Bucket, from, to int64
 				continue
 			}
 		}
-		if rec, kinds, parts, ok := s.cache.get(b, cursor); ok {
+		if rec, id, kinds, parts, ok := s.cache.get(b, cursor); ok {
+			rec, err := s.asSchema(ctx, m, b, cursor, rec, id, true)
+			if err != nil {
+				return err
+			}
 			n := rec.NumRows()
 			lb := union.LogBatch{Rec: rec, Kinds: kinds}
 			if !split {
@@ -253,7 +295,7 @@ func (s *Service) readLog(ctx context.Context, b logstore.Bucket, from, to int64
 				cursor += n
 				continue
 			}
-			err := eachPart(lb, parts, cursor, to, fn)
+			err = eachPart(lb, parts, cursor, to, fn)
 			lb.Rec.Release()
 			if err != nil {
 				return err
@@ -267,13 +309,13 @@ func (s *Service) readLog(ctx context.Context, b logstore.Bucket, from, to int64
 			if base > start && s.cache.has(b, base) {
 				return errCacheHit
 			}
-			rec, kinds, err := logcodec.Decode(payload, rows, s.mem)
+			rec, kinds, err := s.decodeEntry(ctx, m, base, rows, payload)
 			if err != nil {
-				return fmt.Errorf("log entry at offset %d: %w", base, err)
+				return err
 			}
 			at, _ := logcodec.WriteTime(payload)
 			if base >= from {
-				s.cache.put(b, base, rec, kinds, at)
+				s.cache.put(b, base, rec, m.ts.ID, kinds, at)
 			}
 			lo, hi := int64(0), rows
 			if base < start {
@@ -293,6 +335,25 @@ func (s *Service) readLog(ctx context.Context, b logstore.Bucket, from, to int64
 		}
 	}
 	return nil
+}
+
+// decodeEntry decodes the log entry at base holding rows rows, as rows of
+// m's schema.
+func (s *Service) decodeEntry(ctx context.Context, m *tableMeta, base, rows int64, payload []byte) (arrow.RecordBatch, []byte, error) {
+	rec, kinds, err := logcodec.Decode(payload, rows, s.mem)
+	if err != nil {
+		return nil, nil, fmt.Errorf("log entry at offset %d: %w", base, err)
+	}
+	id, err := m.entrySchema(ctx, payload, rec)
+	if err != nil {
+		rec.Release()
+		return nil, nil, fmt.Errorf("log entry at offset %d: %w", base, err)
+	}
+	rec, err = s.asSchema(ctx, m, logstore.Bucket{}, base, rec, id, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rec, kinds, nil
 }
 
 // eachPart passes the log entries of lb (at base, holding parts) that start
@@ -329,10 +390,10 @@ const (
 // readRun returns, as one batch, the run of small cached entries of b that
 // starts at from (see coalesceBelow), and caches it in their place; ok is
 // false when there is no such run.
-func (s *Service) readRun(b logstore.Bucket, from, to int64) (lb union.LogBatch, rows int64, at time.Time, ok bool) {
+func (s *Service) readRun(b logstore.Bucket, from, to int64) (lb union.LogBatch, rows, schema int64, at time.Time, ok bool) {
 	r := s.cache.smallRun(b, from, to, coalesceBelow, coalesceRows)
 	if r == nil {
-		return union.LogBatch{}, 0, time.Time{}, false
+		return union.LogBatch{}, 0, 0, time.Time{}, false
 	}
 	defer r.release()
 	batches := make([]union.LogBatch, len(r.entries))
@@ -341,10 +402,10 @@ func (s *Service) readRun(b logstore.Bucket, from, to int64) (lb union.LogBatch,
 	}
 	joined, err := joinLog(batches, r.rows, s.mem)
 	if err != nil {
-		return union.LogBatch{}, 0, time.Time{}, false // read them one by one
+		return union.LogBatch{}, 0, 0, time.Time{}, false // read them one by one
 	}
 	s.cache.replaceRun(b, r, joined.Rec, joined.Kinds)
-	return joined, r.rows, r.entries[0].at, true
+	return joined, r.rows, r.schema, r.entries[0].at, true
 }
 
 // joinLog concatenates batches holding rows rows in all; kinds stay nil

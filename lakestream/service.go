@@ -45,6 +45,13 @@ var (
 	// lake.ErrInvalidOption, which the catalog returns for options naming paths
 	// (see lake.CheckPathOptions).
 	ErrInvalidOption = lake.ErrInvalidOption
+	// ErrSchemaMismatch marks log rows that cannot be read under the table's
+	// schema (a value that does not fit a changed type, a schema file gone).
+	ErrSchemaMismatch = errors.New("lakestream: log rows do not fit the table's schema")
+	// ErrSchemaChanged is returned by a scan that expected another schema
+	// (ScanOptions.Expect): the table's schema changed while the statement
+	// was planned, so it is to be run again.
+	ErrSchemaChanged = errors.New("lakestream: table schema changed during the statement; run it again")
 )
 
 // Options configure a Service.
@@ -71,9 +78,11 @@ type Service struct {
 	rounds      roundStatuses // see SetRoundStatus
 }
 
-// tableMeta caches what every write and read of a table needs.
+// tableMeta caches what every write and read of a table needs, for one
+// schema of the table.
 type tableMeta struct {
 	table  *lake.Table
+	ts     *lake.TableSchema // table.Schema()
 	id     string
 	schema *arrow.Schema
 	pk     []int // the primary-key columns
@@ -83,6 +92,9 @@ type tableMeta struct {
 	// that excludes a partition column is a key per partition (Java Paimon
 	// reads (1, day1) and (1, day2) as two rows); the log merges alike.
 	key []int
+
+	mu      sync.Mutex
+	schemas map[int64]*lake.TableSchema // older schemas that log entries were written under
 }
 
 // New returns a Service over an open catalog and log.
@@ -318,29 +330,46 @@ func (s *Service) forget(db, name string) {
 	s.mu.Unlock()
 }
 
-// table returns the cached metadata of db.name.
+// table returns the metadata of db.name: the cached one while no newer
+// schema exists. Every statement and tiering round asks, so a schema (and
+// with it the options) that another engine committed, e.g. Java Paimon's
+// ALTER TABLE, is picked up by the next one; the check is one existence
+// test of schema-(id+1) (lake.Table.NewerSchema: a stat, a HEAD on S3).
 func (s *Service) table(db, name string) (*tableMeta, error) {
 	k := metaKey(db, name)
 	s.mu.Lock()
 	m := s.meta[k]
 	s.mu.Unlock()
 	if m != nil {
-		return m, nil
+		newer, err := m.table.NewerSchema(context.Background())
+		if err != nil {
+			return nil, err
+		}
+		if !newer {
+			return m, nil
+		}
 	}
 	t, err := s.cat.GetTable(db, name)
 	if err != nil {
 		return nil, err
 	}
-	m = newMeta(t)
+	nm := newMeta(t)
 	s.mu.Lock()
-	s.meta[k] = m
-	s.mu.Unlock()
-	return m, nil
+	defer s.mu.Unlock()
+	if cur := s.meta[k]; cur != nil && cur.id == nm.id && cur.ts.ID >= nm.ts.ID {
+		return cur, nil // another caller loaded it (or a newer one) meanwhile
+	}
+	if m != nil && m.id == nm.id {
+		nm.inherit(m)
+		s.lg.Info("table schema changed", "table", db+"."+name, "from", m.ts.ID, "to", nm.ts.ID)
+	}
+	s.meta[k] = nm
+	return nm, nil
 }
 
 func newMeta(t *lake.Table) *tableMeta {
 	sc := t.Schema()
-	m := &tableMeta{table: t, schema: sc.ArrowSchema()}
+	m := &tableMeta{table: t, ts: sc, schema: sc.ArrowSchema(), schemas: map[int64]*lake.TableSchema{sc.ID: sc}}
 	m.id = TableID(t)
 	for _, k := range sc.PrimaryKeys {
 		for i, f := range sc.Fields {

@@ -92,7 +92,7 @@ func (s *Service) WriteAsync(ctx context.Context, db, name string, rec arrow.Rec
 	}
 	entries := make([]logstore.Entry, 0, len(parts))
 	for _, p := range parts {
-		payload, err := logcodec.Encode(p.rec, p.kinds)
+		payload, err := logcodec.Encode(p.rec, p.kinds, m.ts.ID)
 		if err != nil {
 			releaseParts()
 			return nil, err
@@ -118,7 +118,7 @@ func (s *Service) WriteAsync(ctx context.Context, db, name string, rec arrow.Rec
 		}
 		now := time.Now()
 		for i, p := range parts {
-			s.cache.put(entries[i].Bucket, bases[i], p.rec, p.kinds, now)
+			s.cache.put(entries[i].Bucket, bases[i], p.rec, m.ts.ID, p.kinds, now)
 		}
 		return n, nil
 	}, nil

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/duckdb/duckdb-go/v2"
@@ -304,7 +305,8 @@ func mapErr(err error) error {
 	case errors.Is(err, lakestream.ErrInvalidBatch), errors.Is(err, lakestream.ErrInvalidOption),
 		errors.Is(err, lake.ErrInvalidName), errors.Is(err, lake.ErrInvalidPath):
 		return fmt.Errorf("%w: %w", engine.ErrInvalid, err)
-	case errors.Is(err, lakestream.ErrNotRealtime):
+	case errors.Is(err, lakestream.ErrNotRealtime), errors.Is(err, lakestream.ErrSchemaChanged),
+		errors.Is(err, lakestream.ErrSchemaMismatch):
 		return fmt.Errorf("%w: %w", engine.ErrRejected, err)
 	case errors.Is(err, lake.ErrUnsupported):
 		return fmt.Errorf("%w: %w", engine.ErrUnsupported, err)
@@ -491,6 +493,12 @@ func (e *Engine) plainScan(ctx context.Context, ps plainScan, schemaOnly bool) (
 		r, err = array.NewRecordReader(sc, nil)
 	case ps.ref.system || ps.ref.changelog || len(preds) == 0:
 		r, err = e.scan(ctx, ps.ref)
+		if err == nil && !sameColumns(r.Schema(), sc) {
+			// changed by another engine since sc was read: idx and preds
+			// would name other columns
+			r.Release()
+			r, err = nil, fmt.Errorf("%w (%s.%s)", lakestream.ErrSchemaChanged, ps.ref.db, ps.ref.table)
+		}
 	default:
 		// Read the selected and the filtered columns, filter, then select.
 		var read []string
@@ -516,7 +524,7 @@ func (e *Engine) plainScan(ctx context.Context, ps plainScan, schemaOnly bool) (
 				preds[i].col = pos[preds[i].col]
 			}
 		}
-		r, err = e.ls.ScanWith(ctx, ps.ref.db, ps.ref.table, lakestream.ScanOptions{Realtime: ps.ref.realtime, Columns: read, Filter: ps.filter})
+		r, err = e.ls.ScanWith(ctx, ps.ref.db, ps.ref.table, lakestream.ScanOptions{Realtime: ps.ref.realtime, Columns: read, Filter: ps.filter, Expect: sc})
 	}
 	if err != nil {
 		return nil, false, mapErr(err)
@@ -528,6 +536,19 @@ func (e *Engine) plainScan(ctx context.Context, ps plainScan, schemaOnly bool) (
 		return arrowutil.NewProjectReader(r, idx), true, nil
 	}
 	return r, true, nil
+}
+
+// sameColumns reports whether a and b have the same column names and types.
+func sameColumns(a, b *arrow.Schema) bool {
+	if a.NumFields() != b.NumFields() {
+		return false
+	}
+	for i := range a.Fields() {
+		if a.Field(i).Name != b.Field(i).Name || !arrow.TypeEqual(a.Field(i).Type, b.Field(i).Type) {
+			return false
+		}
+	}
+	return true
 }
 
 func cleanDuckErr(err error) string {
@@ -560,7 +581,7 @@ func (e *Engine) scanHinted(ctx context.Context, r tableRef, h scanHints) (rd ar
 		return nil, false, err
 	}
 	cols, filter := h.scanOptions(sc)
-	rd, err = e.ls.ScanWith(ctx, r.db, r.table, lakestream.ScanOptions{Realtime: r.realtime, Columns: cols, Filter: filter})
+	rd, err = e.ls.ScanWith(ctx, r.db, r.table, lakestream.ScanOptions{Realtime: r.realtime, Columns: cols, Filter: filter, Expect: sc})
 	return rd, cols != nil, err
 }
 

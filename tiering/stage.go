@@ -100,7 +100,7 @@ func (s *Service) readLog(ctx context.Context, st *staged, round bool) (more boo
 		if !round && hw-from+st.w.Buffered() < s.opts.MaxRowsPerRound {
 			continue // staging reads whole flushes only (see stage)
 		}
-		err := s.ls.ReadLog(ctx, logstore.Bucket{Table: id, Bucket: b}, from, hw, func(lb union.LogBatch, base int64) error {
+		err := s.ls.ReadLog(ctx, st.table, logstore.Bucket{Table: id, Bucket: b}, from, hw, func(lb union.LogBatch, base int64) error {
 			defer lb.Rec.Release()
 			if st.read[b] >= bucketLimit {
 				return errStop

@@ -32,21 +32,42 @@ func isRetract(kinds []byte, i int) bool {
 
 // Append returns lake rows followed by log rows. lake may be nil. Append
 // tables hold inserts only (the writer refuses anything else), so the kinds
-// are not consulted.
-func Append(schema *arrow.Schema, lake array.RecordReader, log []LogBatch) array.RecordReader {
+// are not consulted. Every batch, of the log and of the lake, must carry
+// schema's columns (their count and types): one that does not is an error
+// (here for the log, from the reader for the lake), never a panic.
+func Append(schema *arrow.Schema, lake array.RecordReader, log []LogBatch) (array.RecordReader, error) {
+	if err := checkLog(schema, log); err != nil {
+		releaseAll(lake, log)
+		return nil, err
+	}
 	batches := make([]arrow.RecordBatch, len(log))
 	for i, b := range log {
 		batches[i] = b.Rec
 	}
 	r := newReader(schema, lake, batches)
 	releaseBatches(batches)
-	return r
+	return r, nil
+}
+
+// checkLog checks that every log batch carries schema's columns.
+func checkLog(schema *arrow.Schema, log []LogBatch) error {
+	for i, b := range log {
+		if err := checkColumns(schema, b.Rec); err != nil {
+			return fmt.Errorf("union: log batch %d: %w", i, err)
+		}
+	}
+	return nil
 }
 
 // PrimaryKey returns the merged view of a primary-key table: the newest
 // version of every key, deleted keys dropped. pk holds the indexes of the
 // primary-key columns in schema. log must be in offset order per bucket.
+// Batches must carry schema's columns, as for Append.
 func PrimaryKey(ctx context.Context, mem memory.Allocator, schema *arrow.Schema, pk []int, lake array.RecordReader, log []LogBatch) (array.RecordReader, error) {
+	if err := checkLog(schema, log); err != nil {
+		releaseAll(lake, log)
+		return nil, err
+	}
 	if len(pk) == 1 {
 		switch schema.Field(pk[0]).Type.ID() {
 		case arrow.INT64, arrow.TIMESTAMP, arrow.DATE64, arrow.INT32, arrow.DATE32:
@@ -274,9 +295,18 @@ func (r *reader) Next() bool {
 			if f == nil {
 				continue
 			}
+			if err := checkColumns(r.schema, f); err != nil {
+				f.Release()
+				r.err = fmt.Errorf("union: lake batch: %w", err)
+				return false
+			}
 			r.cur = r.withSchema(f)
 			f.Release()
 			return true
+		}
+		if err := checkColumns(r.schema, rec); err != nil {
+			r.err = fmt.Errorf("union: lake batch: %w", err)
+			return false
 		}
 		r.cur = r.withSchema(rec)
 		return true

@@ -172,7 +172,8 @@ func TestAppendConcatenates(t *testing.T) {
 	require.NoError(t, err)
 	l1.Release()
 	log := []LogBatch{{Rec: build(mem, []row{{1, "a", 1}})}, {Rec: build(mem, []row{{2, "b", 2}})}}
-	r := Append(testSchema, lake, log)
+	r, err := Append(testSchema, lake, log)
+	require.NoError(t, err)
 	require.Equal(t, []row{{1, "a", 1}, {1, "a", 1}, {1, "a", 1}, {2, "b", 2}}, drain(t, r))
 }
 
@@ -186,4 +187,32 @@ func TestPrimaryKeyRejectsUnsupportedKeyType(t *testing.T) {
 	b.Release()
 	_, err := PrimaryKey(context.Background(), mem, schema, []int{0}, nil, []LogBatch{{Rec: rec}})
 	require.ErrorContains(t, err, `key column "l"`)
+}
+
+// TestRowsOfAnotherSchemaAreAnErrorNotAPanic: log rows (or lake rows) with
+// fewer columns, or other types, than the table's schema, as rows written
+// before another engine added a column or widened a type, fail the read
+// with an error naming the mismatch; the reader used to panic ("number of
+// columns/fields mismatch").
+func TestRowsOfAnotherSchemaAreAnErrorNotAPanic(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	wider := arrow.NewSchema(append(testSchema.Fields(), arrow.Field{Name: "added", Type: arrow.PrimitiveTypes.Int32, Nullable: true}), nil)
+	widened := arrow.NewSchema([]arrow.Field{testSchema.Field(0), testSchema.Field(1), {Name: "v", Type: arrow.PrimitiveTypes.Int32, Nullable: true}}, nil)
+	for _, schema := range []*arrow.Schema{wider, widened} {
+		_, err := Append(schema, nil, []LogBatch{{Rec: build(mem, []row{{1, "a", 1}})}})
+		require.ErrorContains(t, err, "log batch 0")
+		_, err = PrimaryKey(context.Background(), mem, schema, []int{0}, nil, []LogBatch{{Rec: build(mem, []row{{1, "a", 1}})}})
+		require.ErrorContains(t, err, "log batch 0")
+
+		l := build(mem, []row{{1, "a", 1}})
+		lake, err := array.NewRecordReader(testSchema, []arrow.RecordBatch{l})
+		require.NoError(t, err)
+		l.Release()
+		r, err := Append(schema, lake, nil)
+		require.NoError(t, err)
+		require.False(t, r.Next())
+		require.ErrorContains(t, r.Err(), "lake batch")
+		r.Release()
+	}
 }

@@ -2,15 +2,18 @@
 // Arrow record batch with the table's columns, plus, for primary-key tables,
 // one change kind per row.
 //
-// Layout (version 2):
+// Layout (version 3):
 //
-//	byte    format version (2)
+//	byte    format version (3)
 //	byte    flags: bit 0 set when a kinds column follows
-//	int64   write time, Unix milliseconds, big-endian (version 2 only)
+//	int64   write time, Unix milliseconds, big-endian (versions 2 and 3)
+//	int64   the id of the table schema the rows were written under, big-endian (version 3)
 //	[n]byte kinds, one Paimon RowKind byte per row (+I=0, -U=1, +U=2, -D=3), when flagged
 //	...     Arrow IPC stream (schema message, one record batch, end-of-stream marker)
 //
-// Version 1 is the same without the write time; Decode reads both.
+// Version 2 is the same without the schema id, version 1 without the write time
+// either; Decode reads all three. The schema id tells a reader which columns
+// the batch holds when the table's schema has changed since (see SchemaID).
 //
 // The row count lives in the log entry itself (logstore.Entry.Rows) and must
 // equal the batch's row count; Decode checks it.
@@ -33,6 +36,7 @@ import (
 const (
 	version1 = 1
 	version2 = 2
+	version3 = 3
 )
 
 const flagKinds = 1
@@ -41,8 +45,8 @@ const flagKinds = 1
 var ErrCorrupt = errors.New("logcodec: corrupt log entry")
 
 // Encode serialises rec and, when kinds is non-nil, its row kinds, stamped
-// with the current time.
-func Encode(rec arrow.RecordBatch, kinds []byte) ([]byte, error) {
+// with the current time and schemaID, the table schema rec's columns are of.
+func Encode(rec arrow.RecordBatch, kinds []byte, schemaID int64) ([]byte, error) {
 	if kinds != nil && int64(len(kinds)) != rec.NumRows() {
 		return nil, fmt.Errorf("logcodec: %d kinds for %d rows", len(kinds), rec.NumRows())
 	}
@@ -52,9 +56,10 @@ func Encode(rec arrow.RecordBatch, kinds []byte) ([]byte, error) {
 	if kinds != nil {
 		flags |= flagKinds
 	}
-	buf.WriteByte(version2)
+	buf.WriteByte(version3)
 	buf.WriteByte(flags)
 	buf.Write(binary.BigEndian.AppendUint64(nil, uint64(time.Now().UnixMilli())))
+	buf.Write(binary.BigEndian.AppendUint64(nil, uint64(schemaID)))
 	buf.Write(kinds)
 	w := ipc.NewWriter(&buf, ipc.WithSchema(rec.Schema()))
 	if err := w.Write(rec); err != nil {
@@ -139,6 +144,11 @@ func header(payload []byte) (flags byte, rest []byte, err error) {
 			return 0, nil, fmt.Errorf("%w: header truncated", ErrCorrupt)
 		}
 		return payload[1], payload[10:], nil
+	case version3:
+		if len(payload) < 18 {
+			return 0, nil, fmt.Errorf("%w: header truncated", ErrCorrupt)
+		}
+		return payload[1], payload[18:], nil
 	}
 	return 0, nil, fmt.Errorf("%w: unknown format version %d", ErrCorrupt, payload[0])
 }
@@ -146,8 +156,19 @@ func header(payload []byte) (flags byte, rest []byte, err error) {
 // WriteTime returns when the entry was encoded; ok is false for entries
 // without a time (version 1) or bad bytes.
 func WriteTime(payload []byte) (t time.Time, ok bool) {
-	if len(payload) < 10 || payload[0] != version2 {
+	if len(payload) < 10 || (payload[0] != version2 && payload[0] != version3) {
 		return time.Time{}, false
 	}
 	return time.UnixMilli(int64(binary.BigEndian.Uint64(payload[2:10]))), true
+}
+
+// SchemaID returns the id of the table schema the entry's rows were written
+// under; ok is false for entries without one (versions 1 and 2, written
+// before the id was recorded: their Arrow schema, whose fields carry their
+// Paimon field ids, is all there is) or bad bytes.
+func SchemaID(payload []byte) (id int64, ok bool) {
+	if len(payload) < 18 || payload[0] != version3 {
+		return 0, false
+	}
+	return int64(binary.BigEndian.Uint64(payload[10:18])), true
 }

@@ -34,13 +34,14 @@ func FuzzDecode(f *testing.F) {
 	require.NoError(f, err)
 	defer rec.Release()
 	for _, kinds := range [][]byte{nil, {0, 1, 2}, {3, 3, 3}} {
-		p, err := Encode(rec, kinds)
+		p, err := Encode(rec, kinds, 7)
 		require.NoError(f, err)
 		f.Add(p, int64(3))
-		f.Add(append([]byte{version1}, p[9:]...), int64(3))
+		f.Add(append([]byte{version2, p[1]}, append(p[2:10:10], p[18:]...)...), int64(3))
+		f.Add(append([]byte{version1, p[1]}, p[18:]...), int64(3))
 	}
 	empty := rec.NewSlice(0, 0)
-	p, err := Encode(empty, nil)
+	p, err := Encode(empty, nil, 0)
 	empty.Release()
 	require.NoError(f, err)
 	f.Add(p, int64(0))
@@ -61,7 +62,7 @@ func FuzzDecode(f *testing.F) {
 		if kinds != nil && int64(len(kinds)) != rows {
 			t.Fatalf("%d kinds for %d rows", len(kinds), rows)
 		}
-		again, err := Encode(got, kinds)
+		again, err := Encode(got, kinds, 0)
 		if err != nil {
 			t.Fatalf("decoded batch does not encode: %v", err)
 		}

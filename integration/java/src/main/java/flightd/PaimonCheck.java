@@ -93,7 +93,8 @@ import java.util.regex.Pattern;
  * create   WAREHOUSE DB.TABLE PK|"" BUCKET COL:TYPE,... [PARTITION-COLS] [k=v;k=v]
  * alter    WAREHOUSE DB.TABLE CHANGE;CHANGE...    schema changes, one new schema: add:COL:TYPE,
  *                                                 rename:COL:NEW, type:COL:TYPE, drop:COL
- *                                                 (COL may be a dotted path into a ROW)
+ *                                                 (COL may be a dotted path into a ROW),
+ *                                                 set:KEY=VALUE (a table option)
  * compact  WAREHOUSE DB.TABLE                     full compaction (every bucket of a primary-key or
  *                                                 bucketed table; the append compaction coordinator
  *                                                 for a bucket-unaware table); prints the snapshot id
@@ -102,6 +103,9 @@ import java.util.regex.Pattern;
  *                                                 DELETE does; prints the snapshot id
  * dvinfo   WAREHOUSE DB.TABLE                     JSON: data files of the latest snapshot, level-0
  *                                                 files, files with a deletion vector, rows deleted
+ * session                                         commands from stdin, one JVM for all: each line a
+ *                                                 JSON array [COMMAND, ARG...], each answer a JSON
+ *                                                 line {"ok":true,"out":STDOUT} or {"ok":false,"err":..}
  * </pre>
  *
  * JSON shape (both ways): column names as keys; numbers as numbers, strings as strings,
@@ -119,43 +123,17 @@ public final class PaimonCheck {
         // Keep stdout for results only: anything a library prints there goes to stderr.
         PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false, StandardCharsets.UTF_8);
         System.setOut(System.err);
+        if (args.length == 1 && args[0].equals("session")) {
+            session(out);
+            out.flush();
+            System.exit(0);
+        }
         try {
-            if (args.length < 1) {
-                usage();
-            }
-            switch (args[0]) {
-                case "read":
-                    need(args, 3);
-                    read(args[1], args[2], args.length > 3 ? args[3] : "", out);
-                    break;
-                case "write":
-                    need(args, 4);
-                    write(args[1], args[2], args[3], args.length > 4 ? args[4] : "", out);
-                    break;
-                case "alter":
-                    need(args, 4);
-                    alter(args[1], args[2], args[3]);
-                    break;
-                case "compact":
-                    need(args, 3);
-                    compact(args[1], args[2], out);
-                    break;
-                case "dvdelete":
-                    need(args, 4);
-                    dvDelete(args[1], args[2], args[3], out);
-                    break;
-                case "dvinfo":
-                    need(args, 3);
-                    dvInfo(args[1], args[2], out);
-                    break;
-                case "create":
-                    need(args, 6);
-                    create(args[1], args[2], args[3], Integer.parseInt(args[4]), args[5],
-                            args.length > 6 ? args[6] : "", args.length > 7 ? args[7] : "");
-                    break;
-                default:
-                    usage();
-            }
+            run(args, out);
+        } catch (UsageException e) {
+            System.err.println(e.getMessage());
+            out.flush();
+            System.exit(2);
         } catch (Throwable e) {
             e.printStackTrace(System.err);
             out.flush();
@@ -165,6 +143,92 @@ public final class PaimonCheck {
         System.exit(0);
     }
 
+    /**
+     * One JVM for many commands: reads one JSON array of strings (a command and its
+     * arguments, as on the command line) a line from stdin, and answers each with one JSON
+     * line on stdout, {"ok": true, "out": STDOUT} or {"ok": false, "err": MESSAGE}, until
+     * stdin ends. Starting the JVM costs more than most commands.
+     */
+    private static void session(PrintStream out) throws Exception {
+        BufferedReader in = new BufferedReader(new java.io.InputStreamReader(System.in, StandardCharsets.UTF_8));
+        for (String line; (line = in.readLine()) != null; ) {
+            if (line.isBlank()) {
+                continue;
+            }
+            ObjectNode reply = JSON.createObjectNode();
+            java.io.ByteArrayOutputStream buf = new java.io.ByteArrayOutputStream();
+            try (PrintStream cmdOut = new PrintStream(buf, false, StandardCharsets.UTF_8)) {
+                JsonNode req = JSON.readTree(line);
+                if (!req.isArray()) {
+                    throw new UsageException("session: want a JSON array of strings, got " + line);
+                }
+                String[] args = new String[req.size()];
+                for (int i = 0; i < args.length; i++) {
+                    args[i] = req.get(i).asText();
+                }
+                run(args, cmdOut);
+                cmdOut.flush();
+                reply.put("ok", true);
+                reply.put("out", buf.toString(StandardCharsets.UTF_8));
+            } catch (Throwable e) {
+                e.printStackTrace(System.err);
+                java.io.StringWriter sw = new java.io.StringWriter();
+                e.printStackTrace(new java.io.PrintWriter(sw));
+                reply.put("ok", false);
+                reply.put("err", sw.toString());
+            }
+            out.println(JSON.writeValueAsString(reply));
+            out.flush();
+        }
+    }
+
+    /** Runs one command; its result goes to out. */
+    private static void run(String[] args, PrintStream out) throws Exception {
+        if (args.length < 1) {
+            usage();
+        }
+        switch (args[0]) {
+            case "read":
+                need(args, 3);
+                read(args[1], args[2], args.length > 3 ? args[3] : "", out);
+                break;
+            case "write":
+                need(args, 4);
+                write(args[1], args[2], args[3], args.length > 4 ? args[4] : "", out);
+                break;
+            case "alter":
+                need(args, 4);
+                alter(args[1], args[2], args[3]);
+                break;
+            case "compact":
+                need(args, 3);
+                compact(args[1], args[2], out);
+                break;
+            case "dvdelete":
+                need(args, 4);
+                dvDelete(args[1], args[2], args[3], out);
+                break;
+            case "dvinfo":
+                need(args, 3);
+                dvInfo(args[1], args[2], out);
+                break;
+            case "create":
+                need(args, 6);
+                create(args[1], args[2], args[3], Integer.parseInt(args[4]), args[5],
+                        args.length > 6 ? args[6] : "", args.length > 7 ? args[7] : "");
+                break;
+            default:
+                usage();
+        }
+    }
+
+    /** A command line that does not name a command with its arguments. */
+    private static final class UsageException extends IllegalArgumentException {
+        UsageException(String message) {
+            super(message);
+        }
+    }
+
     private static void need(String[] args, int n) {
         if (args.length < n) {
             usage();
@@ -172,14 +236,14 @@ public final class PaimonCheck {
     }
 
     private static void usage() {
-        System.err.println("usage: PaimonCheck read WAREHOUSE DB.TABLE [COL=JSON-VALUE]\n"
+        throw new UsageException("usage: PaimonCheck read WAREHOUSE DB.TABLE [COL=JSON-VALUE]\n"
                 + "       PaimonCheck write WAREHOUSE DB.TABLE ROWS.jsonl [k=v;...]\n"
                 + "       PaimonCheck create WAREHOUSE DB.TABLE PK-COLS|'' BUCKET COL:TYPE,... [PARTITION-COLS] [k=v;...]\n"
-                + "       PaimonCheck alter WAREHOUSE DB.TABLE add:COL:TYPE;rename:COL:NEW;type:COL:TYPE;drop:COL\n"
+                + "       PaimonCheck alter WAREHOUSE DB.TABLE add:COL:TYPE;rename:COL:NEW;type:COL:TYPE;drop:COL;set:KEY=VALUE\n"
                 + "       PaimonCheck compact WAREHOUSE DB.TABLE\n"
                 + "       PaimonCheck dvdelete WAREHOUSE DB.TABLE COL=JSON-VALUE,...\n"
-                + "       PaimonCheck dvinfo WAREHOUSE DB.TABLE");
-        System.exit(2);
+                + "       PaimonCheck dvinfo WAREHOUSE DB.TABLE\n"
+                + "       PaimonCheck session   (commands as JSON arrays on stdin, one a line)");
     }
 
     private static Catalog catalog(String warehouse) {
@@ -473,6 +537,15 @@ public final class PaimonCheck {
                 case "drop":
                     list.add(SchemaChange.dropColumn(p[1].split("\\.")));
                     break;
+                case "set": {
+                    String kv = c.trim().substring(4);
+                    int eq = kv.indexOf('=');
+                    if (eq <= 0) {
+                        throw new IllegalArgumentException("set: want set:KEY=VALUE, got " + c);
+                    }
+                    list.add(SchemaChange.setOption(kv.substring(0, eq), kv.substring(eq + 1)));
+                    break;
+                }
                 default:
                     throw new IllegalArgumentException("unknown schema change " + c);
             }
