@@ -45,8 +45,7 @@ func kvBatch(ids, vs []int64) arrow.RecordBatch {
 }
 
 // pkKey is a primary key of the model: crash.pk's id (p is 0), or
-// crash.ppk's (p, id): its key is id alone, but Paimon merges keys within a
-// partition, so a key in two partitions is two rows.
+// crash.ppk's (p, id), a key that includes the partition column.
 type pkKey struct{ p, id int64 }
 
 // pkModel is a writer's view of one primary-key table.
@@ -111,7 +110,7 @@ func TestCrashModel(t *testing.T) {
 	c.mustExec("CREATE DATABASE crash")
 	c.mustExec("CREATE TABLE crash.pk (id BIGINT, v BIGINT, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '4')")
 	c.mustExec("CREATE TABLE crash.ap (id BIGINT, v BIGINT) WITH ('lakestream.freshness' = '700ms')")
-	c.mustExec("CREATE TABLE crash.ppk (id BIGINT, p BIGINT, v BIGINT, PRIMARY KEY (id) NOT ENFORCED) PARTITIONED BY (p) WITH ('bucket' = '2')")
+	c.mustExec("CREATE TABLE crash.ppk (id BIGINT, p BIGINT, v BIGINT, PRIMARY KEY (id, p) NOT ENFORCED) PARTITIONED BY (p) WITH ('bucket' = '2')")
 	c.close()
 
 	const writers = 3
