@@ -68,9 +68,6 @@ func (s *Service) WriteAsync(ctx context.Context, db, name string, rec arrow.Rec
 		return nil, err
 	}
 	defer conformed.Release()
-	if err := checkPartitionValues(m, conformed, db+"."+name); err != nil {
-		return nil, err
-	}
 	buckets, err := m.table.Buckets(conformed)
 	if err != nil {
 		return nil, fmt.Errorf("lakestream: bucket rows of %s.%s: %w", db, name, err)
