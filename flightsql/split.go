@@ -25,19 +25,36 @@ func splitBatch(rec arrow.RecordBatch, max int64) []arrow.RecordBatch {
 		return []arrow.RecordBatch{rec}
 	}
 	// Costs in bits, so that validity bitmaps and booleans count exactly.
-	cost := make([]int64, n)
+	// Fixed-width columns cost the same in every row: they are summed once.
+	var fixed int64
+	var cost []int64
 	for _, c := range rec.Columns() {
+		if fw, ok := c.DataType().(arrow.FixedWidthDataType); ok && c.DataType().ID() != arrow.DICTIONARY {
+			fixed += 1 + int64(fw.BitWidth())
+			continue
+		}
+		if cost == nil {
+			cost = make([]int64, n)
+		}
 		addRowBits(c, cost)
 	}
 	maxBits := max * 8
 	var out []arrow.RecordBatch
+	if cost == nil {
+		step := max64(1, maxBits/max64(1, fixed))
+		for start := int64(0); start < n; start += step {
+			out = append(out, rec.NewSlice(start, min(start+step, n)))
+		}
+		return out
+	}
 	start, acc := int64(0), int64(0)
 	for i := int64(0); i < n; i++ {
-		if i > start && acc+cost[i] > maxBits {
+		c := fixed + cost[i]
+		if i > start && acc+c > maxBits {
 			out = append(out, rec.NewSlice(start, i))
 			start, acc = i, 0
 		}
-		acc += cost[i]
+		acc += c
 	}
 	out = append(out, rec.NewSlice(start, n))
 	for i, p := range out {
@@ -99,12 +116,14 @@ func addRowBits(arr arrow.Array, cost []int64) {
 	case *array.Null:
 		return
 	case *array.String:
+		offs := a.ValueOffsets()
 		for i := 0; i < n; i++ {
-			cost[i] += validity + 32 + 8*int64(a.ValueLen(i))
+			cost[i] += validity + 32 + 8*int64(offs[i+1]-offs[i])
 		}
 	case *array.Binary:
+		offs := a.ValueOffsets()
 		for i := 0; i < n; i++ {
-			cost[i] += validity + 32 + 8*int64(a.ValueLen(i))
+			cost[i] += validity + 32 + 8*int64(offs[i+1]-offs[i])
 		}
 	case *array.LargeString:
 		for i := 0; i < n; i++ {
@@ -186,6 +205,13 @@ func addRowBits(arr arrow.Array, cost []int64) {
 			cost[i] += per
 		}
 	}
+}
+
+func max64(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
 }
 
 // viewData is the bytes a view of a value of n bytes keeps outside the

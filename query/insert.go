@@ -36,16 +36,9 @@ func (e *Engine) insert(ctx context.Context, sql string) (int64, error) {
 		return 0, mapErr(err)
 	}
 	cols := insertColumns(st, schema)
-	target := fmt.Sprintf("INSERT INTO %s.%s: the table has %s", db, st.Name.Table, plural(len(cols), "column"))
-	if len(st.Columns) > 0 {
-		target = fmt.Sprintf("INSERT INTO %s.%s: the column list names %s", db, st.Name.Table, plural(len(cols), "column"))
-	}
-	if rows, ok := sqlparse.ValuesList(st.Query); ok {
-		for i, row := range rows {
-			if row.Values != len(cols) {
-				return 0, fmt.Errorf("%w: %s but VALUES row %d %s has %s", engine.ErrInvalid, target, i+1, clip(row.Text, 200), plural(row.Values, "value"))
-			}
-		}
+	target, err := checkValuesCount(db, st, cols)
+	if err != nil {
+		return 0, err
 	}
 	var sel []string
 	var alias []string
@@ -80,6 +73,24 @@ func (e *Engine) insert(ctx context.Context, sql string) (int64, error) {
 		return 0, fmt.Errorf("%w: %s but the query returns %d", engine.ErrInvalid, target, n)
 	}
 	return e.writeAll(ctx, db, st.Name.Table, r)
+}
+
+// checkValuesCount refuses an INSERT ... VALUES whose rows do not hold one
+// value per column it fills (cols). target describes those columns for
+// the errors of other source queries.
+func checkValuesCount(db string, st *sqlparse.Insert, cols []string) (target string, err error) {
+	target = fmt.Sprintf("INSERT INTO %s.%s: the table has %s", db, st.Name.Table, plural(len(cols), "column"))
+	if len(st.Columns) > 0 {
+		target = fmt.Sprintf("INSERT INTO %s.%s: the column list names %s", db, st.Name.Table, plural(len(cols), "column"))
+	}
+	if rows, ok := sqlparse.ValuesList(st.Query); ok {
+		for i, row := range rows {
+			if row.Values != len(cols) {
+				return target, fmt.Errorf("%w: %s but VALUES row %d %s has %s", engine.ErrInvalid, target, i+1, clip(row.Text, 200), plural(row.Values, "value"))
+			}
+		}
+	}
+	return target, nil
 }
 
 // aliasMismatch is DuckDB's error for a query with fewer columns than the

@@ -35,6 +35,10 @@ func TestInsertWithTooManyValuesIsRefused(t *testing.T) {
 		require.ErrorIs(t, err, engine.ErrInvalid, c.sql)
 		require.ErrorContains(t, err, c.want, c.sql)
 	}
+	// A prepared INSERT with a placeholder too many is refused when prepared.
+	_, err := e.Prepare(ctx, `INSERT INTO t VALUES (?, ?, ?, ?)`)
+	require.ErrorIs(t, err, engine.ErrInvalid)
+	require.ErrorContains(t, err, `the table has 3 columns but VALUES row 1 (?, ?, ?, ?) has 4 values`)
 	require.Empty(t, run(t, e, `SELECT * FROM "t$rt"`), "a refused INSERT writes nothing")
 	// What fits still goes in; a column list may leave columns out.
 	run(t, e, `INSERT INTO t VALUES (1, 2, 'x'), (3, 4, 'y')`)

@@ -90,6 +90,10 @@ func (e *Engine) insertParamTypes(sql string, ps []sqlparse.Param, n int) ([]arr
 	if err != nil {
 		return nil, mapErr(err)
 	}
+	cols := insertColumns(st, schema)
+	if _, err := checkValuesCount(db, st, cols); err != nil {
+		return nil, err
+	}
 	types := make([]arrow.DataType, n)
 	for i := range types {
 		types[i] = arrow.BinaryTypes.String
@@ -98,7 +102,6 @@ func (e *Engine) insertParamTypes(sql string, ps []sqlparse.Param, n int) ([]arr
 	if !ok {
 		return types, nil
 	}
-	cols := insertColumns(st, schema)
 	for i, el := range row.Elems {
 		col := -1
 		if i < len(cols) {

@@ -108,5 +108,13 @@ func FuzzParse(f *testing.F) {
 		if err == nil && (ins.Query == "" || !strings.Contains(sql, ins.Query)) {
 			t.Fatalf("ParseInsert(%q): bad query %q", sql, ins.Query)
 		}
+		// ValuesList never panics, and its rows are pieces of the text.
+		if rows, ok := ValuesList(sql); ok {
+			for _, r := range rows {
+				if !strings.Contains(sql, r.Text) || r.Values < 0 || !strings.HasPrefix(r.Text, "(") {
+					t.Fatalf("ValuesList(%q): bad row %+v", sql, r)
+				}
+			}
+		}
 	})
 }

@@ -77,11 +77,17 @@ func TestParseServe(t *testing.T) {
 		{name: "no concurrency", args: []string{"--max-concurrent-queries", "0"}, wantErr: "--max-concurrent-queries must be positive"},
 		{name: "negative timeout", args: []string{"--query-timeout", "-1s"}, wantErr: "--query-timeout"},
 		{name: "tiny message", args: []string{"--max-message-bytes", "1KiB"}, wantErr: "--max-message-bytes"},
+		{name: "tiny result batch", args: []string{"--max-result-batch-bytes", "1KiB"}, wantErr: "--max-result-batch-bytes"},
+		{
+			name: "result batch", env: map[string]string{"FLIGHTD_MAX_RESULT_BATCH_BYTES": "8MiB"},
+			want: Config{Listen: "127.0.0.1:31337", DataDir: "./data", Warehouse: "data/warehouse", TieringInterval: 30 * time.Second, TieringRows: 1 << 20, LogRetention: 24 * time.Hour, LogLevel: "info", AuthUser: "flightd",
+				Limits: func() Limits { l := defaultLimits(); l.MaxResultBatchBytes = "8MiB"; return l }()},
+		},
 		{name: "password without user", env: map[string]string{"FLIGHTD_AUTH_PASSWORD": "pw"}, args: []string{"--auth-user", ""}, wantErr: "--auth-user must not be empty"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, k := range []string{"FLIGHTD_LISTEN", "FLIGHTD_DATA_DIR", "FLIGHTD_WAREHOUSE", "FLIGHTD_TIERING_INTERVAL", "FLIGHTD_TIERING_ROWS", "FLIGHTD_LOG_RETENTION", "FLIGHTD_LOG_LEVEL", "FLIGHTD_LOG_DISK_BUDGET", "FLIGHTD_DEBUG_ADDR", "FLIGHTD_METRICS_ADDR", "FLIGHTD_S3_ENDPOINT", "FLIGHTD_S3_REGION", "FLIGHTD_S3_ACCESS_KEY_ID", "FLIGHTD_S3_SECRET_ACCESS_KEY", "FLIGHTD_S3_PATH_STYLE", "FLIGHTD_TLS_CERT", "FLIGHTD_TLS_KEY", "FLIGHTD_AUTH_USER", "FLIGHTD_AUTH_PASSWORD",
-				"FLIGHTD_MEMORY_LIMIT", "FLIGHTD_QUERY_TIMEOUT", "FLIGHTD_MAX_CONCURRENT_QUERIES", "FLIGHTD_MAX_PREPARED", "FLIGHTD_PREPARED_IDLE_TIMEOUT", "FLIGHTD_MAX_PENDING_RESULTS", "FLIGHTD_RESULT_TTL", "FLIGHTD_MAX_STATEMENT_BYTES", "FLIGHTD_MAX_MESSAGE_BYTES", "FLIGHTD_SHUTDOWN_GRACE"} {
+				"FLIGHTD_MEMORY_LIMIT", "FLIGHTD_QUERY_TIMEOUT", "FLIGHTD_MAX_CONCURRENT_QUERIES", "FLIGHTD_MAX_PREPARED", "FLIGHTD_PREPARED_IDLE_TIMEOUT", "FLIGHTD_MAX_STATEMENT_BYTES", "FLIGHTD_MAX_MESSAGE_BYTES", "FLIGHTD_MAX_RESULT_BATCH_BYTES", "FLIGHTD_SHUTDOWN_GRACE"} {
 				t.Setenv(k, "")
 			}
 			for k, v := range tc.env {
