@@ -142,7 +142,8 @@ func TestWireIngestTypes(t *testing.T) {
 	want := []string{"18446744073709551615", "1700000000123456789", "[1, 2, 3]", "nested", "0.5", "12:34:56.789"}
 	require.Equal(t, [][]string{want, want}, rows)
 
-	// time64[us] has no exact Paimon type: refused up front, no table.
+	// Paimon's TIME holds milliseconds: a time64[us] value with a finer
+	// part is refused, never cut, and no table is left.
 	tsc := arrow.NewSchema([]arrow.Field{{Name: "t", Type: arrow.FixedWidthTypes.Time64us, Nullable: true}}, nil)
 	tb := array.NewRecordBuilder(mem, tsc)
 	tb.Field(0).(*array.Time64Builder).Append(45296789012)
@@ -151,7 +152,8 @@ func TestWireIngestTypes(t *testing.T) {
 	defer trec.Release()
 	_, err = c.ingest("default", "times", adbc.OptionValueIngestModeCreate, trec)
 	require.Error(t, err)
-	require.ErrorContains(t, err, `column "t": Arrow type time64[us] has no Paimon counterpart`)
+	require.ErrorContains(t, err, `column "t": cannot write time64[us] into time32[ms]`)
+	require.ErrorContains(t, err, "Paimon stores TIME as milliseconds")
 	_, err = c.query(`SELECT * FROM times`)
 	require.ErrorContains(t, err, "does not exist", "a refused create leaves no table")
 }

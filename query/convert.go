@@ -56,6 +56,9 @@ func ingestConvert(ctx context.Context, mem memory.Allocator, table *arrow.Schem
 		out, err := convertArray(ctx, mem, col, tt)
 		if err != nil {
 			release()
+			if _, ok := tt.(*arrow.Time32Type); ok {
+				err = fmt.Errorf("%w (Paimon stores TIME as milliseconds of the day; a finer value is refused, not cut)", err)
+			}
 			return nil, fmt.Errorf("column %q: cannot write %s into %s: %w", f.Name, col.DataType(), tt, err)
 		}
 		changed = true

@@ -96,7 +96,8 @@ func values(a arrow.Array) []string {
 // holds its values exactly, the batch the table was created from is
 // accepted, and the table tiers into the lake and reads back the same.
 // Before, time64[us] created a TIME(6) stored as milliseconds that refused
-// its own batch (leaving an empty table), and lists, structs, maps,
+// its own batch (leaving an empty table; now TIME(3), see
+// TestIngestCreateThatFailsLeavesNoTable for finer values), and lists, structs, maps,
 // uint64, dictionaries and decimal256 could not be created at all.
 func TestIngestCreatesExactTypesForEveryArrowType(t *testing.T) {
 	e, tr := newTieredEngine(t)
@@ -275,12 +276,10 @@ func TestIngestRefusesTypesWithoutPaimonCounterpartUpFront(t *testing.T) {
 		typ  arrow.DataType
 		want string
 	}{
-		{"time64_us", arrow.FixedWidthTypes.Time64us, `column "c": Arrow type time64[us] has no Paimon counterpart: Paimon stores TIME as milliseconds`},
-		{"time64_ns", arrow.FixedWidthTypes.Time64ns, `time64[ns] has no Paimon counterpart`},
 		{"decimal256_wide", &arrow.Decimal256Type{Precision: 50, Scale: 2}, `decimal256(50, 2) has no Paimon counterpart: Paimon decimals hold at most 38 digits`},
 		{"nulls", arrow.Null, `Arrow type null (a column of nulls only) has no Paimon counterpart`},
 		{"duration", arrow.FixedWidthTypes.Duration_s, `duration[s] has no Paimon counterpart`},
-		{"list_of_time64", arrow.ListOf(arrow.FixedWidthTypes.Time64us), `list element: Arrow type time64[us]`},
+		{"list_of_duration", arrow.ListOf(arrow.FixedWidthTypes.Duration_ms), `list element: Arrow type duration[ms]`},
 		{"_rowkind", arrow.BinaryTypes.String, `the batch has a _rowkind column, but ingest creates append tables`},
 	} {
 		col := "c"
@@ -326,5 +325,16 @@ func TestIngestCreateThatFailsLeavesNoTable(t *testing.T) {
 	require.ErrorIs(t, err, engine.ErrInvalid)
 	require.ErrorContains(t, err, `column "id" is NOT NULL`)
 	_, err = e.ls.Table(DefaultDatabase, "nn")
+	require.Error(t, err, "no table is left behind")
+
+	// Paimon's TIME holds milliseconds: a time64 value with a finer part
+	// is refused, never cut, and the table is not created.
+	fine := oneColumn(arrow.FixedWidthTypes.Time64us, func(b array.Builder) { b.(*array.Time64Builder).Append(45296789012) })
+	defer fine.Release()
+	_, err = ingestOne(e, "t64", true, fine)
+	require.ErrorIs(t, err, engine.ErrInvalid)
+	require.ErrorContains(t, err, `column "c"`)
+	require.ErrorContains(t, err, "Paimon stores TIME as milliseconds")
+	_, err = e.ls.Table(DefaultDatabase, "t64")
 	require.Error(t, err, "no table is left behind")
 }

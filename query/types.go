@@ -122,7 +122,12 @@ func paimonType(t arrow.DataType) (string, error) {
 	case *arrow.Time32Type:
 		return "TIME(3)", nil
 	case *arrow.Time64Type:
-		return "", fmt.Errorf("Arrow type %s has no Paimon counterpart: Paimon stores TIME as milliseconds of the day, so finer times would be cut; send time32[ms] (or the %s as int64)", t, unitName(t.Unit))
+		// Paimon stores TIME as milliseconds of the day, whatever its
+		// declared precision: the column is TIME(3), and a value with a
+		// finer part is refused when written (ingestConvert), never cut.
+		// So pandas' and pyarrow's time64[us] columns of ordinary times
+		// are taken.
+		return "TIME(3)", nil
 	case *arrow.DictionaryType:
 		return paimonType(t.ValueType)
 	case *arrow.ListType:
@@ -179,10 +184,6 @@ func fieldType(f arrow.Field) (string, error) {
 		t += " NOT NULL"
 	}
 	return t, nil
-}
-
-func unitName(u arrow.TimeUnit) string {
-	return map[arrow.TimeUnit]string{arrow.Second: "seconds", arrow.Millisecond: "milliseconds", arrow.Microsecond: "microseconds", arrow.Nanosecond: "nanoseconds"}[u]
 }
 
 // quoteIdent quotes an identifier for DuckDB.

@@ -191,9 +191,10 @@ def test_dbapi_insert_runs_once_and_ingest_types_are_exact(server):
     try:
         cur.adbc_ingest("times", times, mode="create")
     except Exception as e:
-        assert 'column "t": Arrow type time64[us] has no Paimon counterpart' in str(e), str(e)
+        assert 'column "t": cannot write time64[us] into time32[ms]' in str(e), str(e)
+        assert "Paimon stores TIME as milliseconds" in str(e), str(e)
     else:
-        raise AssertionError("time64[us] was accepted")
+        raise AssertionError("a time64[us] value finer than milliseconds was accepted")
     try:
         cur.execute("SELECT * FROM times")
         cur.fetchall()
