@@ -461,6 +461,20 @@ func requireSameValues(t *testing.T, want, got map[string]map[string]string, whe
 	require.Empty(t, diffs, "%s: values differ", where)
 }
 
+func sameValues(want, got map[string]map[string]string) bool {
+	if len(want) != len(got) {
+		return false
+	}
+	for id, w := range want {
+		for col, wv := range w {
+			if got[id][col] != wv {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
@@ -688,9 +702,16 @@ func TestTypeMatrix(t *testing.T) {
 			if pr == nil {
 				t.Skip("FLIGHTD_PAIMON_PYTHON is not set")
 			}
-			// pypaimon reads TIMESTAMP(7..9) (Parquet INT96, as Java
-			// writes it) in microseconds; Java reads the nanoseconds.
-			requireSameValues(t, micros(want, "ts9", "lz9"), pypaimonCanon(t, pr, wh, name), "pypaimon")
+			// pypaimon's merge of overlapping key files goes through Python
+			// datetimes, which hold microseconds: TIMESTAMP(7..9) read that
+			// way is cut (a single file, read as Arrow, is exact). Java
+			// reads the nanoseconds either way.
+			got := pypaimonCanon(t, pr, wh, name)
+			if cut := micros(want, "ts9", "lz9"); sameValues(cut, got) {
+				t.Logf("pypaimon read %s's TIMESTAMP(9) values in microseconds", name)
+				return
+			}
+			requireSameValues(t, want, got, "pypaimon")
 		})
 		t.Run("java/"+name, func(t *testing.T) {
 			jar := paimonJar(t)
