@@ -131,6 +131,10 @@ func (w *Write) Commit(ctx context.Context, opts CommitOptions) (snap *Snapshot,
 
 	snap, err = t.commitSnapshot(ctx, commitRequest{prev: prev, prevMetas: prevMetas, entries: entries,
 		kind: CommitKindAppend, user: opts.CommitUser, ident: opts.Identifier, props: opts.Properties}, pf, &written)
+	if errors.Is(err, errPublishedNotSynced) {
+		w.closed = true // readers may use its files: Abort must not remove them
+		w.release()
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
 	"sync/atomic"
 	"testing"
 
@@ -108,5 +111,37 @@ func BenchmarkCommitSmallFiles(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// BenchmarkSyncDirs syncs 16 directories, each with a new entry (as a commit into 16
+// buckets), one after the other and as syncDirs does (concurrently).
+func BenchmarkSyncDirs(b *testing.B) {
+	root := b.TempDir()
+	dirs := map[string]bool{}
+	for i := 0; i < 16; i++ {
+		d := filepath.Join(root, strconv.Itoa(i))
+		require.NoError(b, os.Mkdir(d, 0o755))
+		dirs[d] = true
+	}
+	n := 0
+	for _, mode := range []string{"sequential", "concurrent"} {
+		b.Run(mode, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				n++
+				for d := range dirs {
+					f, err := os.Create(filepath.Join(d, strconv.Itoa(n)))
+					require.NoError(b, err)
+					require.NoError(b, f.Close())
+				}
+				if mode == "concurrent" {
+					require.NoError(b, syncDirs(context.Background(), LocalFileIO{}, dirs))
+					continue
+				}
+				for d := range dirs {
+					require.NoError(b, osFS{}.SyncDir(d))
+				}
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -83,6 +84,9 @@ func (l LocalFileIO) sys() localFS {
 
 // Read implements FileIO.
 func (l LocalFileIO) Read(_ context.Context, path string) ([]byte, error) {
+	if l.fs == nil {
+		return os.ReadFile(path) // sized by a stat, one read
+	}
 	f, err := l.sys().OpenFile(path, osRDONLY, 0)
 	if err != nil {
 		return nil, err

@@ -230,13 +230,17 @@ func (t *Table) syncBeforePublish(ctx context.Context, entries []ManifestEntry) 
 	return nil
 }
 
+// errPublishedNotSynced: the snapshot was created, visible to readers, but its directory could
+// not be synced. Nothing it names may be removed.
+var errPublishedNotSynced = errors.New("created but not synced")
+
 // syncPublished makes snapshot-id durable once it was created. If that fails the snapshot is
 // visible but may not survive a power cut: the commit fails, but the files it names stay
 // (*written is cleared), since readers may already use them.
 func (t *Table) syncPublished(ctx context.Context, id int64, written *[]string) error {
 	if err := t.fio.SyncDir(ctx, t.snapshotDir()); err != nil {
 		*written = nil
-		return fmt.Errorf("lake: %s: snapshot %d created but not synced: %w", t.FullName(), id, err)
+		return fmt.Errorf("lake: %s: snapshot %d %w: %w", t.FullName(), id, errPublishedNotSynced, err)
 	}
 	return nil
 }

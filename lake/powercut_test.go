@@ -452,3 +452,50 @@ func scanStrings(ctx context.Context, tb *Table, snap *Snapshot) ([]string, erro
 	sort.Strings(out)
 	return out, nil
 }
+
+// failSnapshotSync fails the sync of a snapshot directory, as a failing fsync would.
+type failSnapshotSync struct{ FileIO }
+
+func (f failSnapshotSync) SyncDir(ctx context.Context, dir string) error {
+	if strings.HasSuffix(dir, "/snapshot") {
+		return fmt.Errorf("sync %s: input/output error", dir)
+	}
+	return f.FileIO.SyncDir(ctx, dir)
+}
+
+// TestCommitWhoseSnapshotSyncFailsKeepsItsFiles: when the snapshot is linked but its
+// directory cannot be synced, the commit fails (it is not known to be durable), yet the
+// snapshot is visible to readers, so the files it names must not be removed.
+func TestCommitWhoseSnapshotSyncFailsKeepsItsFiles(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	c, err := OpenCatalogFileIO(ctx, dir, failSnapshotSync{LocalFileIO{}})
+	require.NoError(t, err)
+	require.NoError(t, c.CreateDatabase("db", false))
+	tb, err := c.CreateTable("db", "t", Schema{Columns: testCols}, false)
+	require.NoError(t, err)
+	w := tb.NewWrite(ctx)
+	for i, name := range []string{"a", "b"} { // a flushed file and a file of the commit
+		rec, err := buildRowsErr(tb, []row{{int64(i + 1), sp(name), "x"}})
+		require.NoError(t, err)
+		require.NoError(t, w.Write(ctx, 0, rec, nil, nil))
+		rec.Release()
+		if i == 0 {
+			require.NoError(t, w.Flush(ctx, 1))
+		}
+	}
+	_, err = w.Commit(ctx, CommitOptions{CommitUser: "u", Identifier: 1})
+	require.ErrorContains(t, err, "snapshot 1 created but not synced")
+	w.Abort()
+
+	c2, err := OpenCatalog(dir)
+	require.NoError(t, err)
+	tb2, err := c2.GetTable("db", "t")
+	require.NoError(t, err)
+	snap, err := tb2.LatestSnapshot(ctx)
+	require.NoError(t, err)
+	require.NotNil(t, snap)
+	got, err := scanStrings(ctx, tb2, snap)
+	require.NoError(t, err)
+	require.Equal(t, []string{"1,a,x", "2,b,x"}, got)
+}

@@ -17,7 +17,14 @@
 //     Badger transaction: after a crash all are there or none.
 //   - Acknowledged means durable. With Options.SyncWrites, Append returns only after
 //     the segment file (fdatasync) and Badger's memtable WAL (msync) are synced, and
-//     only then are the entries visible.
+//     only then are the entries visible. The directories the store creates (its
+//     directory and missing parents, before Badger opens it, and segments/) are synced
+//     into their parents when created, a new segment file into segments/ before
+//     anything is written to it; Badger syncs its directory after creating its own files
+//     (memtable WAL, value log, tables, MANIFEST). Not covered by a power-cut test:
+//     Badger's files cannot be put on an in-memory file system (they are memory-mapped),
+//     so the store's tests check its own calls (every created name's directory and every
+//     segment write synced before an Append is acknowledged) and SIGKILL recovery.
 //   - HWs advance in offset order. Offsets are assigned under a lock when an Append is
 //     queued; one committer goroutine commits the queue in FIFO order and advances the
 //     HWs after each commit. So the HW never exposes an entry before every earlier

@@ -53,6 +53,8 @@ type Options struct {
 	// maxGroupRequests caps the Append calls per group commit; 0 = unlimited. Tests and
 	// benchmarks set it to 1 to measure the store without group commit.
 	maxGroupRequests int
+	// sys replaces the file system calls of the store's own files (tests); nil: the OS.
+	sys *sysOps
 }
 
 // DefaultOptions returns the recommended options: synced writes and the defaults above.

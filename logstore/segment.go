@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-
-	"golang.org/x/sys/unix"
 )
 
 // Segment files hold the encoded records of large entries (see doc.go, "Segment
@@ -30,6 +28,7 @@ type segments struct {
 	dir  string
 	sync bool // fdatasync after each group (Options.SyncWrites)
 	size int64
+	sys  *sysOps
 
 	mu       sync.Mutex
 	activeID uint64   // the segment being written; ids below it are sealed
@@ -58,9 +57,9 @@ func parseSegName(name string) (uint64, bool) {
 }
 
 // openSegments opens the directory; writes go to a new segment after the newest.
-func openSegments(dir string, size int64, sync bool) (*segments, error) {
+func openSegments(dir string, size int64, sync bool, sys *sysOps) (*segments, error) {
 	d := filepath.Join(dir, segDirName)
-	if err := os.MkdirAll(d, 0o755); err != nil {
+	if err := sys.mkdirAll(d, sync); err != nil {
 		return nil, err
 	}
 	ids, err := listSegments(d)
@@ -71,7 +70,7 @@ func openSegments(dir string, size int64, sync bool) (*segments, error) {
 	if len(ids) > 0 {
 		next = ids[len(ids)-1] + 1
 	}
-	return &segments{dir: d, sync: sync, size: size, activeID: next, readers: map[uint64]*segReader{}}, nil
+	return &segments{dir: d, sync: sync, size: size, sys: sys, activeID: next, readers: map[uint64]*segReader{}}, nil
 }
 
 func listSegments(dir string) ([]uint64, error) {
@@ -112,12 +111,12 @@ func (s *segments) write(recs [][]byte) ([]segPtr, error) {
 	s.mu.Unlock()
 
 	if s.active == nil {
-		f, err := os.OpenFile(filepath.Join(s.dir, segName(id)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		f, err := s.sys.create(filepath.Join(s.dir, segName(id)))
 		if err != nil {
 			return nil, fmt.Errorf("create segment: %w", err)
 		}
 		if s.sync { // the file's name must survive a power loss before anything points at it
-			if err := syncDir(s.dir); err != nil {
+			if err := s.sys.syncDir(s.dir); err != nil {
 				f.Close()
 				return nil, err
 			}
@@ -128,33 +127,18 @@ func (s *segments) write(recs [][]byte) ([]segPtr, error) {
 	}
 	ptrs := make([]segPtr, len(recs))
 	for i, r := range recs {
-		if _, err := s.active.WriteAt(r, s.written); err != nil {
+		if _, err := s.sys.writeAt(s.active, r, s.written); err != nil {
 			return nil, fmt.Errorf("write segment %d: %w", id, err)
 		}
 		ptrs[i] = segPtr{seg: id, off: uint64(s.written), len: uint32(len(r)), crc: crc32.Checksum(r, crcTable)}
 		s.written += int64(len(r))
 	}
 	if s.sync {
-		if err := unix.Fdatasync(int(s.active.Fd())); err != nil {
+		if err := s.sys.fdatasync(s.active); err != nil {
 			return nil, fmt.Errorf("sync segment %d: %w", id, err)
 		}
 	}
 	return ptrs, nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	return nil
 }
 
 // errSegmentGone: the segment was deleted, which only happens to segments whose

@@ -139,7 +139,7 @@ func TestFormat1StoreStaysReadable(t *testing.T) {
 // rotations.
 func TestSegmentWritesReadBack(t *testing.T) {
 	for _, sync := range []bool{true, false} {
-		s, err := openSegments(t.TempDir(), 3<<20, sync)
+		s, err := openSegments(t.TempDir(), 3<<20, sync, osOps)
 		require.NoError(t, err)
 		rng := rand.New(rand.NewPCG(1, 2))
 		type written struct {

@@ -78,12 +78,21 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
+	sys := opts.sys
+	if sys == nil {
+		sys = osOps
+	}
+	// Badger creates a missing directory without syncing its parent: a power cut could
+	// take the whole log with it.
+	if err := sys.mkdirAll(dir, opts.SyncWrites); err != nil {
+		return nil, fmt.Errorf("logstore: create %s: %w", dir, err)
+	}
 	bl := &badgerLogger{l: opts.Logger}
 	db, err := badger.Open(opts.badgerOptions(dir, bl))
 	if err != nil {
 		return nil, fmt.Errorf("logstore: open badger %s: %w", dir, err)
 	}
-	segs, err := openSegments(dir, opts.SegmentSize, opts.SyncWrites)
+	segs, err := openSegments(dir, opts.SegmentSize, opts.SyncWrites, sys)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("logstore: open segments: %w", err), db.Close())
 	}
