@@ -2,8 +2,10 @@ package lake
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
+	"math/big"
 	"strconv"
 	"strings"
 
@@ -174,8 +176,14 @@ func (p *parquetFile) fieldLeaves(name string) []int {
 func (p *parquetFile) readRowGroup(ctx context.Context, rg int, want []arrow.Field, mem memory.Allocator) (arrow.RecordBatch, error) {
 	var leaves []int
 	present := make([]bool, len(want))
+	int96 := map[int]int{} // want index -> leaf of a top-level INT96 column
 	for i, f := range want {
 		l := p.fieldLeaves(f.Name)
+		if len(l) == 1 && p.topLevelInt96(l[0]) {
+			present[i] = true
+			int96[i] = l[0]
+			continue
+		}
 		if len(l) > 0 {
 			present[i] = true
 			leaves = append(leaves, l...)
@@ -202,6 +210,22 @@ func (p *parquetFile) readRowGroup(ctx context.Context, rg int, want []arrow.Fie
 	for i, f := range want {
 		if !present[i] {
 			cols[i] = array.MakeArrayOfNull(mem, f.Type, int(nrows))
+			continue
+		}
+		if leaf, ok := int96[i]; ok {
+			arr, err := p.readInt96(rg, leaf, int(nrows), mem)
+			if err != nil {
+				return nil, fmt.Errorf("column %s: %w", f.Name, err)
+			}
+			if !arrow.TypeEqual(arr.DataType(), f.Type) {
+				casted, err := conformArray(ctx, arr, f.Type, mem)
+				arr.Release()
+				if err != nil {
+					return nil, fmt.Errorf("column %s: cannot read INT96 as %s: %w", f.Name, f.Type, err)
+				}
+				arr = casted
+			}
+			cols[i] = arr
 			continue
 		}
 		idx := tbl.Schema().FieldIndices(f.Name)
@@ -238,3 +262,72 @@ func (p *parquetFile) readRowGroup(ctx context.Context, rg int, want []arrow.Fie
 // (compaction output) stay readable in bounded memory and a point query
 // reads one group, not the file.
 const maxRowGroupRows = 128 * 1024
+
+// topLevelInt96 reports whether Parquet leaf column leaf is an INT96 column
+// of its own (not inside a group).
+func (p *parquetFile) topLevelInt96(leaf int) bool {
+	c := p.pr.MetaData().Schema.Column(leaf)
+	return c.PhysicalType() == parquet.Types.Int96 && len(c.ColumnPath()) == 1
+}
+
+// julianUnixEpochDay is the Julian day of 1970-01-01.
+const julianUnixEpochDay = 2440588
+
+// readInt96 reads a top-level INT96 column of row group rg as Arrow
+// nanosecond timestamps. Java Paimon (ParquetRowDataWriter.timestampToInt96)
+// splits a timestamp before 1970 with Java's truncating division, so its
+// nanoseconds of the day are negative there; pqarrow refuses such values,
+// while the value is still julianDay*day + nanosOfDay, as Java reads it back.
+// A value outside the Arrow nanosecond range (1677..2262) is an error.
+func (p *parquetFile) readInt96(rg, leaf, nrows int, mem memory.Allocator) (arrow.Array, error) {
+	cr, err := p.pr.RowGroup(rg).Column(leaf)
+	if err != nil {
+		return nil, err
+	}
+	r, ok := cr.(*file.Int96ColumnChunkReader)
+	if !ok {
+		return nil, fmt.Errorf("INT96 column read as %T", cr)
+	}
+	maxDef := p.pr.MetaData().Schema.Column(leaf).MaxDefinitionLevel()
+	vals := make([]parquet.Int96, nrows)
+	defs := make([]int16, nrows)
+	var lvls int64
+	var nvals int
+	for lvls < int64(nrows) {
+		l, v, err := r.ReadBatch(int64(nrows)-lvls, vals[nvals:], defs[lvls:], nil)
+		if err != nil {
+			return nil, err
+		}
+		if l == 0 {
+			return nil, fmt.Errorf("INT96 column ends after %d of %d rows", lvls, nrows)
+		}
+		lvls += l
+		nvals += v
+	}
+	const nanosPerDay = 86400 * int64(1e9)
+	b := array.NewTimestampBuilder(mem, &arrow.TimestampType{Unit: arrow.Nanosecond})
+	defer b.Release()
+	b.Reserve(nrows)
+	next := 0
+	for row := 0; row < nrows; row++ {
+		if maxDef > 0 && defs[row] < maxDef {
+			b.AppendNull()
+			continue
+		}
+		v := vals[next]
+		next++
+		nanos := int64(binary.LittleEndian.Uint64(v[:8]))
+		days := int64(binary.LittleEndian.Uint32(v[8:])) - julianUnixEpochDay
+		if days >= -106750 && days <= 106750 && nanos > -nanosPerDay && nanos < nanosPerDay {
+			b.Append(arrow.Timestamp(days*nanosPerDay + nanos)) // cannot overflow
+			continue
+		}
+		t := new(big.Int).Mul(big.NewInt(days), big.NewInt(nanosPerDay))
+		t.Add(t, big.NewInt(nanos))
+		if !t.IsInt64() {
+			return nil, fmt.Errorf("INT96 timestamp (day %d, nanosecond %d) is outside the nanosecond range", days, nanos)
+		}
+		b.Append(arrow.Timestamp(t.Int64()))
+	}
+	return b.NewArray(), nil
+}

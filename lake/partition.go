@@ -123,8 +123,8 @@ func localDateTimeString(ts timestampValue) string {
 	return s
 }
 
-// javaFloatString approximates Float/Double.toString (shortest repr, ".0" for integers, E notation
-// outside [1e-3, 1e7)).
+// javaFloatString is Float/Double.toString: the shortest digits that identify the value, at least
+// one after the point (the nearest one when the shortest has none), E notation outside [1e-3, 1e7).
 func javaFloatString(f float64, bitSize int) string {
 	switch {
 	case math.IsNaN(f):
@@ -145,7 +145,9 @@ func javaFloatString(f float64, bitSize int) string {
 	s := strconv.FormatFloat(f, 'E', -1, bitSize)
 	mant, exp, _ := strings.Cut(s, "E")
 	if !strings.Contains(mant, ".") {
-		mant += ".0"
+		// Java prints at least one fractional digit, the one nearest the
+		// value: Float.MIN_VALUE is "1.4E-45", not "1.0E-45".
+		mant, _, _ = strings.Cut(strconv.FormatFloat(f, 'E', 1, bitSize), "E")
 	}
 	e, _ := strconv.Atoi(exp)
 	return mant + "E" + strconv.Itoa(e)

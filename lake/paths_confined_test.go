@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -486,4 +487,29 @@ func topDirs(t *testing.T, dir string) []string {
 		out = append(out, e.Name())
 	}
 	return out
+}
+
+// A float partition value whose shortest form has one significant digit
+// but is not exact (Float.MIN_VALUE, Double.MIN_VALUE) was rendered
+// "1.0E-45" where Java's Float.toString writes "1.4E-45": another path.
+func TestFloatPartitionStringAsJava(t *testing.T) {
+	for _, c := range []struct {
+		v    float64
+		bits int
+		want string
+	}{
+		{math.SmallestNonzeroFloat32, 32, "1.4E-45"},
+		{math.SmallestNonzeroFloat64, 64, "4.9E-324"},
+		{math.MaxFloat32, 32, "3.4028235E38"},
+		{math.MaxFloat64, 64, "1.7976931348623157E308"},
+		{1e10, 64, "1.0E10"},
+		{1e-5, 64, "1.0E-5"},
+		{1e7, 32, "1.0E7"},
+		{100, 64, "100.0"},
+		{0.001, 64, "0.001"},
+		{-2.5e-4, 64, "-2.5E-4"},
+		{math.Copysign(0, -1), 64, "-0.0"},
+	} {
+		require.Equal(t, c.want, javaFloatString(c.v, c.bits), "%v", c.v)
+	}
 }
