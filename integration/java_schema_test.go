@@ -86,9 +86,13 @@ func TestJavaAddColumnWhileRowsWaitInLogStillTiers(t *testing.T) {
 	require.Equal(t, apBefore, c.mustTyped("SELECT * FROM j.ap").rows, "t after tiering equals t$rt before")
 	requireSameRows(t, c, jar, wh, "j.ap")
 
-	// An option Java sets is seen by the next statement too.
-	mustJava(t, jar, "alter", wh, "j.ap", "set:lakestream.freshness=1 h")
-	_, err := c.exec(`INSERT INTO j.ap (id) VALUES (200)`)
-	require.NoError(t, err)
-	require.Equal(t, "22", c.scalar(`SELECT count(*) FROM j."ap$rt"`))
+	// An option Java sets is seen by the next statement too: with the log
+	// switched off (everything is tiered), t$rt is gone and a write commits
+	// to the lake at once.
+	mustJava(t, jar, "alter", wh, "j.ap", "set:lakestream.enabled=false")
+	_, err := c.query(`SELECT count(*) FROM j."ap$rt"`)
+	require.ErrorContains(t, err, "lakestream.enabled")
+	c.mustExec(`INSERT INTO j.ap (id, n) VALUES (200, 6000000000)`)
+	require.Equal(t, "22", c.scalar(`SELECT count(*) FROM j.ap`))
+	requireSameRows(t, c, jar, wh, "j.ap")
 }

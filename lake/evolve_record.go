@@ -65,6 +65,9 @@ func EvolveRecord(ctx context.Context, rec arrow.RecordBatch, from, to *TableSch
 	byID := make(map[int]int, len(from.Fields))
 	for i, f := range from.Fields {
 		byID[f.ID] = i
+		if at, want := rec.Column(i).DataType(), f.Type.ArrowType(); !arrow.TypeEqual(at, want) {
+			return nil, fmt.Errorf("lake: rows of schema %d hold column %s as %s, the schema %s", from.ID, f.Name, at, want)
+		}
 	}
 	schema := to.ArrowSchema()
 	cols := make([]arrow.Array, len(to.Fields))

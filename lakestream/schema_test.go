@@ -395,7 +395,9 @@ func schemaModelRun(t *testing.T, rng *rand.Rand, buckets int, msg string) {
 			case "drop":
 				i := 1 + rng.IntN(len(cols)-1)
 				old := cols[i].name
-				alterExternally(t, e, "m", func(ts *lake.TableSchema) { ts.Fields = slices.Delete(ts.Fields, fieldIndex(ts, old), fieldIndex(ts, old)+1) })
+				alterExternally(t, e, "m", func(ts *lake.TableSchema) {
+					ts.Fields = slices.Delete(ts.Fields, fieldIndex(ts, old), fieldIndex(ts, old)+1)
+				})
 				cols = slices.Delete(cols, i, i+1)
 				steps = append(steps, "drop "+old)
 			case "widen":
@@ -433,4 +435,24 @@ func schemaModelRun(t *testing.T, rng *rand.Rand, buckets int, msg string) {
 	require.NoError(t, e.tr.Drain(ctx, "db", "m"), "%s after %v", msg, steps)
 	check(false)
 	check(true)
+}
+
+// TestScanPlannedOnOlderSchemaFailsCleanly: a statement that read the
+// table's Arrow schema before another engine changed it, and scans after,
+// gets ErrSchemaChanged, not columns its projection does not expect.
+func TestScanPlannedOnOlderSchemaFailsCleanly(t *testing.T) {
+	ctx := context.Background()
+	e := openEnv(t, t.TempDir(), 1000)
+	createTable(t, e, "p", 2)
+	planned, err := e.ls.ArrowSchema("db", "p")
+	require.NoError(t, err)
+	alterExternally(t, e, "p", addColumn(t, "n", "INT"))
+	_, err = e.ls.ScanWith(ctx, "db", "p", lakestream.ScanOptions{Realtime: true, Expect: planned})
+	require.ErrorIs(t, err, lakestream.ErrSchemaChanged)
+	now, err := e.ls.ArrowSchema("db", "p")
+	require.NoError(t, err)
+	r, err := e.ls.ScanWith(ctx, "db", "p", lakestream.ScanOptions{Realtime: true, Expect: now})
+	require.NoError(t, err)
+	require.Equal(t, 3, r.Schema().NumFields())
+	r.Release()
 }

@@ -39,6 +39,12 @@
 // naming the column; it is created only once the first batch has been
 // converted, so a refused create leaves nothing behind.
 //
+// Table metadata is lakestream's: a schema another engine commits is used
+// by the next statement. A statement whose table changes between the schema
+// it planned with and its scan fails (FailedPrecondition, "table schema
+// changed during the statement; run it again") instead of projecting
+// columns by stale positions.
+//
 // Prepare describes a statement with parameter placeholders too
 // (params.go): a query's parameter types are what DuckDB infers with the
 // statement's tables bound (a string where it cannot tell; integers as

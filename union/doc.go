@@ -43,6 +43,13 @@
 // Memory: the range and the before-images (copied into one batch), and the
 // per-key state (a slot per distinct key, 4 bytes a row).
 //
+// # Schemas
+//
+// Every batch, of the lake and of the log, must carry the read's schema
+// (its column count and types): the caller evolves rows written under older
+// schemas first (package lakestream). A batch that does not is an error
+// naming the column, never a panic.
+//
 // # Ownership
 //
 // The readers returned here follow arrow's RecordReader rules: the current
