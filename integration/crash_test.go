@@ -16,8 +16,12 @@ import (
 	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/flightd/flightd/internal/testserver"
 )
@@ -63,6 +67,10 @@ type crashWriter struct {
 	apAcked map[int64]bool // append rows acknowledged (by v)
 	apPend  []int64        // the append batch in flight
 	next    int64          // next v
+	// ticket is the ticket of the writer's last INSERT sent as a statement
+	// query (as Python's cursor.execute does): it ran at GetFlightInfo, and
+	// fetching it again, before or after a restart, must never run it again.
+	ticket *flight.Ticket
 }
 
 var pkvSchema = arrow.NewSchema([]arrow.Field{
@@ -121,6 +129,7 @@ func TestCrashModel(t *testing.T) {
 	}
 	cycles := crashCycles()
 	var paimonTime time.Duration
+	refetched := 0
 	paimonChecks := 0
 	for cycle := 0; cycle < cycles; cycle++ {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -137,6 +146,7 @@ func TestCrashModel(t *testing.T) {
 		cancel()
 		wg.Wait()
 		srv.Restart(syscall.SIGKILL) // already dead: just starts it again
+		refetched += refetchTickets(t, srv, ws)
 		c = connect(t, srv)
 		where := fmt.Sprintf("cycle %d seed %d", cycle, seed)
 		checkCrashModel(t, c, ws, where)
@@ -155,6 +165,8 @@ func TestCrashModel(t *testing.T) {
 	}
 	t.Logf("%d cycles: %d keys and %d append rows acknowledged", cycles, acked, apAcked)
 	require.Positive(t, acked, "the writers must have written something")
+	t.Logf("%d INSERT tickets fetched again after a restart", refetched)
+	require.Positive(t, refetched, "the writers must have sent INSERT statement queries")
 	c = connect(t, srv)
 	defer c.close()
 	testserver.Eventually(t, 60*time.Second, func() error {
@@ -286,11 +298,18 @@ func runCrashWriter(ctx context.Context, t *testing.T, srv *testserver.Server, w
 			m.pending = nil
 		default:
 			w.apPend = vs
-			rec := kvBatch(ids, vs)
-			_, err := c.ingest("crash", "ap", adbc.OptionValueIngestModeAppend, rec)
-			rec.Release()
-			if err != nil {
-				return
+			if rng.IntN(3) == 0 {
+				// An INSERT statement query whose ticket is fetched twice.
+				if !insertAndFetchTwice(ctx, srv, w, ids, vs) {
+					return
+				}
+			} else {
+				rec := kvBatch(ids, vs)
+				_, err := c.ingest("crash", "ap", adbc.OptionValueIngestModeAppend, rec)
+				rec.Release()
+				if err != nil {
+					return
+				}
 			}
 			for _, v := range vs {
 				w.apAcked[v] = true
@@ -298,6 +317,75 @@ func runCrashWriter(ctx context.Context, t *testing.T, srv *testserver.Server, w
 			w.apPend = nil
 		}
 	}
+}
+
+// insertAndFetchTwice sends the rows as one INSERT statement query and
+// fetches its ticket twice; it reports whether the INSERT was acknowledged
+// (its GetFlightInfo answered).
+func insertAndFetchTwice(ctx context.Context, srv *testserver.Server, w *crashWriter, ids, vs []int64) bool {
+	cl, err := flightsql.NewClient(srv.Addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return false
+	}
+	defer cl.Close()
+	var sb strings.Builder
+	sb.WriteString("INSERT INTO crash.ap VALUES ")
+	for i := range ids {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		fmt.Fprintf(&sb, "(%d, %d)", ids[i], vs[i])
+	}
+	info, err := cl.Execute(ctx, sb.String())
+	if err != nil {
+		return false
+	}
+	w.ticket = info.Endpoint[0].Ticket
+	for range 2 {
+		if _, err := fetchCount(ctx, cl, w.ticket); err != nil {
+			break // the server died: the INSERT was acknowledged all the same
+		}
+	}
+	return true
+}
+
+// fetchCount reads an update ticket's rows_affected.
+func fetchCount(ctx context.Context, cl *flightsql.Client, tk *flight.Ticket) (int64, error) {
+	r, err := cl.DoGet(ctx, tk)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Release()
+	n := int64(-1)
+	for r.Next() {
+		if rec := r.RecordBatch(); rec.NumRows() == 1 {
+			if a, ok := rec.Column(0).(*array.Int64); ok {
+				n = a.Value(0)
+			}
+		}
+	}
+	return n, r.Err()
+}
+
+// refetchTickets fetches every writer's last INSERT ticket once more after a
+// restart: it answers the count it was issued with and writes nothing (the
+// model check that follows finds any row twice).
+func refetchTickets(t *testing.T, srv *testserver.Server, ws []*crashWriter) int {
+	t.Helper()
+	cl, err := flightsql.NewClient(srv.Addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer cl.Close()
+	fetched := 0
+	for _, w := range ws {
+		if w.ticket == nil {
+			continue
+		}
+		n, err := fetchCount(context.Background(), cl, w.ticket)
+		require.NoError(t, err, "writer %d: fetch its last INSERT ticket after a restart", w.w)
+		require.Positive(t, n, "writer %d: the ticket's row count", w.w)
+		fetched++
+	}
+	return fetched
 }
 
 // tryConnect opens an ADBC connection without failing the test.
