@@ -109,7 +109,9 @@
 // milliseconds only (Arrow time32[ms]; a writer must drop sub-millisecond digits, as Paimon does).
 // Differences that Paimon readers ignore: INT/BIGINT carry an INT(32/64) annotation and TIME
 // isAdjustedToUTC=false (pqarrow's). TIMESTAMP(7..9) values are Arrow nanoseconds, so only
-// 1677-09-21..2262-04-11 can be read or written.
+// 1677-09-21..2262-04-11 can be read or written; top-level INT96 columns are decoded here, so
+// Java's encoding of times before 1970 (negative nanoseconds of the day) reads as Java reads it.
+// Partition directories match Java's for every atomic type (TestPartitionPathsAsJava).
 //
 // Limitations (current): deduplicate merge engine only, deletion-vector tables read-only, no
 // dynamic-bucket HASH index (a PK table with bucket = -1 writes everything to bucket 0), Parquet only,
