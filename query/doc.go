@@ -40,10 +40,11 @@
 // converted, so a refused create leaves nothing behind.
 //
 // Table metadata is lakestream's: a schema another engine commits is used
-// by the next statement. A statement whose table changes between the schema
-// it planned with and its scan fails (FailedPrecondition, "table schema
-// changed during the statement; run it again") instead of projecting
-// columns by stale positions.
+// by the next statement. A query whose table changes between the schema it
+// planned with and its scan is planned again once (its scan refuses the
+// stale plan, which would project columns by old positions); should it
+// change again, the query fails (FailedPrecondition, "table schema changed
+// during the statement; run it again").
 //
 // Prepare describes a statement with parameter placeholders too
 // (params.go): a query's parameter types are what DuckDB infers with the

@@ -320,8 +320,18 @@ func mapErr(err error) error {
 // query runs a row-returning statement with flightd tables bound.
 // With schemaOnly the statement runs under LIMIT 0 when DuckDB allows it.
 func (e *Engine) query(ctx context.Context, sql string, schemaOnly bool) (array.RecordReader, error) {
-	return e.queryWith(ctx, sql, schemaOnly, nil)
+	r, err := e.queryWith(ctx, sql, schemaOnly, nil)
+	if errors.Is(err, lakestream.ErrSchemaChanged) {
+		// Another engine changed a table between the schema this statement
+		// was planned with and its scan (nothing was read yet): plan again.
+		r, err = e.queryWith(ctx, sql, schemaOnly, nil)
+	}
+	return r, err
 }
+
+// afterSchema, when set (by tests), runs after a scan's planning read the
+// table's schema and before the scan starts.
+var afterSchema func()
 
 // queryWith is query; with describe, the statement is not run: describe
 // gets the connection with the statement's tables bound and the SQL that
@@ -472,6 +482,9 @@ func (e *Engine) plainScan(ctx context.Context, ps plainScan, schemaOnly bool) (
 			return nil, false, mapErr(err)
 		}
 	}
+	if afterSchema != nil {
+		afterSchema()
+	}
 	var idx []int
 	if ps.columns != nil {
 		var ok bool
@@ -581,6 +594,9 @@ func (e *Engine) scanHinted(ctx context.Context, r tableRef, h scanHints) (rd ar
 		return nil, false, err
 	}
 	cols, filter := h.scanOptions(sc)
+	if afterSchema != nil {
+		afterSchema()
+	}
 	rd, err = e.ls.ScanWith(ctx, r.db, r.table, lakestream.ScanOptions{Realtime: r.realtime, Columns: cols, Filter: filter, Expect: sc})
 	return rd, cols != nil, err
 }
