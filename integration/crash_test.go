@@ -2,10 +2,14 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -129,7 +133,8 @@ func TestCrashModel(t *testing.T) {
 	}
 	cycles := crashCycles()
 	var paimonTime time.Duration
-	refetched := 0
+	refetched, altered := 0, 0
+	jar := javaJarIfBuilt(t)
 	paimonChecks := 0
 	for cycle := 0; cycle < cycles; cycle++ {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -145,6 +150,15 @@ func TestCrashModel(t *testing.T) {
 		srv.Stop(syscall.SIGKILL)
 		cancel()
 		wg.Wait()
+		// Another engine changes the tables while rows wait in the log:
+		// Java Paimon adds a column to each, one third and two thirds in.
+		// The rows written before tier under the new schema (NULL there),
+		// and the writers' batches without the column are still taken.
+		if jar != "" && (cycle == cycles/3 || cycle == 2*cycles/3) {
+			tbl := map[bool]string{true: "crash.ap", false: "crash.pk"}[cycle == cycles/3]
+			mustJava(t, jar, "alter", warehouse, tbl, fmt.Sprintf("add:c%d:BIGINT", cycle))
+			altered++
+		}
 		srv.Restart(syscall.SIGKILL) // already dead: just starts it again
 		refetched += refetchTickets(t, srv, ws)
 		c = connect(t, srv)
@@ -165,7 +179,7 @@ func TestCrashModel(t *testing.T) {
 	}
 	t.Logf("%d cycles: %d keys and %d append rows acknowledged", cycles, acked, apAcked)
 	require.Positive(t, acked, "the writers must have written something")
-	t.Logf("%d INSERT tickets fetched again after a restart", refetched)
+	t.Logf("%d INSERT tickets fetched again after a restart; %d columns added by Java", refetched, altered)
 	require.Positive(t, refetched, "the writers must have sent INSERT statement queries")
 	c = connect(t, srv)
 	defer c.close()
@@ -201,17 +215,14 @@ func checkLakeWithPaimon(t *testing.T, c *client, pr *paimonReader, warehouse, w
 	t.Helper()
 	for _, tbl := range []string{"pk", "ap", "ppk"} {
 		rows := full || tbl != "ap"
-		cols := "id, v"
-		if tbl == "ppk" {
-			cols = "id, p, v"
-		}
 		snapSQL := `SELECT max(snapshot_id) FROM sys.tiering WHERE "database" = 'crash' AND "table" = '` + tbl + `'`
 		var snap string
 		var want []string
+		var flightd *typedResult
 		testserver.Eventually(t, 30*time.Second, func() error {
 			before := c.scalar(snapSQL)
 			if rows {
-				want = sortedRows(c.mustQuery(`SELECT ` + cols + ` FROM crash.` + tbl))
+				flightd = c.mustTyped(`SELECT * FROM crash.` + tbl)
 			} else {
 				want = c.mustQuery(`SELECT count(*), CAST(sum(id) AS BIGINT), min(id), max(id), count(DISTINCT id), ` +
 					`CAST(sum(v) AS BIGINT), min(v), max(v), count(DISTINCT v) FROM crash.` + tbl)[0]
@@ -236,6 +247,12 @@ func checkLakeWithPaimon(t *testing.T, c *client, pr *paimonReader, warehouse, w
 		var got []string
 		if rows {
 			got = ans.sortedRows()
+			// pypaimon reads the snapshot under its own schema, flightd
+			// under the newest (Java adds columns between cycles): compare
+			// the snapshot's columns.
+			var names []string
+			require.NoError(t, json.Unmarshal(ans.Columns, &names))
+			want = projectRows(t, flightd, names)
 		} else {
 			got, err = ans.summary("id", "v")
 			require.NoError(t, err)
@@ -319,6 +336,27 @@ func runCrashWriter(ctx context.Context, t *testing.T, srv *testserver.Server, w
 	}
 }
 
+// projectRows renders res's rows with only the named columns, sorted.
+func projectRows(t *testing.T, res *typedResult, names []string) []string {
+	t.Helper()
+	idx := make([]int, len(names))
+	for i, n := range names {
+		idx[i] = slices.Index(res.names, n)
+		require.GreaterOrEqual(t, idx[i], 0, "flightd has no column %q (it has %v)", n, res.names)
+	}
+	out := make([]string, len(res.rows))
+	for r, line := range res.rows {
+		cells := strings.Split(line, "|")
+		vals := make([]string, len(idx))
+		for i, j := range idx {
+			vals[i] = cells[j]
+		}
+		out[r] = strings.Join(vals, "|")
+	}
+	sort.Strings(out)
+	return out
+}
+
 // insertAndFetchTwice sends the rows as one INSERT statement query and
 // fetches its ticket twice; it reports whether the INSERT was acknowledged
 // (its GetFlightInfo answered).
@@ -386,6 +424,26 @@ func refetchTickets(t *testing.T, srv *testserver.Server, ws []*crashWriter) int
 		fetched++
 	}
 	return fetched
+}
+
+// javaJarIfBuilt is the PaimonCheck jar, or "" (with a log line) when it
+// is not built.
+func javaJarIfBuilt(t *testing.T) string {
+	jar := os.Getenv("PAIMON_CHECK_JAR")
+	if jar == "" {
+		jar = filepath.Join("java", "target", "paimon-check.jar")
+	}
+	if _, err := os.Stat(jar); err != nil {
+		t.Logf("no Java Paimon (%s): the tables are not altered by another engine", jar)
+		return ""
+	}
+	if _, err := exec.LookPath("java"); err != nil {
+		t.Log("no java on PATH: the tables are not altered by another engine")
+		return ""
+	}
+	abs, err := filepath.Abs(jar)
+	require.NoError(t, err)
+	return abs
 }
 
 // tryConnect opens an ADBC connection without failing the test.
