@@ -11,7 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"sync"
-	"syscall"
+
+	"github.com/flightd/flightd/internal/durable"
 )
 
 // localFS is the part of the operating system LocalFileIO uses. The power-cut test puts a strict
@@ -82,58 +83,11 @@ func (osFS) ReadDir(name string) ([]FileInfo, error) {
 	return out, nil
 }
 
-func (osFS) SyncDir(name string) error {
-	d, err := os.Open(name)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("sync directory %s: %w", name, err)
-	}
-	return nil
-}
+func (osFS) SyncDir(name string) error { return durable.SyncDir(name) }
 
 // mkdirAll creates dir and its missing parents and syncs the parent of every directory it
-// created, so that a directory exists after a power cut once mkdirAll returned. Existing
-// directories cost one stat and no sync.
-func (l LocalFileIO) mkdirAll(dir string) error {
-	sys := l.sys()
-	var missing []string // deepest first
-	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
-		fi, err := sys.Stat(d)
-		if err == nil {
-			if !fi.IsDir() {
-				return &fs.PathError{Op: "mkdir", Path: d, Err: syscall.ENOTDIR}
-			}
-			break
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		missing = append(missing, d)
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
-	for i := len(missing) - 1; i >= 0; i-- {
-		if err := sys.Mkdir(missing[i], 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-			return err
-		}
-	}
-	// Also when a concurrent creator won the Mkdir: it may not have synced yet.
-	for i := len(missing) - 1; i >= 0; i-- {
-		if p := filepath.Dir(missing[i]); p != missing[i] {
-			if err := sys.SyncDir(p); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
+// created (durable.MkdirAll).
+func (l LocalFileIO) mkdirAll(dir string) error { return durable.MkdirAll(l.sys(), dir, true) }
 
 // RemoveAll of a directory (a dropped table or database) is made durable in its parent.
 func (l LocalFileIO) removeAllDurable(path string) error {

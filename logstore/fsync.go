@@ -1,13 +1,12 @@
 package logstore
 
 import (
-	"errors"
-	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/flightd/flightd/internal/durable"
 )
 
 // sysOps are the file system calls through which the store makes its own files durable:
@@ -32,58 +31,18 @@ var osOps = &sysOps{
 	},
 	writeAt:   func(f *os.File, b []byte, off int64) (int, error) { return f.WriteAt(b, off) },
 	fdatasync: func(f *os.File) error { return unix.Fdatasync(int(f.Fd())) },
-	syncDir:   syncDir,
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	return nil
+	syncDir:   durable.SyncDir,
 }
 
 // mkdirAll creates dir and its missing parents; with sync, it then syncs the parent of
-// every directory it created, so that they survive a power loss.
+// every directory it created (durable.MkdirAll).
 func (o *sysOps) mkdirAll(dir string, sync bool) error {
-	var missing []string // deepest first
-	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
-		fi, err := o.stat(d)
-		if err == nil {
-			if !fi.IsDir() {
-				return &fs.PathError{Op: "mkdir", Path: d, Err: unix.ENOTDIR}
-			}
-			break
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		missing = append(missing, d)
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
-	for i := len(missing) - 1; i >= 0; i-- {
-		if err := o.mkdir(missing[i], 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-			return err
-		}
-	}
-	if !sync {
-		return nil
-	}
-	for i := len(missing) - 1; i >= 0; i-- {
-		if p := filepath.Dir(missing[i]); p != missing[i] {
-			if err := o.syncDir(p); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return durable.MkdirAll(opsFS{o}, dir, sync)
 }
+
+// opsFS is durable.FS over sysOps.
+type opsFS struct{ o *sysOps }
+
+func (f opsFS) Stat(name string) (fs.FileInfo, error)     { return f.o.stat(name) }
+func (f opsFS) Mkdir(name string, perm fs.FileMode) error { return f.o.mkdir(name, perm) }
+func (f opsFS) SyncDir(dir string) error                  { return f.o.syncDir(dir) }
