@@ -3,15 +3,18 @@ package lake
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"fmt"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hamba/avro/v2"
-	"github.com/hamba/avro/v2/ocf"
+	"github.com/klauspost/compress/zstd"
 )
 
 // Avro schemas of the manifest list and manifest files, as Java's AvroSchemaConverter derives them
@@ -185,28 +188,65 @@ func nonNilBytes(b []byte) []byte {
 	return b
 }
 
-// encodeAvro writes records as an Avro OCF with the zstandard codec.
+// encodeAvro writes records as an Avro object container file with the
+// zstandard codec, up to avroBlockRecords records a block. The schema is
+// parsed once (parseAvroSchema) and one zstd encoder serves every file:
+// hamba's ocf.Encoder parsed the schema and built a zstd encoder and
+// decoder for each file, 3.4 ms and 5.6 MB of garbage a one-entry manifest,
+// three times a commit.
 func encodeAvro[T any](schema string, recs []T) ([]byte, error) {
-	cache := &avro.SchemaCache{}
-	sch, err := avro.ParseWithCache(schema, "", cache)
+	sch, err := parseAvroSchema([]byte(schema))
 	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	enc, err := ocf.NewEncoderWithSchema(sch, &buf, ocf.WithCodec(ocf.ZStandard), ocf.WithEncoderSchemaCache(cache))
+	zenc, err := zstdBlockEncoder()
 	if err != nil {
 		return nil, err
 	}
-	for i := range recs {
-		if err := enc.Encode(recs[i]); err != nil {
-			return nil, err
+	var marker [16]byte
+	if _, err := rand.Read(marker[:]); err != nil {
+		return nil, err
+	}
+	out := append([]byte(nil), avroMagic...)
+	// Metadata: a map of bytes, one block of two entries, then the end.
+	out = avroLong(out, 2)
+	for _, kv := range [][2]string{{"avro.schema", sch.String()}, {"avro.codec", "zstandard"}} {
+		out = avroBytes(avroBytes(out, []byte(kv[0])), []byte(kv[1]))
+	}
+	out = avroLong(out, 0)
+	out = append(out, marker[:]...)
+	var block bytes.Buffer
+	enc := avro.NewEncoderForSchema(sch, &block)
+	for start := 0; start < len(recs); start += avroBlockRecords {
+		end := min(start+avroBlockRecords, len(recs))
+		block.Reset()
+		for i := start; i < end; i++ {
+			if err := enc.Encode(recs[i]); err != nil {
+				return nil, err
+			}
 		}
+		z := zenc.EncodeAll(block.Bytes(), nil)
+		out = avroLong(avroLong(out, int64(end-start)), int64(len(z)))
+		out = append(append(out, z...), marker[:]...)
 	}
-	if err := enc.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return out, nil
 }
+
+// avroBlockRecords is how many records an Avro block of encodeAvro holds
+// (hamba's default).
+const avroBlockRecords = 100
+
+var zstdBlockEncoder = sync.OnceValues(func() (*zstd.Encoder, error) {
+	return zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+})
+
+// avroLong appends v in Avro's zig-zag varint encoding.
+func avroLong(b []byte, v int64) []byte {
+	return binary.AppendUvarint(b, uint64(v<<1)^uint64(v>>63))
+}
+
+// avroBytes appends a length-prefixed byte string.
+func avroBytes(b, v []byte) []byte { return append(avroLong(b, int64(len(v))), v...) }
 
 func encodeManifest(entries []ManifestEntry) ([]byte, error) {
 	recs := make([]avroEntry, len(entries))
