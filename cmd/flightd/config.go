@@ -45,6 +45,11 @@ type Config struct {
 	AuthPassword string // never printed
 
 	Limits
+
+	// Obsolete lists the flags of earlier versions that were set: they no
+	// longer do anything, and are accepted (with a warning at start) so
+	// that a service definition setting them still starts.
+	Obsolete []string
 }
 
 // S3Options returns the lake's S3 options for this configuration.
@@ -219,6 +224,12 @@ func parseServe(args []string) (Config, error) {
 	fs.StringVar(&c.AuthUser, "auth-user", c.AuthUser, "the user name clients authenticate as; authentication is on when FLIGHTD_AUTH_PASSWORD is set (env FLIGHTD_AUTH_USER)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env FLIGHTD_LOG_LEVEL)")
 	c.Limits.flags(fs)
+	for _, name := range []string{"max-pending-results", "result-ttl"} {
+		fs.Func(name, "no longer used: an update's ticket carries its row count, nothing waits for its DoGet", func(string) error {
+			c.Obsolete = append(c.Obsolete, "--"+name)
+			return nil
+		})
+	}
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}

@@ -83,6 +83,11 @@ func TestParseServe(t *testing.T) {
 			want: Config{Listen: "127.0.0.1:31337", DataDir: "./data", Warehouse: "data/warehouse", TieringInterval: 30 * time.Second, TieringRows: 1 << 20, LogRetention: 24 * time.Hour, LogLevel: "info", AuthUser: "flightd",
 				Limits: func() Limits { l := defaultLimits(); l.MaxResultBatchBytes = "8MiB"; return l }()},
 		},
+		{
+			name: "obsolete flags are accepted and reported", args: []string{"--result-ttl", "5m", "--max-pending-results", "10"},
+			want: Config{Listen: "127.0.0.1:31337", DataDir: "./data", Warehouse: "data/warehouse", TieringInterval: 30 * time.Second, TieringRows: 1 << 20, LogRetention: 24 * time.Hour, LogLevel: "info", AuthUser: "flightd",
+				Obsolete: []string{"--result-ttl", "--max-pending-results"}},
+		},
 		{name: "password without user", env: map[string]string{"FLIGHTD_AUTH_PASSWORD": "pw"}, args: []string{"--auth-user", ""}, wantErr: "--auth-user must not be empty"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

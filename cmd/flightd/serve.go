@@ -131,6 +131,9 @@ func serve(args []string) error {
 			lg.Warn("authentication without TLS: passwords and tokens cross the network in the clear; set --tls-cert and --tls-key unless clients are on this host")
 		}
 	}
+	for _, f := range cfg.Obsolete {
+		lg.Warn("flag no longer used, ignored", "flag", f)
+	}
 	fs := flight.NewServerWithMiddleware(mw, gopts...)
 	// Arrow's Flight benchmark protocol beside Flight SQL (package perf).
 	fs.RegisterFlightService(perf.Wrap(srv.FlightServer(), memory.DefaultAllocator))
