@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 )
 
 const defaultPartitionName = "__DEFAULT_PARTITION__"
@@ -151,4 +154,49 @@ func javaFloatString(f float64, bitSize int) string {
 	}
 	e, _ := strconv.Atoi(exp)
 	return mant + "E" + strconv.Itoa(e)
+}
+
+// maxPartitionNameBytes is the longest "key=value" directory name a
+// partition value may make: file systems (ext4, xfs, HDFS by default) hold
+// at most 255 bytes in one path component.
+const maxPartitionNameBytes = 255
+
+// CheckPartitionNames returns an error naming the column and row of the
+// first value in rec whose partition directory name ("key=value", escaped
+// as Java escapes it) would exceed what a file system holds in one path
+// component: such a row would be acknowledged into the log and then fail
+// every commit of the table.
+func (t *Table) CheckPartitionNames(rec arrow.RecordBatch) error {
+	for _, k := range t.schema.PartitionKeys {
+		idx := rec.Schema().FieldIndices(k)
+		if len(idx) == 0 {
+			continue
+		}
+		var at func(i int) string
+		switch a := rec.Column(idx[0]).(type) {
+		case *array.String:
+			at = a.Value
+		case *array.LargeString:
+			at = a.Value
+		case *array.StringView:
+			at = a.Value
+		default:
+			continue // other types render short
+		}
+		col, key := rec.Column(idx[0]), escapePathName(k)
+		for i := 0; i < col.Len(); i++ {
+			if col.IsNull(i) {
+				continue
+			}
+			v := at(i)
+			if len(key)+1+3*len(v) <= maxPartitionNameBytes {
+				continue // even escaped in full it fits
+			}
+			if n := len(key) + 1 + len(escapePathName(v)); n > maxPartitionNameBytes {
+				return fmt.Errorf("partition column %q, row %d: the value makes a partition directory name of %d bytes (%q…), more than the %d a file system holds",
+					k, i, n, v[:min(len(v), 32)], maxPartitionNameBytes)
+			}
+		}
+	}
+	return nil
 }

@@ -7,7 +7,8 @@
 //     lakestream.table-id=<uuid>; the id names the table's log, so a dropped
 //     and re-created table never sees its predecessor's records.
 //   - Write validates an Arrow batch against the table (names, types castable
-//     to the column types, primary-key columns not null), splits it by
+//     to the column types, primary-key columns not null, partition values
+//     whose directory names fit a file system), splits it by
 //     Paimon's bucket function and appends it to the log; it returns once the
 //     records are durable. Every bucket's part of one batch commits atomically.
 //   - Scan reads t (the newest lake snapshot) or t$rt (that snapshot plus the

@@ -68,6 +68,9 @@ func (s *Service) WriteAsync(ctx context.Context, db, name string, rec arrow.Rec
 		return nil, err
 	}
 	defer conformed.Release()
+	if err := m.table.CheckPartitionNames(conformed); err != nil {
+		return nil, fmt.Errorf("%w: %s.%s: %w", ErrInvalidBatch, db, name, err)
+	}
 	buckets, err := m.table.Buckets(conformed)
 	if err != nil {
 		return nil, fmt.Errorf("lakestream: bucket rows of %s.%s: %w", db, name, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -287,4 +288,28 @@ func TestPartitionValueWithNULIsAcknowledgedButNeverTiered(t *testing.T) {
 	_, err = e.tr.TierTable(ctx, "db", "t")
 	require.NoError(t, err)
 	require.Equal(t, []string{"1/ok=x", "2/a\x00b=y"}, scanPart(t, e, "t", false))
+}
+
+// TestLongPartitionValueIsAcknowledgedButNeverTiered: a partition value
+// whose directory name ("dt=<value>", escaped) is longer than a file system
+// holds in one path component was acknowledged into the log, and then no
+// round of the table could commit. The write is refused now, naming the
+// column and the row, and the table keeps tiering; a value that fits only
+// unescaped is judged by its escaped length.
+func TestLongPartitionValueIsAcknowledgedButNeverTiered(t *testing.T) {
+	e := open(t, t.TempDir())
+	ctx := context.Background()
+	createPartTable(t, e, "t", []string{"id", "dt"}, 1)
+	fits := strings.Repeat("x", 255-len("dt="))
+	for _, bad := range []string{fits + "x", strings.Repeat("/", 100)} {
+		rec := partBatch([]partRow{{id: 1, dt: str("ok"), v: "x"}, {id: 2, dt: str(bad), v: "y"}})
+		_, err := e.ls.Write(ctx, "db", "t", rec)
+		rec.Release()
+		require.ErrorIs(t, err, lakestream.ErrInvalidBatch)
+		require.ErrorContains(t, err, `partition column "dt", row 1`)
+	}
+	writePart(t, e, "t", partRow{id: 1, dt: str(fits), v: "x"})
+	_, err := e.tr.TierTable(ctx, "db", "t")
+	require.NoError(t, err)
+	require.Equal(t, []string{"1/" + fits + "=x"}, scanPart(t, e, "t", false))
 }
