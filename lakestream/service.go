@@ -162,7 +162,11 @@ func (s *Service) CreateTable(ctx context.Context, db, name string, sc lake.Sche
 			return fmt.Errorf("lakestream: create %s.%s: %w", db, name, err)
 		}
 	}
-	if len(sc.PrimaryKeys) > 0 {
+	pk := sc.PrimaryKeys
+	if v := opts["primary-key"]; len(pk) == 0 && v != "" {
+		pk = splitNames(v) // the key given as Paimon's table option
+	}
+	if len(pk) > 0 {
 		if _, ok := opts["bucket"]; !ok {
 			opts["bucket"] = strconv.Itoa(DefaultPrimaryKeyBuckets)
 		}
@@ -173,7 +177,7 @@ func (s *Service) CreateTable(ctx context.Context, db, name string, sc lake.Sche
 	if err := checkKeyHasPartitions(sc); err != nil {
 		return fmt.Errorf("lakestream: create %s.%s: %w", db, name, err)
 	}
-	if err := lake.CheckSupported(opts, len(sc.PrimaryKeys) > 0); err != nil {
+	if err := lake.CheckSupported(opts, len(pk) > 0); err != nil {
 		return fmt.Errorf("lakestream: create %s.%s: %w", db, name, err)
 	}
 	sc.Options = opts

@@ -176,6 +176,24 @@ func TestKeyWithoutPartitionIsRefusedAtCreate(t *testing.T) {
 	}
 }
 
+// TestKeyGivenAsOptionGetsFixedBuckets: a primary key given as Paimon's
+// 'primary-key' option (not PRIMARY KEY) skipped the bucket checks: the
+// table got Paimon's default, dynamic buckets, which flightd does not
+// maintain. It gets flightd's default bucket count like PRIMARY KEY, and a
+// dynamic bucket count is refused the same way.
+func TestKeyGivenAsOptionGetsFixedBuckets(t *testing.T) {
+	e := open(t, t.TempDir())
+	ctx := context.Background()
+	require.NoError(t, e.ls.CreateDatabase("db", true))
+	cols := []lake.Column{{Name: "id", Type: mustType(t, "BIGINT")}, {Name: "v", Type: mustType(t, "STRING")}}
+	require.NoError(t, e.ls.CreateTable(ctx, "db", "t", lake.Schema{Columns: cols, Options: map[string]string{"primary-key": "id"}}, false))
+	tb, err := e.ls.Table("db", "t")
+	require.NoError(t, err)
+	require.Equal(t, fmt.Sprint(lakestream.DefaultPrimaryKeyBuckets), tb.Schema().Options["bucket"])
+	err = e.ls.CreateTable(ctx, "db", "d", lake.Schema{Columns: cols, Options: map[string]string{"primary-key": "id", "bucket": "-1"}}, false)
+	require.ErrorContains(t, err, "needs a fixed bucket count")
+}
+
 // TestPartitionedKeyModel writes random upserts and deletes into
 // partitioned primary-key tables of every key layout (the key with and
 // without the partition column; NULL partitions where the key allows),
