@@ -388,7 +388,9 @@ func typeFromJSON(v any, depth int) (DataType, error) {
 	switch fs := o["fields"].(type) {
 	case nil:
 	case []any:
-		fields = make([]DataField, len(fs))
+		if len(fs) > 0 {
+			fields = make([]DataField, len(fs))
+		}
 		for i, f := range fs {
 			df, err := fieldFromJSON(f, depth+1)
 			if err != nil {
@@ -870,30 +872,33 @@ func (p *typeParser) parseComposite(kw string) (DataType, error) {
 			return DataType{}, err
 		}
 		var fields []DataField
-		if !p.acceptSym(closer) {
-			for {
-				nt := p.peek()
-				if nt.kind != tokIdent && nt.kind != tokQuoted {
-					return DataType{}, p.errf("expected a field name in ROW")
-				}
+		if p.acceptSym(closer) {
+			// Parquet has no group without fields, nor Arrow a useful
+			// struct: refused here, where a user writes it.
+			return DataType{}, p.errf("a ROW needs at least one field")
+		}
+		for {
+			nt := p.peek()
+			if nt.kind != tokIdent && nt.kind != tokQuoted {
+				return DataType{}, p.errf("expected a field name in ROW")
+			}
+			p.pos++
+			p.acceptSym(":")
+			ft, err := p.parseType()
+			if err != nil {
+				return DataType{}, err
+			}
+			f := DataField{ID: -1, Name: nt.text, Type: ft}
+			if c := p.peek(); c.kind == tokString {
+				f.Description = c.text
 				p.pos++
-				p.acceptSym(":")
-				ft, err := p.parseType()
-				if err != nil {
-					return DataType{}, err
-				}
-				f := DataField{ID: -1, Name: nt.text, Type: ft}
-				if c := p.peek(); c.kind == tokString {
-					f.Description = c.text
-					p.pos++
-				}
-				fields = append(fields, f)
-				if p.acceptSym(closer) {
-					break
-				}
-				if err := p.expectSym(","); err != nil {
-					return DataType{}, err
-				}
+			}
+			fields = append(fields, f)
+			if p.acceptSym(closer) {
+				break
+			}
+			if err := p.expectSym(","); err != nil {
+				return DataType{}, err
 			}
 		}
 		return DataType{Root: TypeRow, Fields: fields}, nil
