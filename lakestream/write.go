@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/flightd/flightd/internal/arrowutil"
 	"github.com/flightd/flightd/internal/logcodec"
 	"github.com/flightd/flightd/logstore"
 )
@@ -54,6 +55,11 @@ func (s *Service) WriteAsync(ctx context.Context, db, name string, rec arrow.Rec
 	done := func() (int64, error) { return n, nil }
 	if n == 0 {
 		return done, nil
+	}
+	// A client's batch arrives as Arrow IPC, whose reader checks buffer
+	// sizes but not what they hold (see arrowutil.ValidateRecord).
+	if err := arrowutil.ValidateRecord(rec); err != nil {
+		return nil, fmt.Errorf("%w: %s.%s: the batch's buffers are inconsistent: %v", ErrInvalidBatch, db, name, err)
 	}
 	data, kinds, err := splitKinds(m.schema, rec, db+"."+name)
 	if err != nil {

@@ -328,6 +328,10 @@ func arrowSchemaOf(sc lake.Schema) *arrow.Schema {
 
 // convertBatch is ingestConvert with the error an ingest reports.
 func (e *Engine) convertBatch(ctx context.Context, schema *arrow.Schema, rec arrow.RecordBatch, db, table string) (arrow.RecordBatch, error) {
+	// The casts index the client's buffers: they must hold together first.
+	if err := arrowutil.ValidateRecord(rec); err != nil {
+		return nil, fmt.Errorf("%w: ingest into %s.%s: the batch's buffers are inconsistent: %v", engine.ErrInvalid, db, table, err)
+	}
 	out, err := ingestConvert(ctx, e.mem, schema, rec)
 	if err != nil {
 		return nil, fmt.Errorf("%w: ingest into %s.%s: %w", engine.ErrInvalid, db, table, err)

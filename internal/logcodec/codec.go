@@ -27,10 +27,10 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/flightd/flightd/internal/arrowutil"
 	"github.com/flightd/flightd/internal/ipccheck"
 )
 
@@ -115,10 +115,9 @@ func Decode(payload []byte, rows int64, mem memory.Allocator) (arrow.RecordBatch
 	if rec.NumRows() != rows {
 		return nil, nil, fmt.Errorf("%w: batch has %d rows, entry says %d", ErrCorrupt, rec.NumRows(), rows)
 	}
-	// The IPC reader checks buffer sizes, not contents: offsets that point
-	// outside their data (or decrease) would make every later reader of the
-	// batch index out of range.
-	if err := array.ValidateRecordFull(rec); err != nil {
+	// The IPC reader checks buffer sizes, not contents (see
+	// arrowutil.ValidateRecord).
+	if err := arrowutil.ValidateRecord(rec); err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
 	rec.Retain()
