@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
 )
@@ -204,26 +203,9 @@ type row struct {
 func sp(s string) *string { return &s }
 
 func buildRows(t *testing.T, tb *Table, rows []row) arrow.RecordBatch {
-	sc := tb.Schema().ArrowSchema()
-	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-	defer b.Release()
-	for _, r := range rows {
-		for i, f := range sc.Fields() {
-			switch f.Name {
-			case "id":
-				b.Field(i).(*array.Int64Builder).Append(r.id)
-			case "name":
-				if r.name == nil {
-					b.Field(i).AppendNull()
-				} else {
-					b.Field(i).(*array.StringBuilder).Append(*r.name)
-				}
-			case "dt":
-				b.Field(i).(*array.StringBuilder).Append(r.dt)
-			}
-		}
-	}
-	return b.NewRecordBatch()
+	rec, err := buildRowsErr(tb, rows)
+	require.NoError(t, err)
+	return rec
 }
 
 func scanAll(t *testing.T, tb *Table, snap *Snapshot, cols []string) []string {

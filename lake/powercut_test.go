@@ -399,6 +399,8 @@ func TestPowerCutNeverLeavesSnapshotPointingAtMissingFile(t *testing.T) {
 	t.Logf("%d power cuts checked", cuts)
 }
 
+// buildRowsErr builds rows (id, name, dt) in tb's columns; a column it does
+// not know is an error.
 func buildRowsErr(tb *Table, rows []row) (arrow.RecordBatch, error) {
 	sc := tb.Schema().ArrowSchema()
 	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
