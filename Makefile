@@ -20,7 +20,7 @@ JDBC_CHECK_JAR    := integration/jdbc/target/jdbc-check.jar
 # Packages that never link DuckDB: fast to build, run with the race detector.
 NOCGO_PKGS   = $(shell $(GO) list ./... | grep -v -e /query -e /cmd/ -e /integration -e /bench -e /internal/deps)
 
-.PHONY: all build run tools paimon-check-jar jdbc-check-jar test test-paimon test-go test-nocgo test-engine test-integration test-python test-fuzz fuzz deps py-deps go-deps bench bench-quick bench-sustained soak clean tidy-check
+.PHONY: all build run tools paimon-check-jar jdbc-check-jar test test-paimon test-go test-nocgo test-engine test-integration test-python test-fuzz fuzz deps py-deps go-deps bench bench-quick bench-read bench-sustained soak clean tidy-check
 
 all: build
 
@@ -144,6 +144,14 @@ QUICK_BENCH := Ingest|ReadRealtime|Freshness|Parquet|PrimaryKey|Append
 # A short run of every benchmark, for the README table.
 bench-quick: build
 	FLIGHTD_BIN=$(CURDIR)/$(BIN) $(GO) test -run='^$$' -bench='$(QUICK_BENCH)' -benchtime=2x ./bench/ ./union/
+
+# The read path end to end (bench/readpath_bench_test.go): SELECT * of t and
+# t$rt, aggregates, point lookups idle and under load, ingest, and DuckDB's
+# read_parquet of the same files (bin/duckref) as the reference.
+# FLIGHTD_READ_ROWS sets the table's size (default 1000000).
+bench-read: build
+	$(GO) build -tags $(TAGS) -o bin/duckref ./bench/duckref
+	FLIGHTD_BIN=$(CURDIR)/$(BIN) FLIGHTD_DUCKREF_BIN=$(CURDIR)/bin/duckref $(GO) test -run='^$$' -bench=ReadPath -benchtime=1x -timeout 60m -v ./bench/
 
 # Sustained ingest with tiering running (default 60 s at 1M rows/s; see bench/sustained_bench_test.go).
 bench-sustained: build

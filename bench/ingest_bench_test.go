@@ -87,16 +87,22 @@ func (c *conn) exec(b testing.TB, sql string) {
 // ingestStream sends batches as one ADBC bulk ingest (one DoPut stream),
 // acknowledged once, when all are durable.
 func (c *conn) ingestStream(b testing.TB, table string, batches []arrow.RecordBatch) {
-	st, _ := c.conn.NewStatement()
-	defer st.Close()
-	_ = st.SetOption(adbc.OptionKeyIngestTargetTable, table)
-	_ = st.SetOption(adbc.OptionValueIngestTargetDBSchema, "bench")
-	_ = st.SetOption(adbc.OptionKeyIngestMode, adbc.OptionValueIngestModeAppend)
 	rr, err := array.NewRecordReader(batches[0].Schema(), batches)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer rr.Release()
+	c.ingestReader(b, table, rr)
+}
+
+// ingestReader sends what rr yields as one ADBC bulk ingest (one DoPut
+// stream), acknowledged once, when all of it is durable.
+func (c *conn) ingestReader(b testing.TB, table string, rr array.RecordReader) {
+	st, _ := c.conn.NewStatement()
+	defer st.Close()
+	_ = st.SetOption(adbc.OptionKeyIngestTargetTable, table)
+	_ = st.SetOption(adbc.OptionValueIngestTargetDBSchema, "bench")
+	_ = st.SetOption(adbc.OptionKeyIngestMode, adbc.OptionValueIngestModeAppend)
 	if err := st.BindStream(context.Background(), rr); err != nil {
 		b.Fatal(err)
 	}
