@@ -75,7 +75,10 @@ import (
 // memory-mapped files of the log and of Badger, which the kernel may drop
 // at will), and RssAnon is what the other benchmarks report (testserver's
 // RSS). A peak between samples is rarely missed: the Go runtime returns
-// freed heap pages to the kernel over seconds, not at once.
+// freed heap pages to the kernel over seconds, not at once. For the same
+// reason a read's peak includes heap that loading, tiering or the read
+// before it left mapped: the peak bounds what the read needed, and the
+// growth is how much more the server had to map for it.
 //
 // The reference: bench/ does not link DuckDB (the engine package is the
 // only one that does, so the other packages' tests build in seconds), and
