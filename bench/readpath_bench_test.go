@@ -259,9 +259,9 @@ func BenchmarkReadPath(b *testing.B) {
 		})
 	}
 
-	for _, tc := range []struct{ name, opts, with string }{
-		{"append", "", " WITH ('lakestream.freshness' = '1h')"},
-		{"pk4", ", PRIMARY KEY (id) NOT ENFORCED", " WITH ('bucket' = '4', 'lakestream.freshness' = '1h')"},
+	for _, tc := range []struct{ name, desc, opts, with string }{
+		{"append", "an append table", "", " WITH ('lakestream.freshness' = '1h')"},
+		{"pk4", "a 4-bucket primary-key table", ", PRIMARY KEY (id) NOT ENFORCED", " WITH ('bucket' = '4', 'lakestream.freshness' = '1h')"},
 	} {
 		b.Run("ingest/table="+tc.name+"/"+rowsName, func(b *testing.B) {
 			var total time.Duration
@@ -280,7 +280,7 @@ func BenchmarkReadPath(b *testing.B) {
 			}
 			rate := float64(n) * float64(runs) / total.Seconds()
 			b.ReportMetric(rate, "rows/s")
-			b.Logf("ingest into a %s table, one stream of 10k-row batches: %.2f M rows/s", tc.name, rate/1e6)
+			b.Logf("ingest into %s, one stream of 10k-row batches: %.2f M rows/s", tc.desc, rate/1e6)
 		})
 	}
 }
