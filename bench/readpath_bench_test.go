@@ -45,11 +45,13 @@ import (
 //   - query=select-star, table=t and table=t$rt: SELECT * fetched through
 //     ADBC: rows/s, time to first batch (from the call that runs the
 //     statement to the first batch the client holds), the server's CPU
-//     over the read in cores (/proc/<pid>/stat), and the server's peak
-//     anonymous RSS during the read; t$rt also its ratio to t.
+//     over the read (/proc/<pid>/stat) in cores and in CPU-seconds per
+//     million rows, and the server's peak anonymous RSS during the read;
+//     t$rt also its ratio to t.
 //   - reference=duckdb: DuckDB's read_parquet of the lake's data files
-//     (the 8 value columns) into Arrow, 2 threads, and flightd's t
-//     relative to it.
+//     (the 8 value columns) into Arrow, 2 threads: rows/s and CPU-seconds
+//     per million rows, and flightd's t relative to both (on a shared
+//     machine the CPU ratio is the steadier one).
 //   - query=count-sum: SELECT count(*), sum(x) over t and t$rt: seconds
 //     and rows/s.
 //   - lookup: FLIGHTD_READ_LOOKUPS (default 2,000) sequential point
@@ -142,7 +144,7 @@ func BenchmarkReadPath(b *testing.B) {
 		n, float64(n)/loadTime.Seconds()/1e6, tierTime.Seconds()/3, len(files), upserts)
 	rowsName := fmt.Sprintf("rows=%.0e", float64(n))
 
-	var tRate float64 // rows/s of SELECT * FROM t, for the ratios
+	var tRate, tCPU float64 // rows/s and server CPU-s per M rows of SELECT * FROM t, for the ratios
 	for _, q := range []struct{ table, sql string }{
 		{"t", `SELECT * FROM bench.t`},
 		{"t$rt", `SELECT * FROM bench."t$rt"`},
@@ -152,9 +154,9 @@ func BenchmarkReadPath(b *testing.B) {
 			for b.Loop() {
 				m.add(b, srv, c, q.sql, n)
 			}
-			rate := m.report(b)
+			rate, cpu := m.report(b)
 			if q.table == "t" {
-				tRate = rate
+				tRate, tCPU = rate, cpu
 			} else if tRate > 0 {
 				b.ReportMetric(rate/tRate, "rt/t")
 			}
@@ -164,7 +166,7 @@ func BenchmarkReadPath(b *testing.B) {
 
 	b.Run("reference=duckdb/threads=2/"+rowsName, func(b *testing.B) {
 		bin := duckrefBinary(b)
-		var secs, first float64
+		var secs, first, cpu float64
 		runs := 0
 		for b.Loop() {
 			r := runDuckref(b, bin, files)
@@ -174,19 +176,22 @@ func BenchmarkReadPath(b *testing.B) {
 			i := medianIndex(r.Seconds)
 			secs += r.Seconds[i]
 			first += r.FirstBatch[i]
+			cpu += r.CPU[i]
 			runs++
 		}
 		rate := float64(n) * float64(runs) / secs
 		b.ReportMetric(rate, "rows/s")
 		b.ReportMetric(first/float64(runs)*1000, "first-batch-ms")
-		if tRate > 0 {
-			b.ReportMetric(tRate/rate, "t/duckdb")
-		}
+		cpuPerM := cpu / (float64(n) * float64(runs) / 1e6)
+		b.ReportMetric(cpuPerM, "cpu-s/Mrows")
 		vs := ""
 		if tRate > 0 {
-			vs = fmt.Sprintf("; flightd's t at %.2f of it", tRate/rate)
+			b.ReportMetric(tRate/rate, "t/duckdb")
+			b.ReportMetric(tCPU/cpuPerM, "t/duckdb-cpu")
+			vs = fmt.Sprintf("; flightd's t at %.2f of its rate, %.2f times its CPU", tRate/rate, tCPU/cpuPerM)
 		}
-		b.Logf("DuckDB read_parquet into Arrow, 2 threads, in process: %.2f M rows/s, first batch %.1f ms%s", rate/1e6, first/float64(runs)*1000, vs)
+		b.Logf("DuckDB read_parquet into Arrow, 2 threads, in process: %.2f M rows/s, first batch %.1f ms, %.3f CPU-s per M rows%s",
+			rate/1e6, first/float64(runs)*1000, cpuPerM, vs)
 	})
 
 	for _, q := range []struct{ table, sql string }{
@@ -314,21 +319,24 @@ func (m *readMeasure) add(b *testing.B, srv *testserver.Server, c *conn, sql str
 	m.grow = max(m.grow, p-before)
 }
 
-// report reports the measures and returns the rate in rows/s.
-func (m *readMeasure) report(b *testing.B) float64 {
-	rate := float64(m.rows) / m.wall.Seconds()
+// report reports the measures and returns the rate in rows/s and the
+// server's CPU-seconds per million rows.
+func (m *readMeasure) report(b *testing.B) (rate, cpuPerM float64) {
+	rate = float64(m.rows) / m.wall.Seconds()
+	cpuPerM = m.cpu / (float64(m.rows) / 1e6)
 	b.ReportMetric(rate, "rows/s")
+	b.ReportMetric(cpuPerM, "server-cpu-s/Mrows")
 	b.ReportMetric(float64(m.first.Microseconds())/float64(m.runs)/1000, "first-batch-ms")
 	b.ReportMetric(m.cpu/m.wall.Seconds(), "server-cores")
 	b.ReportMetric(float64(m.peak)/(1<<20), "rss-peak-MiB")
 	b.ReportMetric(float64(m.grow)/(1<<20), "rss-growth-MiB")
-	return rate
+	return rate, cpuPerM
 }
 
 func (m *readMeasure) summary() string {
-	return fmt.Sprintf("%.2f M rows/s, first batch %.1f ms, server %.2f cores, peak RssAnon %.0f MiB (+%.0f MiB during the read)",
+	return fmt.Sprintf("%.2f M rows/s, first batch %.1f ms, server %.2f cores (%.3f CPU-s per M rows), peak RssAnon %.0f MiB (+%.0f MiB during the read)",
 		float64(m.rows)/m.wall.Seconds()/1e6, float64(m.first.Microseconds())/float64(m.runs)/1000, m.cpu/m.wall.Seconds(),
-		float64(m.peak)/(1<<20), float64(m.grow)/(1<<20))
+		m.cpu/(float64(m.rows)/1e6), float64(m.peak)/(1<<20), float64(m.grow)/(1<<20))
 }
 
 // sampleRSS samples the server's RssAnon every 5 ms until the returned
@@ -561,6 +569,7 @@ type duckref struct {
 	Rows       int64     `json:"rows"`
 	Seconds    []float64 `json:"seconds"`
 	FirstBatch []float64 `json:"first_batch_seconds"`
+	CPU        []float64 `json:"cpu_seconds"`
 }
 
 // duckrefBinary returns $FLIGHTD_DUCKREF_BIN, or bench/duckref built into
@@ -594,7 +603,7 @@ func runDuckref(b *testing.B, bin string, files []string) duckref {
 		b.Fatalf("%s: %v", bin, err)
 	}
 	var r duckref
-	if err := json.Unmarshal(out, &r); err != nil || len(r.Seconds) != duckrefRuns || len(r.FirstBatch) != duckrefRuns {
+	if err := json.Unmarshal(out, &r); err != nil || len(r.Seconds) != duckrefRuns || len(r.FirstBatch) != duckrefRuns || len(r.CPU) != duckrefRuns {
 		b.Fatalf("%s printed %q, want its JSON result of %d runs (%v)", bin, out, duckrefRuns, err)
 	}
 	return r

@@ -10,9 +10,11 @@
 //
 //	duckref -threads 2 -runs 3 -columns id,k,x file.parquet ...
 //
-// Output: one line of JSON, {"rows": N, "seconds": [...], "first_batch_seconds": [...]},
-// one entry per run; the time is from the query's start to its last batch,
-// excluding the process start and opening DuckDB.
+// Output: one line of JSON, {"rows": N, "seconds": [...], "first_batch_seconds": [...],
+// "cpu_seconds": [...]}, one entry per run; the time is from the query's start to its
+// last batch, excluding the process start and opening DuckDB, and the CPU
+// time is the process's (user and system, all threads) over the same span:
+// on a shared machine a steadier measure than the time.
 package main
 
 import (
@@ -24,6 +26,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/duckdb/duckdb-go/v2"
@@ -33,6 +36,7 @@ type result struct {
 	Rows       int64     `json:"rows"`
 	Seconds    []float64 `json:"seconds"`
 	FirstBatch []float64 `json:"first_batch_seconds"`
+	CPU        []float64 `json:"cpu_seconds"`
 }
 
 func main() {
@@ -80,6 +84,7 @@ func run(threads, runs int, columns string, files []string) (*result, error) {
 	sql := "SELECT " + columns + " FROM read_parquet([" + strings.Join(quoted, ", ") + "])"
 	res := &result{}
 	for i := 0; i < runs; i++ {
+		cpu0 := cpuSeconds()
 		start := time.Now()
 		r, err := ar.QueryContext(ctx, sql)
 		if err != nil {
@@ -99,6 +104,7 @@ func run(threads, runs int, columns string, files []string) (*result, error) {
 			return nil, err
 		}
 		res.Seconds = append(res.Seconds, time.Since(start).Seconds())
+		res.CPU = append(res.CPU, cpuSeconds()-cpu0)
 		res.FirstBatch = append(res.FirstBatch, first.Seconds())
 		if i > 0 && n != res.Rows {
 			return nil, fmt.Errorf("run %d read %d rows, run 0 read %d", i, n, res.Rows)
@@ -106,4 +112,13 @@ func run(threads, runs int, columns string, files []string) (*result, error) {
 		res.Rows = n
 	}
 	return res, nil
+}
+
+// cpuSeconds is the CPU time this process has used, user and system.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
