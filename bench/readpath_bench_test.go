@@ -166,7 +166,7 @@ func BenchmarkReadPath(b *testing.B) {
 
 	b.Run("reference=duckdb/threads=2/"+rowsName, func(b *testing.B) {
 		bin := duckrefBinary(b)
-		var secs, first, cpu float64
+		var secs, cpu float64
 		runs := 0
 		for b.Loop() {
 			r := runDuckref(b, bin, files)
@@ -175,13 +175,11 @@ func BenchmarkReadPath(b *testing.B) {
 			}
 			i := medianIndex(r.Seconds)
 			secs += r.Seconds[i]
-			first += r.FirstBatch[i]
 			cpu += r.CPU[i]
 			runs++
 		}
 		rate := float64(n) * float64(runs) / secs
 		b.ReportMetric(rate, "rows/s")
-		b.ReportMetric(first/float64(runs)*1000, "first-batch-ms")
 		cpuPerM := cpu / (float64(n) * float64(runs) / 1e6)
 		b.ReportMetric(cpuPerM, "cpu-s/Mrows")
 		vs := ""
@@ -190,8 +188,7 @@ func BenchmarkReadPath(b *testing.B) {
 			b.ReportMetric(tCPU/cpuPerM, "t/duckdb-cpu")
 			vs = fmt.Sprintf("; flightd's t at %.2f of its rate, %.2f times its CPU", tRate/rate, tCPU/cpuPerM)
 		}
-		b.Logf("DuckDB read_parquet into Arrow, 2 threads, in process: %.2f M rows/s, first batch %.1f ms, %.3f CPU-s per M rows%s",
-			rate/1e6, first/float64(runs)*1000, cpuPerM, vs)
+		b.Logf("DuckDB read_parquet into Arrow, 2 threads, in process: %.2f M rows/s, %.3f CPU-s per M rows%s", rate/1e6, cpuPerM, vs)
 	})
 
 	for _, q := range []struct{ table, sql string }{
@@ -566,10 +563,9 @@ func (g *genReader) Next() bool {
 
 // duckref is what bench/duckref prints.
 type duckref struct {
-	Rows       int64     `json:"rows"`
-	Seconds    []float64 `json:"seconds"`
-	FirstBatch []float64 `json:"first_batch_seconds"`
-	CPU        []float64 `json:"cpu_seconds"`
+	Rows    int64     `json:"rows"`
+	Seconds []float64 `json:"seconds"`
+	CPU     []float64 `json:"cpu_seconds"`
 }
 
 // duckrefBinary returns $FLIGHTD_DUCKREF_BIN, or bench/duckref built into
@@ -603,7 +599,7 @@ func runDuckref(b *testing.B, bin string, files []string) duckref {
 		b.Fatalf("%s: %v", bin, err)
 	}
 	var r duckref
-	if err := json.Unmarshal(out, &r); err != nil || len(r.Seconds) != duckrefRuns || len(r.FirstBatch) != duckrefRuns || len(r.CPU) != duckrefRuns {
+	if err := json.Unmarshal(out, &r); err != nil || len(r.Seconds) != duckrefRuns || len(r.CPU) != duckrefRuns {
 		b.Fatalf("%s printed %q, want its JSON result of %d runs (%v)", bin, out, duckrefRuns, err)
 	}
 	return r
