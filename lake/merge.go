@@ -22,7 +22,8 @@ import (
 //     is in the runs' current row groups (a run's later rows have larger keys);
 //  3. the rows up to the bound (all of the bound's run, a prefix of the others, found by binary
 //     search) are merged as mergePK merges a whole bucket: ordered by key, sequence number, then
-//     position, with the runs' pieces laid out in the bucket's file order, so that of two
+//     position (a k-way merge of the pieces, each in key order, on a heap), with the runs'
+//     pieces laid out in the bucket's file order, so that of two
 //     versions with the same sequence number the one in the later file wins, as before; per key
 //     the last version wins and is dropped when it is a retraction (-U/-D);
 //  4. a run whose row group is used up reads its next one.
@@ -324,7 +325,13 @@ func (m *mergeTask) step() (bool, error) {
 		cmpKey := rowCompare(win, m.keyIdx, m.keyTypes)
 		seqs := win.Column(len(m.want) - 2).(*array.Int64)
 		k := kinds(win)
-		order := orderByKeySeqPos(win, m.keyIdx, cmpKey, seqs.Int64Values())
+		ends := make([]int, len(pieces))
+		end := 0
+		for i, p := range pieces {
+			end += int(p.rec.NumRows())
+			ends[i] = end
+		}
+		order := mergeSortedPieces(ends, cmpKey, seqs.Int64Values())
 		kept = make([]int64, 0, n)
 		for i := 0; i < n; i++ {
 			if i+1 < n && cmpKey(order[i], order[i+1]) == 0 {
@@ -337,6 +344,64 @@ func (m *mergeTask) step() (bool, error) {
 	}
 	defer win.Release()
 	return true, m.emit(win, kept)
+}
+
+// mergeSortedPieces returns the rows of a window whose pieces (rows up to ends[0], up to ends[1],
+// ...) are each in key order, in the order orderByKeySeqPos sorts them (key, sequence number,
+// position): a k-way merge of the pieces on a heap, O(rows x log pieces).
+func mergeSortedPieces(ends []int, cmpKey func(a, b int) int, seqs []int64) []int {
+	heads := make([]int, len(ends))
+	for i := 1; i < len(ends); i++ {
+		heads[i] = ends[i-1]
+	}
+	less := func(p, q int) bool {
+		a, b := heads[p], heads[q]
+		if c := cmpKey(a, b); c != 0 {
+			return c < 0
+		}
+		if seqs[a] != seqs[b] {
+			return seqs[a] < seqs[b]
+		}
+		return a < b
+	}
+	var h []int // piece ids, a binary min-heap by their head rows
+	down := func(i int) {
+		for {
+			l := 2*i + 1
+			if l >= len(h) {
+				return
+			}
+			c := l
+			if r := l + 1; r < len(h) && less(h[r], h[l]) {
+				c = r
+			}
+			if !less(h[c], h[i]) {
+				return
+			}
+			h[i], h[c] = h[c], h[i]
+			i = c
+		}
+	}
+	for p := range ends {
+		if heads[p] < ends[p] {
+			h = append(h, p)
+		}
+	}
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	order := make([]int, 0, ends[len(ends)-1])
+	for len(h) > 0 {
+		p := h[0]
+		order = append(order, heads[p])
+		heads[p]++
+		if heads[p] == ends[p] {
+			h[0] = h[len(h)-1]
+			h = h[:len(h)-1]
+		}
+		down(0)
+	}
+	return order
 }
 
 // emit projects the window's kept rows (nil: all) to the output columns and queues them in

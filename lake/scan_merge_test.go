@@ -624,3 +624,35 @@ func TestScanWorkerErrorNamesFile(t *testing.T) {
 		}
 	}
 }
+
+// The heap merge of a window's sorted pieces orders rows exactly as orderByKeySeqPos sorts
+// them, equal keys with equal sequence numbers included (the later position last).
+func TestMergeSortedPiecesMatchesSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 18))
+	for iter := 0; iter < 500; iter++ {
+		npieces := 1 + rng.IntN(6)
+		var keys, seqs []int64
+		var ends []int
+		for p := 0; p < npieces; p++ {
+			k := int64(rng.IntN(5))
+			for n := rng.IntN(20); n > 0; n-- {
+				keys = append(keys, k)
+				seqs = append(seqs, int64(rng.IntN(3)))
+				k += 1 + int64(rng.IntN(3))
+			}
+			ends = append(ends, len(keys))
+		}
+		if len(keys) == 0 {
+			continue
+		}
+		b := array.NewInt64Builder(memory.DefaultAllocator)
+		b.AppendValues(keys, nil)
+		col := b.NewArray()
+		b.Release()
+		rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64}}, nil), []arrow.Array{col}, int64(len(keys)))
+		col.Release()
+		cmpKey := rowCompare(rec, []int{0}, []DataType{{Root: TypeBigInt}})
+		require.Equal(t, orderByKeySeqPos(rec, []int{0}, cmpKey, seqs), mergeSortedPieces(ends, cmpKey, seqs), "pieces %v keys %v seqs %v", ends, keys, seqs)
+		rec.Release()
+	}
+}
