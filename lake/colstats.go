@@ -162,20 +162,42 @@ func extremesBytes[O int32 | int64](arr arrow.Array, offs []O, data []byte) (lo,
 // boxed keys cost two allocations per row and an interface switch per
 // comparison.
 func rowCompare(rec arrow.RecordBatch, idx []int, types []DataType) func(a, b int) int {
+	f, ok := typedRowsCompare(rec, rec, idx)
+	if ok {
+		return f
+	}
+	keys := make([][]any, rec.NumRows())
+	for r := range keys {
+		keys[r] = rowValues(rec, idx, types, r)
+	}
+	return func(a, b int) int { return compareRows(keys[a], keys[b]) }
+}
+
+// rowsCompare is rowCompare across two records of the same schema: row a of
+// x against row b of y. Keys of types without a typed loop are boxed per
+// comparison (it is meant for a few comparisons per record, as a merge's
+// bound searches make).
+func rowsCompare(x, y arrow.RecordBatch, idx []int, types []DataType) func(a, b int) int {
+	if f, ok := typedRowsCompare(x, y, idx); ok {
+		return f
+	}
+	return func(a, b int) int {
+		return compareRows(rowValues(x, idx, types, a), rowValues(y, idx, types, b))
+	}
+}
+
+// typedRowsCompare is rowsCompare when every key column has a typed loop.
+func typedRowsCompare(x, y arrow.RecordBatch, idx []int) (func(a, b int) int, bool) {
 	cmps := make([]func(a, b int) int, len(idx))
 	for i, c := range idx {
-		f, ok := columnCompare(rec.Column(c))
+		f, ok := columnsCompare(x.Column(c), y.Column(c))
 		if !ok {
-			keys := make([][]any, rec.NumRows())
-			for r := range keys {
-				keys[r] = rowValues(rec, idx, types, r)
-			}
-			return func(a, b int) int { return compareRows(keys[a], keys[b]) }
+			return nil, false
 		}
 		cmps[i] = f
 	}
 	if len(cmps) == 1 {
-		return cmps[0]
+		return cmps[0], true
 	}
 	return func(a, b int) int {
 		for _, f := range cmps {
@@ -184,48 +206,62 @@ func rowCompare(rec arrow.RecordBatch, idx []int, types []DataType) func(a, b in
 			}
 		}
 		return 0
-	}
+	}, true
 }
 
 // columnCompare orders two rows of arr as compareValues orders their
 // values, nulls first; ok is false for types without a typed loop.
 func columnCompare(arr arrow.Array) (f func(a, b int) int, ok bool) {
-	switch a := arr.(type) {
+	return columnsCompare(arr, arr)
+}
+
+// columnsCompare orders row a of x against row b of y (arrays of the same
+// type) as compareValues orders their values, nulls first; ok is false for
+// types without a typed loop, or when the types differ.
+func columnsCompare(x, y arrow.Array) (f func(a, b int) int, ok bool) {
+	if !arrow.TypeEqual(x.DataType(), y.DataType()) {
+		return nil, false
+	}
+	switch a := x.(type) {
 	case *array.Int8:
-		f = valuesCompare(a.Int8Values(), cmp.Compare[int8])
+		f = valuesCompare(a.Int8Values(), y.(*array.Int8).Int8Values(), cmp.Compare[int8])
 	case *array.Int16:
-		f = valuesCompare(a.Int16Values(), cmp.Compare[int16])
+		f = valuesCompare(a.Int16Values(), y.(*array.Int16).Int16Values(), cmp.Compare[int16])
 	case *array.Int32:
-		f = valuesCompare(a.Int32Values(), cmp.Compare[int32])
+		f = valuesCompare(a.Int32Values(), y.(*array.Int32).Int32Values(), cmp.Compare[int32])
 	case *array.Int64:
-		f = valuesCompare(a.Int64Values(), cmp.Compare[int64])
+		f = valuesCompare(a.Int64Values(), y.(*array.Int64).Int64Values(), cmp.Compare[int64])
 	case *array.Date32:
-		f = valuesCompare(a.Date32Values(), cmp.Compare[arrow.Date32])
+		f = valuesCompare(a.Date32Values(), y.(*array.Date32).Date32Values(), cmp.Compare[arrow.Date32])
 	case *array.Time32:
-		f = valuesCompare(a.Time32Values(), cmp.Compare[arrow.Time32])
+		f = valuesCompare(a.Time32Values(), y.(*array.Time32).Time32Values(), cmp.Compare[arrow.Time32])
 	case *array.Timestamp:
-		f = valuesCompare(a.TimestampValues(), cmp.Compare[arrow.Timestamp])
+		f = valuesCompare(a.TimestampValues(), y.(*array.Timestamp).TimestampValues(), cmp.Compare[arrow.Timestamp])
 	case *array.Float32:
-		f = valuesCompare(a.Float32Values(), func(x, y float32) int { return cmpFloat(float64(x), float64(y)) })
+		f = valuesCompare(a.Float32Values(), y.(*array.Float32).Float32Values(), func(x, y float32) int { return cmpFloat(float64(x), float64(y)) })
 	case *array.Float64:
-		f = valuesCompare(a.Float64Values(), cmpFloat)
+		f = valuesCompare(a.Float64Values(), y.(*array.Float64).Float64Values(), cmpFloat)
 	case *array.Boolean:
-		f = func(x, y int) int { return cmpBool(a.Value(x), a.Value(y)) }
+		b := y.(*array.Boolean)
+		f = func(i, j int) int { return cmpBool(a.Value(i), b.Value(j)) }
 	case *array.String:
-		f = bytesCompare(a.ValueOffsets(), a.ValueBytes())
+		b := y.(*array.String)
+		f = bytesCompare(a.ValueOffsets(), a.ValueBytes(), b.ValueOffsets(), b.ValueBytes())
 	case *array.LargeString:
-		f = bytesCompare(a.ValueOffsets(), a.ValueBytes())
+		b := y.(*array.LargeString)
+		f = bytesCompare(a.ValueOffsets(), a.ValueBytes(), b.ValueOffsets(), b.ValueBytes())
 	case *array.Binary:
-		f = bytesCompare(a.ValueOffsets(), a.ValueBytes())
+		b := y.(*array.Binary)
+		f = bytesCompare(a.ValueOffsets(), a.ValueBytes(), b.ValueOffsets(), b.ValueBytes())
 	default:
 		return nil, false
 	}
-	if arr.NullN() == 0 {
+	if x.NullN() == 0 && y.NullN() == 0 {
 		return f, true
 	}
 	values := f
-	return func(x, y int) int {
-		switch nx, ny := arr.IsNull(x), arr.IsNull(y); {
+	return func(i, j int) int {
+		switch nx, ny := x.IsNull(i), y.IsNull(j); {
 		case nx && ny:
 			return 0
 		case nx:
@@ -233,18 +269,18 @@ func columnCompare(arr arrow.Array) (f func(a, b int) int, ok bool) {
 		case ny:
 			return 1
 		}
-		return values(x, y)
+		return values(i, j)
 	}, true
 }
 
-func valuesCompare[T any](vals []T, compare func(a, b T) int) func(a, b int) int {
-	return func(a, b int) int { return compare(vals[a], vals[b]) }
+func valuesCompare[T any](xs, ys []T, compare func(a, b T) int) func(a, b int) int {
+	return func(a, b int) int { return compare(xs[a], ys[b]) }
 }
 
-func bytesCompare[O int32 | int64](offs []O, data []byte) func(a, b int) int {
-	base := offs[0]
+func bytesCompare[O int32 | int64](xOffs []O, xData []byte, yOffs []O, yData []byte) func(a, b int) int {
+	xBase, yBase := xOffs[0], yOffs[0]
 	return func(a, b int) int {
-		return bytes.Compare(data[offs[a]-base:offs[a+1]-base], data[offs[b]-base:offs[b+1]-base])
+		return bytes.Compare(xData[xOffs[a]-xBase:xOffs[a+1]-xBase], yData[yOffs[b]-yBase:yOffs[b+1]-yBase])
 	}
 }
 

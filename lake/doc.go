@@ -24,7 +24,12 @@
 //     _VALUE_KIND, exact _MIN_KEY/_MAX_KEY and _DELETE_ROW_COUNT. Sequence numbers given by the caller
 //     are kept when they are above the bucket's current maximum, else shifted above it.
 //   - Scans merge primary-key buckets (highest sequence wins, -U/-D dropped) and concatenate append
-//     files. ScanOptions project columns (only those are read from Parquet) and prune with a
+//     files. A bucket is merged as a stream: its sorted runs (each level-0 file, each level above
+//     0) are read a row group at a time, so a scan holds about a row group per run, not the
+//     bucket. Files and merged buckets are decoded by a pool of workers (ScanTuning.Workers,
+//     default GOMAXPROCS capped at the CPU count) with a bounded number of batches waiting;
+//     output order is deterministic (buckets in partition then bucket order, key order within a
+//     merged bucket, files in manifest order) unless ScanTuning.Unordered. ScanOptions project columns (only those are read from Parquet) and prune with a
 //     conjunctive filter: partitions by their values, buckets when every bucket-key column is
 //     fixed by = or IN, and files by key statistics (primary-key tables: every version of a key
 //     shares its key, so skipping by key never resurrects an older version) or value statistics

@@ -3,6 +3,7 @@ package lake
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -14,13 +15,38 @@ import (
 
 const scanBatchRows = 64 * 1024
 
-// Scan returns the rows of snap (nil: empty result) projected to columns (nil: all, in table order).
+// Scan returns the rows of snap (nil: empty result) projected to columns (nil: all, in table order),
+// decoded by the default number of workers in the deterministic order (see ScanWith).
 // Primary-key tables are merged per (partition, bucket): the highest sequence number per key wins
-// and -U/-D rows are dropped; rows come out in key order per bucket. Append tables are concatenated.
-// Memory is bounded by one bucket (PK) or one row group (append). The reader owns each batch until the
-// next call to Next; Release the reader when done.
+// and -U/-D rows are dropped; rows come out in key order per bucket, buckets in partition then
+// bucket order. Append tables are concatenated (files in manifest order). The reader owns each
+// batch until the next call to Next; Release the reader when done.
 // opts may project columns and skip files that cannot match a filter.
 func (t *Table) Scan(ctx context.Context, snap *Snapshot, opts ScanOptions) (array.RecordReader, error) {
+	return t.ScanWith(ctx, snap, opts, ScanTuning{})
+}
+
+// ScanTuning sets how a scan runs; the zero value is the default.
+type ScanTuning struct {
+	// Workers decode in parallel: files of append tables and of primary-key buckets read
+	// without merging, and whole primary-key buckets that are merged. 0 is
+	// runtime.GOMAXPROCS(0) capped at runtime.NumCPU(); 1 decodes on the caller's
+	// goroutine, one batch per Next.
+	Workers int
+	// Unordered lets batches come out in the order workers finish them. A batch is still
+	// one file's row group or a slice of one bucket's merge in key order, but batches of
+	// different buckets (and of different files of a bucket read without merging) interleave.
+	Unordered bool
+	// Allocator for the decoded batches; nil is memory.DefaultAllocator.
+	Allocator memory.Allocator
+}
+
+// ScanWith is Scan with tuning. Memory: a merged bucket holds a row group per sorted run
+// (each level-0 file is a run, each level above 0 is one) plus the batches being merged,
+// never the whole bucket; with W workers at most about 2W tasks (files or merged buckets)
+// are open at once, each with at most scanInFlight decoded batches waiting for the caller.
+// Cancelling ctx or releasing the reader stops the workers and frees their batches.
+func (t *Table) ScanWith(ctx context.Context, snap *Snapshot, opts ScanOptions, tune ScanTuning) (array.RecordReader, error) {
 	if err := t.checkSupported(); err != nil {
 		return nil, err
 	}
@@ -38,7 +64,11 @@ func (t *Table) Scan(ctx context.Context, snap *Snapshot, opts ScanOptions) (arr
 			outFields = append(outFields, full.Field(i))
 		}
 	}
-	r := &scanReader{t: t, ctx: ctx, mem: memory.DefaultAllocator, schema: arrow.NewSchema(outFields, nil)}
+	mem := tune.Allocator
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	r := &scanReader{t: t, ctx: ctx, mem: mem, schema: arrow.NewSchema(outFields, nil), tune: tune}
 	r.refs.Store(1)
 	if snap == nil {
 		return r, nil
@@ -76,6 +106,10 @@ type scanGroup struct {
 	bucket    int32
 	files     []DataFileMeta
 	deletions map[string]deletionFile // deletion vector by data file name (deletion-vector tables)
+
+	dvOnce sync.Once // loads dvs for the group's tasks
+	dvs    map[string]*deletionVector
+	dvErr  error
 }
 
 type scanReader struct {
@@ -84,15 +118,17 @@ type scanReader struct {
 	mem    memory.Allocator
 	schema *arrow.Schema
 	refs   atomic.Int64
+	tune   ScanTuning
 
-	groups  []*scanGroup
-	prune   *pruner             // nil: no filter
-	pending []arrow.RecordBatch // ready batches
-	cur     arrow.RecordBatch
-	err     error
+	groups []*scanGroup
+	prune  *pruner // nil: no filter; called by the workers concurrently (read only)
+	run    *scanRun
+	cur    arrow.RecordBatch
+	err    error
 
 	dvEnabled bool                       // the table has deletion vectors (see attachDeletionVectors)
-	dvs       map[string]*deletionVector // deletion vectors of the group being loaded
+	dvs       map[string]*deletionVector // deletion vectors of the group readFile reads (compaction)
+	planMu    sync.Mutex                 // filePlan fills the schemas cache
 	schemas   map[int64]*TableSchema     // schemas of files written under older schema ids
 }
 
@@ -108,15 +144,15 @@ func (r *scanReader) Release() {
 	}
 }
 
+// clear stops the workers and frees every batch the reader holds.
 func (r *scanReader) clear() {
 	if r.cur != nil {
 		r.cur.Release()
 		r.cur = nil
 	}
-	for _, p := range r.pending {
-		p.Release()
+	if r.run != nil {
+		r.run.stop()
 	}
-	r.pending = nil
 	r.groups = nil
 }
 
@@ -138,32 +174,72 @@ func (r *scanReader) Next() bool {
 	if r.err != nil {
 		return false
 	}
-	for len(r.pending) == 0 {
+	if r.run == nil {
 		if len(r.groups) == 0 {
 			return false
 		}
-		if err := r.ctx.Err(); err != nil {
-			r.err = err
-			r.clear()
-			return false
+		r.run = r.startRun()
+	}
+	rec, err := r.run.next()
+	if err != nil {
+		r.err = err
+		r.clear()
+		return false
+	}
+	if rec == nil {
+		r.clear()
+		return false
+	}
+	r.cur = rec
+	return true
+}
+
+// tasks splits the scan into units of decoding, in output order: a file of an append group or
+// of a primary-key group read without merging, or a whole primary-key bucket to merge.
+func (r *scanReader) tasks() []scanTask {
+	var out []scanTask
+	pk := r.t.schema.HasPrimaryKey()
+	for _, g := range r.groups {
+		if pk && !((r.dvEnabled && rawConvertibleDV(g.files)) || (!r.dvEnabled && rawConvertible(g.files))) {
+			out = append(out, r.newMerge(g))
+			continue
 		}
-		g := r.groups[0]
-		r.groups = r.groups[1:]
-		var err error
-		if r.t.schema.HasPrimaryKey() {
-			err = r.loadPK(g)
-		} else {
-			err = r.loadAppend(g)
-		}
-		if err != nil {
-			r.err = err
-			r.clear()
-			return false
+		for i := range g.files {
+			out = append(out, &fileTask{r: r, g: g, f: &g.files[i]})
 		}
 	}
-	r.cur = r.pending[0]
-	r.pending = r.pending[1:]
-	return true
+	return out
+}
+
+// fileTask reads one file's row groups, dropping empty batches.
+type fileTask struct {
+	r  *scanReader
+	g  *scanGroup
+	f  *DataFileMeta
+	fr *fileReader
+}
+
+func (ft *fileTask) next() (arrow.RecordBatch, error) {
+	if ft.fr == nil {
+		dvs, err := ft.r.groupDeletions(ft.g)
+		if err != nil {
+			return nil, err
+		}
+		ft.fr = ft.r.newFileReader(ft.g, ft.f, ft.r.schema.Fields(), dvs[ft.f.FileName])
+	}
+	return ft.fr.next()
+}
+
+func (ft *fileTask) close() {
+	if ft.fr != nil {
+		ft.fr.close()
+	}
+}
+
+// groupDeletions loads the deletion vectors of g's files once for all of g's tasks.
+func (r *scanReader) groupDeletions(g *scanGroup) (map[string]*deletionVector, error) {
+	g.dvOnce.Do(func() { g.dvs, g.dvErr = r.loadDeletionVectors(g) })
+	return g.dvs, g.dvErr
 }
 
 func (r *scanReader) partTypes() []DataType {
@@ -191,44 +267,96 @@ func (r *scanReader) filePath(g *scanGroup, f *DataFileMeta) (string, error) {
 	return r.t.dataFilePath(types, vals, g.bucket, f.FileName), nil
 }
 
-// readFile reads the wanted fields of a whole data file, one record per row group. Columns are
-// mapped from the file's schema by field id (see filePlan) and rows its deletion vector deletes
-// are dropped.
+// readFile reads the wanted fields of a whole data file, one record per row group (see
+// fileReader), with the deletion vector of r.dvs.
 func (r *scanReader) readFile(g *scanGroup, f *DataFileMeta, want []arrow.Field, emit func(arrow.RecordBatch)) error {
-	path, err := r.filePath(g, f)
+	fr := r.newFileReader(g, f, want, r.dvs[f.FileName])
+	defer fr.close()
+	for {
+		rec, err := fr.next()
+		if err != nil || rec == nil {
+			return err
+		}
+		emit(rec)
+	}
+}
+
+// fileReader reads the wanted fields of a data file a row group at a time. Columns are mapped
+// from the file's schema by field id (see filePlan) and rows its deletion vector deletes are
+// dropped. The file is opened on the first next.
+type fileReader struct {
+	r    *scanReader
+	g    *scanGroup
+	f    *DataFileMeta
+	want []arrow.Field
+	dv   *deletionVector
+
+	pf   *parquetFile
+	plan []fileColumn
+	path string
+	rg   int
+	pos  int64 // row position of row group rg in the file
+	done bool
+}
+
+func (r *scanReader) newFileReader(g *scanGroup, f *DataFileMeta, want []arrow.Field, dv *deletionVector) *fileReader {
+	return &fileReader{r: r, g: g, f: f, want: want, dv: dv}
+}
+
+func (fr *fileReader) open() error {
+	r, f := fr.r, fr.f
+	path, err := r.filePath(fr.g, f)
 	if err != nil {
 		return fmt.Errorf("lake: %s: data file %s: %w", r.t.FullName(), f.FileName, err)
 	}
-	plan, err := r.filePlan(f, want)
+	fr.path = path
+	r.planMu.Lock()
+	plan, err := r.filePlan(f, fr.want)
+	r.planMu.Unlock()
 	if err != nil {
 		return fmt.Errorf("lake: %s: data file %s: %w", r.t.FullName(), path, err)
 	}
-	dv := r.dvs[f.FileName]
+	fr.plan = plan
 	pf, err := openParquet(r.ctx, r.t.fio, path, r.mem)
 	if err != nil {
 		return fmt.Errorf("lake: %s: open data file %s: %w", r.t.FullName(), path, err)
 	}
-	defer pf.Close()
-	if dv != nil && pf.pr.NumRows() != f.RowCount {
+	fr.pf = pf
+	if fr.dv != nil && pf.pr.NumRows() != f.RowCount {
 		return fmt.Errorf("lake: %s: data file %s: %w: %d rows, the manifest says %d (its deletion vector counts positions)",
 			r.t.FullName(), path, ErrCorrupt, pf.pr.NumRows(), f.RowCount)
 	}
-	var pos int64
-	for rg := 0; rg < pf.pr.NumRowGroups(); rg++ {
+	return nil
+}
+
+// next returns the next non-empty row group's rows (nil at the end of the file).
+func (fr *fileReader) next() (arrow.RecordBatch, error) {
+	if fr.done {
+		return nil, nil
+	}
+	if fr.pf == nil {
+		if err := fr.open(); err != nil {
+			fr.done = true
+			return nil, err
+		}
+	}
+	r, f, pf, path := fr.r, fr.f, fr.pf, fr.path
+	for ; fr.rg < pf.pr.NumRowGroups(); fr.rg++ {
+		rg := fr.rg
 		if err := r.ctx.Err(); err != nil {
-			return err
+			return nil, err
 		}
 		if r.prune != nil && !r.prune.rowGroupMatches(pf, f, rg) {
-			pos += pf.pr.MetaData().RowGroup(rg).NumRows()
+			fr.pos += pf.pr.MetaData().RowGroup(rg).NumRows()
 			continue
 		}
-		rec, err := readPlanned(r.ctx, pf, rg, plan, want, r.mem)
+		rec, err := readPlanned(r.ctx, pf, rg, fr.plan, fr.want, r.mem)
 		if err != nil {
-			return fmt.Errorf("lake: %s: read data file %s: %w", r.t.FullName(), path, err)
+			return nil, fmt.Errorf("lake: %s: read data file %s: %w", r.t.FullName(), path, err)
 		}
-		start := pos
-		pos += rec.NumRows()
-		if dv != nil && dv.countIn(start, pos) > 0 {
+		start := fr.pos
+		fr.pos += rec.NumRows()
+		if dv := fr.dv; dv != nil && dv.countIn(start, fr.pos) > 0 {
 			keep := make([]int64, 0, rec.NumRows())
 			for i := int64(0); i < rec.NumRows(); i++ {
 				if !dv.contains(start + i) {
@@ -238,13 +366,28 @@ func (r *scanReader) readFile(g *scanGroup, f *DataFileMeta, want []arrow.Field,
 			kept, err := takeRecord(r.ctx, rec, keep, r.mem)
 			rec.Release()
 			if err != nil {
-				return fmt.Errorf("lake: %s: read data file %s: apply deletion vector: %w", r.t.FullName(), path, err)
+				return nil, fmt.Errorf("lake: %s: read data file %s: apply deletion vector: %w", r.t.FullName(), path, err)
 			}
 			rec = kept
 		}
-		emit(rec)
+		if rec.NumRows() == 0 {
+			rec.Release()
+			continue
+		}
+		fr.rg++
+		return rec, nil
 	}
-	return nil
+	fr.done = true
+	fr.close()
+	return nil, nil
+}
+
+func (fr *fileReader) close() {
+	if fr.pf != nil {
+		fr.pf.Close()
+		fr.pf = nil
+	}
+	fr.done = true
 }
 
 // loadDeletions loads the deletion vectors of g's files for the next readFile calls.
@@ -255,25 +398,6 @@ func (r *scanReader) loadDeletions(g *scanGroup) error {
 		return err
 	}
 	r.dvs = dvs
-	return nil
-}
-
-func (r *scanReader) loadAppend(g *scanGroup) error {
-	if err := r.loadDeletions(g); err != nil {
-		return err
-	}
-	for i := range g.files {
-		err := r.readFile(g, &g.files[i], r.schema.Fields(), func(rec arrow.RecordBatch) {
-			if rec.NumRows() == 0 {
-				rec.Release()
-				return
-			}
-			r.pending = append(r.pending, rec)
-		})
-		if err != nil {
-			return err
-		}
-	}
 	return nil
 }
 
@@ -312,60 +436,15 @@ func rawConvertibleDV(files []DataFileMeta) bool {
 	return true
 }
 
-func (r *scanReader) loadPK(g *scanGroup) error {
-	if (r.dvEnabled && rawConvertibleDV(g.files)) || (!r.dvEnabled && rawConvertible(g.files)) {
-		return r.loadAppend(g) // value columns straight from the files
-	}
-	all, want, kept, err := r.mergePK(g)
-	if err != nil || all == nil {
-		return err
-	}
-	defer all.Release()
-	// project to the output columns
-	cols := make([]arrow.Array, r.schema.NumFields())
-	for i, f := range r.schema.Fields() {
-		for j, wf := range want {
-			if wf.Name == f.Name {
-				cols[i] = all.Column(j)
-				break
-			}
-		}
-	}
-	proj := array.NewRecordBatch(r.schema, cols, all.NumRows())
-	defer proj.Release()
-	for start := 0; start < len(kept); start += scanBatchRows {
-		end := min(start+scanBatchRows, len(kept))
-		b, err := takeRecord(r.ctx, proj, kept[start:end], r.mem)
-		if err != nil {
-			return err
-		}
-		r.pending = append(r.pending, b)
-	}
-	return nil
-}
-
 // mergePK reads every file of a primary-key bucket and merges them as Paimon's deduplicate engine
-// does. all holds the columns want: the trimmed key columns, the other columns of r.schema, then
+// does, the whole bucket in memory (compaction; scans merge a row group per run, see mergeTask). all holds the columns want: the trimmed key columns, the other columns of r.schema, then
 // _SEQUENCE_NUMBER and _VALUE_KIND (all is nil when the bucket has no rows; the caller releases
 // it). kept lists the surviving rows of all in key order: per key the row with the highest
 // sequence number, unless that row is a retraction (-U/-D). The key columns come first in all.
 func (r *scanReader) mergePK(g *scanGroup) (all arrow.RecordBatch, want []arrow.Field, kept []int64, err error) {
 	ts := r.t.schema
 	keyNames := ts.TrimmedPrimaryKeys()
-	full := ts.ArrowSchema()
-	seen := map[string]bool{}
-	for _, n := range keyNames {
-		want = append(want, full.Field(ts.FieldIndex(n)))
-		seen[n] = true
-	}
-	for _, f := range r.schema.Fields() {
-		if !seen[f.Name] {
-			want = append(want, f)
-			seen[f.Name] = true
-		}
-	}
-	want = append(want, arrow.Field{Name: seqNumberField, Type: arrow.PrimitiveTypes.Int64},
-		arrow.Field{Name: valueKindField, Type: arrow.PrimitiveTypes.Int8})
+	want = r.mergeWant()
 	var recs []arrow.RecordBatch
 	defer func() {
 		for _, rc := range recs {

@@ -1,0 +1,658 @@
+package lake
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+)
+
+// mergeKeyKinds are the key layouts the merge model test draws from: typed comparisons
+// (integers, strings, timestamps, composite) and boxed ones (decimals).
+var mergeKeyKinds = []struct {
+	name string
+	cols []string // "name TYPE"
+}{
+	{"bigint", []string{"k BIGINT NOT NULL"}},
+	{"string", []string{"k STRING NOT NULL"}},
+	{"composite", []string{"k1 INT NOT NULL", "k2 STRING NOT NULL"}},
+	{"decimal", []string{"k DECIMAL(20, 2) NOT NULL"}},
+	{"timestamp", []string{"k TIMESTAMP(6) NOT NULL"}},
+}
+
+// mergeModelTable is a primary-key table with keys of one of mergeKeyKinds and two value
+// columns (v BIGINT, s STRING, nullable), plus the model of its rows: per key the newest
+// value, or nothing when deleted.
+type mergeModelTable struct {
+	tb    *Table
+	nkeys int
+	model map[int]mergeModelRow
+	seq   int64
+}
+
+type mergeModelRow struct {
+	v int64
+	s *string
+}
+
+func newMergeModelTable(t *testing.T, c *Catalog, name string, kind int, buckets int) *mergeModelTable {
+	var cols []Column
+	var pk []string
+	for _, spec := range mergeKeyKinds[kind].cols {
+		n, typ, _ := strings.Cut(spec, " ")
+		dt, err := ParseType(typ)
+		require.NoError(t, err)
+		cols = append(cols, Column{Name: n, Type: dt})
+		pk = append(pk, n)
+	}
+	for _, spec := range []string{"v BIGINT", "s STRING"} {
+		n, typ, _ := strings.Cut(spec, " ")
+		dt, err := ParseType(typ)
+		require.NoError(t, err)
+		cols = append(cols, Column{Name: n, Type: dt})
+	}
+	tb, err := c.CreateTable("db", name, Schema{Columns: cols, PrimaryKeys: pk,
+		Options: map[string]string{"bucket": fmt.Sprint(buckets)}}, false)
+	require.NoError(t, err)
+	return &mergeModelTable{tb: tb, nkeys: len(pk), model: map[int]mergeModelRow{}}
+}
+
+// record builds rows of keys ks (key k is encoded in every key type so that the order of k is
+// not the order of the encoded key: strings, composites and decimals reorder them).
+func (m *mergeModelTable) record(ks []int, rows []mergeModelRow) arrow.RecordBatch {
+	sc := m.tb.Schema().ArrowSchema()
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	for i, k := range ks {
+		for c, f := range sc.Fields() {
+			fb := b.Field(c)
+			switch f.Name {
+			case "v":
+				fb.(*array.Int64Builder).Append(rows[i].v)
+			case "s":
+				if rows[i].s == nil {
+					fb.AppendNull()
+				} else {
+					fb.(*array.StringBuilder).Append(*rows[i].s)
+				}
+			case "k1":
+				fb.(*array.Int32Builder).Append(int32(k % 7))
+			case "k2":
+				fb.(*array.StringBuilder).Append(fmt.Sprint(k))
+			default:
+				switch fb := fb.(type) {
+				case *array.Int64Builder:
+					fb.Append(int64(k*7919%100003) - 50000)
+				case *array.StringBuilder:
+					fb.Append(fmt.Sprintf("key-%d", k))
+				case *array.Decimal128Builder:
+					fb.Append(decimal128.FromI64(int64(k%13)*1_000_000_007 - int64(k)))
+				case *array.TimestampBuilder:
+					fb.Append(arrow.Timestamp(int64(k)*86_400_000_001 - 1e12))
+				default:
+					panic(fmt.Sprintf("key builder %T", fb))
+				}
+			}
+		}
+	}
+	return b.NewRecordBatch()
+}
+
+// write writes one commit of distinct keys with random kinds and applies it to the model.
+func (m *mergeModelTable) write(t *testing.T, rng *rand.Rand, keySpace int) *Snapshot {
+	ctx := context.Background()
+	m.seq++
+	n := 1 + rng.IntN(keySpace/2)
+	ks := rng.Perm(keySpace)[:n]
+	rows := make([]mergeModelRow, n)
+	kinds := make([]RowKind, n)
+	for i, k := range ks {
+		rows[i] = mergeModelRow{v: rng.Int64N(1000)}
+		if rng.IntN(4) > 0 {
+			s := fmt.Sprintf("s%d", rng.IntN(100))
+			rows[i].s = &s
+		}
+		kinds[i] = []RowKind{Insert, UpdateAfter, Insert, UpdateAfter, Delete, UpdateBefore}[rng.IntN(6)]
+		if kinds[i].isRetract() {
+			delete(m.model, k)
+		} else {
+			m.model[k] = rows[i]
+		}
+	}
+	rec := m.record(ks, rows)
+	defer rec.Release()
+	buckets, err := m.tb.Buckets(rec)
+	require.NoError(t, err)
+	byBucket := map[int32][]int64{}
+	for i, b := range buckets {
+		byBucket[b] = append(byBucket[b], int64(i))
+	}
+	w := m.tb.NewWrite(ctx)
+	for b, idx := range byBucket {
+		sub, err := takeRecord(ctx, rec, idx, memory.DefaultAllocator)
+		require.NoError(t, err)
+		var ks []RowKind
+		var seqs []int64
+		for _, i := range idx {
+			ks = append(ks, kinds[i])
+			seqs = append(seqs, m.seq*100_000+i)
+		}
+		require.NoError(t, w.Write(ctx, b, sub, ks, seqs))
+		sub.Release()
+	}
+	prev := mustLatest(t, m.tb)
+	var prevID int64
+	if prev != nil {
+		prevID = prev.ID
+	}
+	snap, err := w.Commit(ctx, CommitOptions{CommitUser: "model", Identifier: m.seq, ExpectedLatest: prevID})
+	require.NoError(t, err)
+	return snap
+}
+
+// relevel moves level-0 files of a bucket to level (1..4) as Paimon's leveled compaction would
+// (the files are copied under new names; contents, sequence numbers and keys unchanged): the
+// files chosen, with those already at level, do not overlap. Rows are unchanged.
+func (m *mergeModelTable) relevel(t *testing.T, rng *rand.Rand) *Snapshot {
+	ctx := context.Background()
+	prev := mustLatest(t, m.tb)
+	live, metas, err := m.tb.dataFiles(ctx, prev)
+	require.NoError(t, err)
+	level := int32(1 + rng.IntN(4))
+	ts := m.tb.schema
+	var keyTypes []DataType
+	for _, k := range ts.TrimmedPrimaryKeys() {
+		keyTypes = append(keyTypes, ts.Fields[ts.FieldIndex(k)].Type)
+	}
+	decode := func(b []byte) []any {
+		_, row, err := deserializeBinaryRow(b)
+		require.NoError(t, err)
+		v, err := decodeBinaryRow(keyTypes, row)
+		require.NoError(t, err)
+		return v
+	}
+	type rng2 struct{ lo, hi []any }
+	taken := map[int32][]rng2{} // bucket -> key ranges at level
+	for _, e := range live {
+		if e.File.Level == level && e.File.RowCount > 0 {
+			taken[e.Bucket] = append(taken[e.Bucket], rng2{decode(e.File.MinKey), decode(e.File.MaxKey)})
+		}
+	}
+	var entries []ManifestEntry
+	for _, i := range rng.Perm(len(live)) {
+		e := live[i]
+		if e.File.Level != 0 || e.File.RowCount == 0 || rng.IntN(3) == 0 {
+			continue
+		}
+		r := rng2{decode(e.File.MinKey), decode(e.File.MaxKey)}
+		if slices.ContainsFunc(taken[e.Bucket], func(o rng2) bool {
+			return compareRows(r.lo, o.hi) <= 0 && compareRows(o.lo, r.hi) <= 0
+		}) {
+			continue
+		}
+		taken[e.Bucket] = append(taken[e.Bucket], r)
+		from := m.tb.dataFilePath(nil, nil, e.Bucket, e.File.FileName)
+		f, err := m.tb.fio.Open(ctx, from)
+		require.NoError(t, err)
+		data, err := io.ReadAll(f)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+		moved := e
+		moved.File.FileName = "data-" + uuid.NewString() + "-0.parquet"
+		moved.File.Level = level
+		require.NoError(t, m.tb.fio.CreateExclusive(ctx, m.tb.dataFilePath(nil, nil, e.Bucket, moved.File.FileName), data))
+		del := e
+		del.Kind = FileKindDelete
+		entries = append(entries, del, moved)
+	}
+	if len(entries) == 0 {
+		return prev
+	}
+	var written []string
+	snap, err := m.tb.commitSnapshot(ctx, commitRequest{prev: prev, prevMetas: metas, entries: entries,
+		kind: CommitKindCompact, user: "model", ident: math.MaxInt64}, &pathFactory{uuid: uuid.NewString()}, &written)
+	require.NoError(t, err)
+	return snap
+}
+
+// expected renders the model's rows as scanned (columns cols), sorted.
+func (m *mergeModelTable) expected(t *testing.T, cols []string) []string {
+	var ks []int
+	var rows []mergeModelRow
+	for k, r := range m.model {
+		ks = append(ks, k)
+		rows = append(rows, r)
+	}
+	rec := m.record(ks, rows)
+	defer rec.Release()
+	var idx []int
+	for _, c := range cols {
+		idx = append(idx, rec.Schema().FieldIndices(c)[0])
+	}
+	out := renderRows(rec, idx)
+	sort.Strings(out)
+	return out
+}
+
+func renderRows(rec arrow.RecordBatch, idx []int) []string {
+	var out []string
+	for r := 0; r < int(rec.NumRows()); r++ {
+		var parts []string
+		for _, c := range idx {
+			col := rec.Column(c)
+			if col.IsNull(r) {
+				parts = append(parts, "null")
+			} else {
+				parts = append(parts, col.ValueStr(r))
+			}
+		}
+		out = append(out, strings.Join(parts, "|"))
+	}
+	return out
+}
+
+// scanRows scans snap with tune and returns the rows in scan order.
+func scanRows(t *testing.T, tb *Table, snap *Snapshot, cols []string, tune ScanTuning) []string {
+	rr, err := tb.ScanWith(context.Background(), snap, ScanOptions{Columns: cols}, tune)
+	require.NoError(t, err)
+	defer rr.Release()
+	var out []string
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		require.LessOrEqual(t, rec.NumRows(), int64(maxRowGroupRows))
+		idx := make([]int, rec.NumCols())
+		for i := range idx {
+			idx[i] = i
+		}
+		out = append(out, renderRows(rec, idx)...)
+	}
+	require.NoError(t, rr.Err())
+	return out
+}
+
+// wholeBucketScan is the scan as it was before merges streamed: each bucket that is not read
+// raw is merged whole by mergePK, in key order; the order the streaming scan must keep.
+func wholeBucketScan(t *testing.T, tb *Table, snap *Snapshot, cols []string) []string {
+	ctx := context.Background()
+	rr, err := tb.Scan(ctx, snap, ScanOptions{Columns: cols})
+	require.NoError(t, err)
+	defer rr.Release()
+	r := rr.(*scanReader)
+	var out []string
+	render := func(rec arrow.RecordBatch, names []string) {
+		var idx []int
+		for _, n := range names {
+			idx = append(idx, rec.Schema().FieldIndices(n)[0])
+		}
+		out = append(out, renderRows(rec, idx)...)
+	}
+	names := cols
+	if names == nil {
+		for _, f := range tb.Schema().ArrowSchema().Fields() {
+			names = append(names, f.Name)
+		}
+	}
+	for _, g := range r.groups {
+		if rawConvertible(g.files) {
+			require.NoError(t, r.loadDeletions(g))
+			for i := range g.files {
+				require.NoError(t, r.readFile(g, &g.files[i], r.schema.Fields(), func(rec arrow.RecordBatch) {
+					render(rec, names)
+					rec.Release()
+				}))
+			}
+			continue
+		}
+		all, _, kept, err := r.mergePK(g)
+		require.NoError(t, err)
+		if all == nil {
+			continue
+		}
+		taken, err := takeRecord(ctx, all, kept, memory.DefaultAllocator)
+		all.Release()
+		require.NoError(t, err)
+		render(taken, names)
+		taken.Release()
+	}
+	return out
+}
+
+// TestScanMergeModel writes primary-key tables of random key types through random upserts,
+// deletes, compactions and files moved to levels 1..4 (one sorted run per level, several files
+// each), and checks after every step that the streaming merge scan returns the model's rows,
+// in exactly the order of the whole-bucket merge with one worker and with several, and the
+// same rows unordered.
+func TestScanMergeModel(t *testing.T) {
+	seeds := 6
+	steps := 14
+	if testing.Short() {
+		seeds, steps = 3, 8
+	}
+	for seed := 0; seed < seeds; seed++ {
+		rng := rand.New(rand.NewPCG(uint64(seed), 18))
+		kind := seed % len(mergeKeyKinds)
+		t.Run(fmt.Sprintf("seed=%d/key=%s", seed, mergeKeyKinds[kind].name), func(t *testing.T) {
+			c := newTestCatalog(t)
+			m := newMergeModelTable(t, c, "t", kind, 1+rng.IntN(3))
+			keySpace := 20 + rng.IntN(300)
+			var snap *Snapshot
+			for step := 0; step < steps; step++ {
+				switch op := rng.IntN(10); {
+				case op < 6 || snap == nil:
+					snap = m.write(t, rng, keySpace)
+				case op < 9:
+					snap = m.relevel(t, rng)
+				default:
+					s, err := m.tb.Compact(context.Background(), CompactOptions{CommitUser: "model", ExpectedLatest: snap.ID, MinFiles: 2})
+					require.NoError(t, err)
+					if s != nil {
+						snap = s
+					}
+				}
+				cols := []string{"v", "s"}
+				for _, f := range m.tb.Schema().ArrowSchema().Fields()[:m.nkeys] {
+					cols = append(cols, f.Name)
+				}
+				if rng.IntN(2) == 0 {
+					cols = nil
+					for _, f := range m.tb.Schema().ArrowSchema().Fields() {
+						cols = append(cols, f.Name)
+					}
+				}
+				want := m.expected(t, cols)
+				ref := wholeBucketScan(t, m.tb, snap, cols)
+				refSorted := slices.Clone(ref)
+				sort.Strings(refSorted)
+				require.Equal(t, want, refSorted, "step %d: the whole-bucket merge differs from the model", step)
+				for _, workers := range []int{1, 2, 3} {
+					got := scanRows(t, m.tb, snap, cols, ScanTuning{Workers: workers})
+					require.Equal(t, ref, got, "step %d, %d workers", step, workers)
+				}
+				got := scanRows(t, m.tb, snap, cols, ScanTuning{Workers: 3, Unordered: true})
+				sort.Strings(got)
+				require.Equal(t, want, got, "step %d unordered", step)
+			}
+		})
+	}
+}
+
+// peakAllocator counts the bytes allocated through it, now and at most, over a checked
+// allocator (which also reports leaks).
+type peakAllocator struct {
+	*memory.CheckedAllocator
+	cur, peak atomic.Int64
+}
+
+func newPeakAllocator() *peakAllocator {
+	return &peakAllocator{CheckedAllocator: memory.NewCheckedAllocator(memory.NewGoAllocator())}
+}
+
+func (p *peakAllocator) add(n int64) {
+	c := p.cur.Add(n)
+	for {
+		pk := p.peak.Load()
+		if c <= pk || p.peak.CompareAndSwap(pk, c) {
+			return
+		}
+	}
+}
+
+func (p *peakAllocator) Allocate(n int) []byte {
+	p.add(int64(n))
+	return p.CheckedAllocator.Allocate(n)
+}
+
+func (p *peakAllocator) Reallocate(n int, b []byte) []byte {
+	p.add(int64(n - len(b)))
+	return p.CheckedAllocator.Reallocate(n, b)
+}
+
+func (p *peakAllocator) Free(b []byte) {
+	p.add(-int64(len(b)))
+	p.CheckedAllocator.Free(b)
+}
+
+// bigMergeTable writes one bucket of files level-0 files with rows keys each (key k in file
+// k mod files, and every tenth key again in the last file, newer): every row group of a file
+// overlaps every other file's.
+func bigMergeTable(t *testing.T, files, rows int) (*Table, *Snapshot, int) {
+	ctx := context.Background()
+	c := newTestCatalog(t)
+	var cols []Column
+	for _, spec := range []string{"k BIGINT NOT NULL", "v BIGINT"} {
+		n, typ, _ := strings.Cut(spec, " ")
+		dt, err := ParseType(typ)
+		require.NoError(t, err)
+		cols = append(cols, Column{Name: n, Type: dt})
+	}
+	tb, err := c.CreateTable("db", "big", Schema{Columns: cols, PrimaryKeys: []string{"k"}, Options: map[string]string{"bucket": "1"}}, false)
+	require.NoError(t, err)
+	sc := tb.Schema().ArrowSchema()
+	var snap *Snapshot
+	for f := 0; f < files; f++ {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+		for k := 0; k < rows*files; k++ {
+			if k%files == f || (f == files-1 && k%10 == 0) {
+				b.Field(0).(*array.Int64Builder).Append(int64(k))
+				b.Field(1).(*array.Int64Builder).Append(int64(f))
+			}
+		}
+		rec := b.NewRecordBatch()
+		b.Release()
+		n := int(rec.NumRows())
+		kinds := make([]RowKind, n)
+		seqs := make([]int64, n)
+		for i := range seqs {
+			seqs[i] = int64(f*rows*files + i)
+		}
+		w := tb.NewWrite(ctx)
+		require.NoError(t, w.Write(ctx, 0, rec, kinds, seqs))
+		rec.Release()
+		var prev int64
+		if snap != nil {
+			prev = snap.ID
+		}
+		snap, err = w.Commit(ctx, CommitOptions{CommitUser: "big", Identifier: int64(f + 1), ExpectedLatest: prev})
+		require.NoError(t, err)
+	}
+	return tb, snap, rows * files
+}
+
+// A merged bucket is read a row group per run at a time: the most the scan holds is a small
+// multiple of a row group per run, far below the bucket decoded whole (which the merge held,
+// twice, before it streamed).
+func TestScanMergeBoundedMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 1.6M rows")
+	}
+	tb, snap, total := bigMergeTable(t, 2, 800_000)
+	// k, v, _SEQUENCE_NUMBER: 8 bytes, _VALUE_KIND 1, a validity bit for v
+	const rowBytes = 8 + 8 + 8 + 1
+	decoded := int64(total+total/10) * rowBytes
+	for _, workers := range []int{1, 2} {
+		mem := newPeakAllocator()
+		rr, err := tb.ScanWith(context.Background(), snap, ScanOptions{}, ScanTuning{Workers: workers, Allocator: mem})
+		require.NoError(t, err)
+		var n int64
+		next := int64(0)
+		for rr.Next() {
+			rec := rr.RecordBatch()
+			ks := rec.Column(0).(*array.Int64).Int64Values()
+			vs := rec.Column(1).(*array.Int64)
+			for i, k := range ks {
+				require.Equal(t, next, k)
+				want := k % 2
+				if k%10 == 0 {
+					want = 1
+				}
+				require.Equal(t, want, vs.Value(i), "key %d", k)
+				next++
+			}
+			n += rec.NumRows()
+		}
+		require.NoError(t, rr.Err())
+		rr.Release()
+		require.Equal(t, int64(total), n)
+		mem.AssertSize(t, 0)
+		t.Logf("workers %d: peak %d bytes, bucket decoded %d bytes, a row group %d bytes", workers, mem.peak.Load(), decoded, maxRowGroupRows*rowBytes)
+		// two runs: their row groups, a window of at most one row group each, its output
+		require.Less(t, mem.peak.Load(), int64(3*2*maxRowGroupRows*rowBytes), "workers %d", workers)
+		require.Less(t, mem.peak.Load(), decoded/2, "workers %d", workers)
+	}
+}
+
+// waitGoroutines waits (yielding, not sleeping) until at most n goroutines run; false if they
+// do not get there.
+func waitGoroutines(n int) bool {
+	for i := 0; i < 100_000; i++ {
+		if runtime.NumGoroutine() <= n {
+			return true
+		}
+		runtime.Gosched()
+	}
+	return false
+}
+
+// manyFileTable writes an append table and a primary-key table (merged buckets) of several
+// files per bucket, so that a scan has more tasks than workers.
+func manyFileTables(t *testing.T) (c *Catalog, tables []*Table, snaps []*Snapshot) {
+	ctx := context.Background()
+	c = newTestCatalog(t)
+	for _, pk := range []bool{false, true} {
+		sch := Schema{Columns: testCols, Options: map[string]string{"bucket": "3", "bucket-key": "id"}}
+		name := "ap"
+		if pk {
+			sch = Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "3"}}
+			name = "pk"
+		}
+		tb, err := c.CreateTable("db", name, sch, false)
+		require.NoError(t, err)
+		var snap *Snapshot
+		for i := 0; i < 4; i++ {
+			rows := make([]row, 3000)
+			for j := range rows {
+				rows[j] = row{id: int64(j*4 + i), name: sp(fmt.Sprint("n", j)), dt: "x"}
+			}
+			w := tb.NewWrite(ctx)
+			var kinds []RowKind
+			var seqs []int64
+			if pk {
+				kinds = make([]RowKind, len(rows))
+				for j := range rows {
+					seqs = append(seqs, int64(i*10_000+j))
+				}
+			}
+			writeRows(t, w, tb, rows, kinds, seqs)
+			var prev int64
+			if snap != nil {
+				prev = snap.ID
+			}
+			snap, err = w.Commit(ctx, CommitOptions{CommitUser: "u", Identifier: int64(i + 1), ExpectedLatest: prev})
+			require.NoError(t, err)
+		}
+		tables, snaps = append(tables, tb), append(snaps, snap)
+	}
+	return c, tables, snaps
+}
+
+// Releasing a scan after its first batch, or cancelling its context, stops its workers and
+// frees every batch they decoded; no goroutine is left.
+func TestScanCancelReleasesWorkers(t *testing.T) {
+	_, tables, snaps := manyFileTables(t)
+	for i, tb := range tables {
+		for _, unordered := range []bool{false, true} {
+			for _, cancel := range []bool{false, true} {
+				name := fmt.Sprintf("%s/unordered=%v/cancel=%v", tb.Name(), unordered, cancel)
+				before := runtime.NumGoroutine()
+				mem := newPeakAllocator()
+				ctx, stop := context.WithCancel(context.Background())
+				rr, err := tb.ScanWith(ctx, snaps[i], ScanOptions{}, ScanTuning{Workers: 3, Unordered: unordered, Allocator: mem})
+				require.NoError(t, err)
+				require.True(t, rr.Next(), name)
+				require.Greater(t, rr.RecordBatch().NumRows(), int64(0))
+				if cancel {
+					stop()
+					for rr.Next() { // batches already decoded may still come, then the error
+					}
+					require.ErrorIs(t, rr.Err(), context.Canceled, name)
+				}
+				rr.Release()
+				stop()
+				mem.AssertSize(t, 0)
+				require.True(t, waitGoroutines(before), "%s: %d goroutines left, %d before", name, runtime.NumGoroutine(), before)
+			}
+		}
+	}
+}
+
+// An error in a worker (a data file gone) ends the scan with an error naming the file, and
+// the scan frees what the other workers decoded.
+func TestScanWorkerErrorNamesFile(t *testing.T) {
+	ctx := context.Background()
+	_, tables, snaps := manyFileTables(t)
+	for i, tb := range tables {
+		entries, _, err := tb.dataFiles(ctx, snaps[i])
+		require.NoError(t, err)
+		gone := entries[len(entries)-1]
+		require.NoError(t, tb.fio.Remove(ctx, tb.dataFilePath(nil, nil, gone.Bucket, gone.File.FileName)))
+		for _, tune := range []ScanTuning{{Workers: 1}, {Workers: 3}, {Workers: 3, Unordered: true}} {
+			before := runtime.NumGoroutine()
+			mem := newPeakAllocator()
+			tune.Allocator = mem
+			rr, err := tb.ScanWith(ctx, snaps[i], ScanOptions{}, tune)
+			require.NoError(t, err)
+			for rr.Next() {
+			}
+			require.ErrorContains(t, rr.Err(), gone.File.FileName, "%s %+v", tb.Name(), tune)
+			rr.Release()
+			mem.AssertSize(t, 0)
+			require.True(t, waitGoroutines(before))
+		}
+	}
+}
+
+// The heap merge of a window's sorted pieces orders rows exactly as orderByKeySeqPos sorts
+// them, equal keys with equal sequence numbers included (the later position last).
+func TestMergeSortedPiecesMatchesSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 18))
+	for iter := 0; iter < 500; iter++ {
+		npieces := 1 + rng.IntN(6)
+		var keys, seqs []int64
+		var ends []int
+		for p := 0; p < npieces; p++ {
+			k := int64(rng.IntN(5))
+			for n := rng.IntN(20); n > 0; n-- {
+				keys = append(keys, k)
+				seqs = append(seqs, int64(rng.IntN(3)))
+				k += 1 + int64(rng.IntN(3))
+			}
+			ends = append(ends, len(keys))
+		}
+		if len(keys) == 0 {
+			continue
+		}
+		b := array.NewInt64Builder(memory.DefaultAllocator)
+		b.AppendValues(keys, nil)
+		col := b.NewArray()
+		b.Release()
+		rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64}}, nil), []arrow.Array{col}, int64(len(keys)))
+		col.Release()
+		cmpKey := rowCompare(rec, []int{0}, []DataType{{Root: TypeBigInt}})
+		require.Equal(t, orderByKeySeqPos(rec, []int{0}, cmpKey, seqs), mergeSortedPieces(ends, cmpKey, seqs), "pieces %v keys %v seqs %v", ends, keys, seqs)
+		rec.Release()
+	}
+}
