@@ -5,6 +5,7 @@ package query
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -88,11 +89,25 @@ func TestResultCancelledWhileStreaming(t *testing.T) {
 		res.Reader.Release()
 		require.Equal(t, [][]string{{"2"}}, run(t, e, `SELECT 1 + 1`))
 	}
+	// A statement over a table, cancelled while streaming: its views are
+	// dropped with the result, on a connection that runs on.
+	run(t, e, `CREATE TABLE big (i BIGINT)`)
+	run(t, e, `INSERT INTO big SELECT * FROM range(100000)`)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	res, err := e.Execute(ctx, `SELECT i + 1 FROM "big$rt", range(1000000)`)
+	require.NoError(t, err)
+	require.True(t, res.Reader.Next(), "%v", res.Reader.Err())
+	cancel(cause)
+	for res.Reader.Next() {
+	}
+	require.ErrorIs(t, res.Reader.Err(), cause)
+	res.Reader.Release()
+	require.Equal(t, [][]string{{"0"}}, run(t, e, `SELECT count(*) FROM duckdb_views() WHERE view_name LIKE '__flightd%'`))
 	// Cancelled while DuckDB computes, before the first row: Execute
 	// or the first Next ends with the cause.
-	ctx, cancel := context.WithCancelCause(context.Background())
+	ctx, cancel = context.WithCancelCause(context.Background())
 	go cancel(cause)
-	res, err := e.Execute(ctx, `SELECT count(*) FROM range(1000000000000) a, range(1000000000000) b`)
+	res, err = e.Execute(ctx, `SELECT count(*) FROM range(1000000000000) a, range(1000000000000) b`)
 	if err == nil {
 		for res.Reader.Next() {
 		}
@@ -102,4 +117,18 @@ func TestResultCancelledWhileStreaming(t *testing.T) {
 	require.Error(t, err)
 	require.True(t, errors.Is(err, cause) || errors.Is(err, context.Canceled), "%v", err)
 	require.Equal(t, [][]string{{"3"}}, run(t, e, `SELECT 1 + 2`))
+}
+
+// TestInsertFromItselfReadsBeforeWriting: results stream, so an INSERT
+// whose query reads the table it fills reads the whole result before it
+// writes; it never reads its own rows back.
+func TestInsertFromItselfReadsBeforeWriting(t *testing.T) {
+	e := newTestEngine(t)
+	run(t, e, `CREATE TABLE t (i BIGINT, s STRING)`)
+	run(t, e, `INSERT INTO t SELECT range, 'v' || range::VARCHAR FROM range(50000)`)
+	for want := 100000; want <= 400000; want *= 2 {
+		run(t, e, `INSERT INTO t SELECT * FROM "t$rt"`)
+		require.Equal(t, [][]string{{strconv.Itoa(want), strconv.Itoa(want / 50000)}},
+			run(t, e, `SELECT count(*), count(*) FILTER (WHERE s = 'v7') FROM "t$rt"`))
+	}
 }
