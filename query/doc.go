@@ -62,10 +62,6 @@
 // other literals differs in nothing but one constant per literal, so a
 // cached tree is the one DuckDB would give.
 //
-// DuckDB reads a view's scan from one thread at a time, so each scan is
-// read ahead by a goroutine of its own, two batches ahead (readahead.go):
-// decoding lake files runs beside DuckDB's work on the batches before.
-//
 // A query's result streams (arrowresult.go): DuckDB runs it as a streaming
 // result and each chunk it produces is handed out as an Arrow batch over
 // DuckDB's memory, without a copy, so DuckDB computes only as fast as the

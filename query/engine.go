@@ -43,8 +43,6 @@ type Engine struct {
 	// forceRows builds every result from rows (tests and benchmarks
 	// compare the paths).
 	forceRows atomic.Bool
-	// noReadAhead hands DuckDB the scans themselves (benchmarks compare).
-	noReadAhead atomic.Bool
 	// guard cancels DuckDB statements while the process's memory is above
 	// Options.MemoryCeiling; stopGuard ends its watch.
 	guard     *memguard.Guard
@@ -424,9 +422,6 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 				return false, mapErr(err)
 			}
 			projected = projected || p
-			if !e.noReadAhead.Load() {
-				rd = newReadAhead(rd)
-			}
 			rel, err := c.ar.RegisterView(rd, names[i])
 			rd.Release() // the exported stream holds its own reference
 			if err != nil {

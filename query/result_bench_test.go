@@ -26,8 +26,7 @@ import (
 // BenchmarkResults runs statements DuckDB answers over a lake table of
 // $FLIGHTD_RESULT_ROWS rows (default 2e6; 4 columns, append table, one
 // bucket) through the engine, with results streamed as Arrow (path=arrow)
-// and built from rows (path=rows), with the scans read ahead of DuckDB
-// (readahead.go) or not (path=arrow-noreadahead), beside DuckDB aggregating read_parquet
+// and built from rows (path=rows), beside DuckDB aggregating read_parquet
 // of the same files in the same process (path=parquet), all on 2 threads.
 // peak-rss-MiB is the growth of resident memory while a result is read;
 // query=generate reads rows DuckDB makes itself, without a scan.
@@ -124,15 +123,10 @@ func BenchmarkResults(b *testing.B) {
 	// DuckDB's own rows, no scan: the memory a result holds.
 	gen := fmt.Sprintf("SELECT range AS id, 'customer-' || range::VARCHAR AS s FROM range(%d) -- %%s", rows)
 	for _, q := range []struct{ name, sql string }{{"agg", agg}, {"select", all}, {"generate", gen}} {
-		for _, path := range []string{"arrow", "arrow-noreadahead", "rows"} {
-			if path == "arrow-noreadahead" && q.name == "generate" {
-				continue
-			}
+		for _, path := range []string{"arrow", "rows"} {
 			b.Run(fmt.Sprintf("query=%s/path=%s/rows=%d", q.name, path, rows), func(b *testing.B) {
 				e.forceRows.Store(path == "rows")
-				e.noReadAhead.Store(path == "arrow-noreadahead")
 				defer e.forceRows.Store(false)
-				defer e.noReadAhead.Store(false)
 				var peak int64
 				for b.Loop() {
 					n, p := read(b, fmt.Sprintf(q.sql, "db.t"))
