@@ -62,9 +62,18 @@
 // other literals differs in nothing but one constant per literal, so a
 // cached tree is the one DuckDB would give.
 //
-// DuckDB materialises a query's result before returning it, so a query's
-// Arrow views are dropped as soon as it returns; the result streams to the
-// caller from DuckDB's memory. That memory is outside DuckDB's memory_limit:
-// every statement DuckDB runs is registered with a memory guard (package
+// A query's result streams (arrowresult.go): DuckDB runs it as a streaming
+// result and each chunk it produces is handed out as an Arrow batch over
+// DuckDB's memory, without a copy, so DuckDB computes only as fast as the
+// caller reads. A batch is valid until the reader's next Next or Release;
+// whoever keeps it, or a string of it, retains it or copies the value.
+// The query's Arrow views, its connection and its memory-guard entry are
+// released with the reader. Result columns whose DuckDB Arrow type differs
+// from what clients have always got (INTERVAL, UUID, ENUM, ARRAY, UNION,
+// BIT, TIMETZ, UHUGEINT, JSON as text) keep the row path (rowreader.go):
+// DuckDB materialises those results, outside its memory_limit, so every
+// statement DuckDB runs is registered with a memory guard (package
 // memguard) that cancels it when the process passes Options.MemoryCeiling.
+// An INSERT reads its query's whole result into Go memory before it
+// writes, so that a query over the table it fills never sees its own rows.
 package query

@@ -40,6 +40,9 @@ type Engine struct {
 	shapes parseCache
 	// noPushdown turns projection and pruning off (tests compare results).
 	noPushdown atomic.Bool
+	// forceRows builds every result from rows (tests and benchmarks
+	// compare the paths).
+	forceRows atomic.Bool
 	// guard cancels DuckDB statements while the process's memory is above
 	// Options.MemoryCeiling; stopGuard ends its watch.
 	guard     *memguard.Guard
@@ -401,7 +404,13 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 		}
 		releases = nil
 	}
-	defer dropViews()
+	// The views stay until the result is released: DuckDB reads the scans
+	// as the caller reads the result.
+	defer func() {
+		if !ok {
+			dropViews()
+		}
+	}()
 	// bind registers a view per reference; project applies the hints'
 	// projections (filters only prune, so they always apply).
 	bind := func(project bool) (projected bool, err error) {
@@ -437,7 +446,7 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 	if describe != nil {
 		return nil, describe(c, run)
 	}
-	rows, closeStmt, err := c.queryOne(ctx, run)
+	r, err := e.run(ctx, c, run, func() { dropViews(); e.release(c); guardDone() })
 	if err != nil && projected && strings.Contains(err.Error(), "Binder Error") {
 		// A column the projection missed: run again with whole tables.
 		e.lg.Warn("query: projection missed a column; rerunning without it", "err", cleanDuckErr(err))
@@ -445,7 +454,7 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 		if _, err := bind(false); err != nil {
 			return nil, err
 		}
-		rows, closeStmt, err = c.queryOne(ctx, run)
+		r, err = e.run(ctx, c, run, func() { dropViews(); e.release(c); guardDone() })
 	}
 	if err != nil {
 		if cause := context.Cause(ctx); errors.Is(cause, memguard.ErrOverMemory) {
@@ -456,13 +465,38 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 		}
 		return nil, fmt.Errorf("%w: %s", engine.ErrInvalid, cleanDuckErr(err))
 	}
-	rr, err := newRowReader(ctx, e.mem, rows, func() { closeStmt(); e.release(c); guardDone() })
+	ok = true
+	return r, nil
+}
+
+// run runs the query sql on c and returns its result; onClose runs once
+// the result is released (and not when run fails). Results stream as
+// Arrow (arrowresult.go) unless a column's type reads differently there
+// than in the row path, which then builds them (rowreader.go).
+func (e *Engine) run(ctx context.Context, c *conn, sql string, onClose func()) (array.RecordReader, error) {
+	st, err := c.prepareOne(sql)
 	if err != nil {
-		rows.Close()
-		closeStmt()
 		return nil, err
 	}
-	ok = true
+	if !e.forceRows.Load() && arrowResultTypes(st) {
+		r, err := c.queryArrow(ctx, st, func() { _ = st.Close(); onClose() })
+		if err != nil {
+			_ = st.Close()
+			return nil, err
+		}
+		return r, nil
+	}
+	rows, err := st.QueryContext(ctx, nil)
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	rr, err := newRowReader(ctx, e.mem, rows, func() { _ = st.Close(); onClose() })
+	if err != nil {
+		_ = rows.Close()
+		_ = st.Close()
+		return nil, err
+	}
 	return rr, nil
 }
 

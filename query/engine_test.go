@@ -61,7 +61,9 @@ func drain(t *testing.T, r array.RecordReader) [][]string {
 		for i := 0; i < int(rec.NumRows()); i++ {
 			row := make([]string, rec.NumCols())
 			for j := range row {
-				row[j] = rec.Column(j).ValueStr(i)
+				// A string value aliases the batch's buffer, which is freed
+				// once the reader moves on.
+				row[j] = strings.Clone(rec.Column(j).ValueStr(i))
 			}
 			out = append(out, row)
 		}

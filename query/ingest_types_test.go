@@ -86,7 +86,7 @@ func readColumn(t *testing.T, e *Engine, table string) ([]string, arrow.DataType
 func values(a arrow.Array) []string {
 	out := make([]string, a.Len())
 	for i := range out {
-		out[i] = a.ValueStr(i)
+		out[i] = strings.Clone(a.ValueStr(i)) // the batch is released later
 	}
 	return out
 }

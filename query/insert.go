@@ -72,7 +72,50 @@ func (e *Engine) insert(ctx context.Context, sql string) (int64, error) {
 	if n := r.Schema().NumFields(); n != len(cols) {
 		return 0, fmt.Errorf("%w: %s but the query returns %d", engine.ErrInvalid, target, n)
 	}
-	return e.writeAll(ctx, db, st.Name.Table, r)
+	all, err := e.readAll(r)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %s", engine.ErrInvalid, cleanDuckErr(err))
+	}
+	defer all.Release()
+	return e.writeAll(ctx, db, st.Name.Table, all)
+}
+
+// readAll reads the whole result of an INSERT's query into Go memory
+// before anything is written: results stream, and a query that reads the
+// table it inserts into must not see its own rows; and batches DuckDB's
+// memory backs are not kept by the log's caches.
+func (e *Engine) readAll(r array.RecordReader) (array.RecordReader, error) {
+	var recs []arrow.RecordBatch
+	defer func() {
+		for _, rec := range recs {
+			rec.Release()
+		}
+	}()
+	for r.Next() {
+		rec := r.RecordBatch()
+		if rec.NumRows() == 0 {
+			continue
+		}
+		cols := make([]arrow.Array, rec.NumCols())
+		for i, c := range rec.Columns() {
+			cp, err := array.Concatenate([]arrow.Array{c}, e.mem)
+			if err != nil {
+				for _, c := range cols[:i] {
+					c.Release()
+				}
+				return nil, err
+			}
+			cols[i] = cp
+		}
+		recs = append(recs, array.NewRecordBatch(rec.Schema(), cols, rec.NumRows()))
+		for _, c := range cols {
+			c.Release()
+		}
+	}
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	return array.NewRecordReader(r.Schema(), recs)
 }
 
 // checkValuesCount refuses an INSERT ... VALUES whose rows do not hold one

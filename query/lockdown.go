@@ -194,21 +194,6 @@ func (c *conn) prepareOne(sql string) (*duckdb.Stmt, error) {
 	return nil, fmt.Errorf("%w: %s statements are not allowed: flightd runs queries (SELECT, WITH, VALUES, FROM, EXPLAIN, DESCRIBE, SHOW, SUMMARIZE), INSERT INTO, and CREATE/DROP/ALTER of its databases and tables", engine.ErrInvalid, kind)
 }
 
-// queryOne runs sql on c through prepareOne. closeStmt closes the
-// statement; call it after closing the rows.
-func (c *conn) queryOne(ctx context.Context, sql string) (rows driver.Rows, closeStmt func(), err error) {
-	st, err := c.prepareOne(sql)
-	if err != nil {
-		return nil, nil, err
-	}
-	rows, err = st.QueryContext(ctx, nil)
-	if err != nil {
-		_ = st.Close()
-		return nil, nil, err
-	}
-	return rows, func() { _ = st.Close() }, nil
-}
-
 // checkLockdown locks the configuration of the database behind c, which
 // no client has seen yet, and verifies every setting.
 func checkLockdown(c *duckdb.Connector, settings [][2]string) error {

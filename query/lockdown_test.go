@@ -148,17 +148,36 @@ func TestSpillsUnderMemoryLimit(t *testing.T) {
 }
 
 // TestHugeResultCancelledAtMemoryCeiling: DuckDB materialises a result
-// before its first row, outside memory_limit; SELECT * FROM range(10^12)
-// grew the server until the kernel ended it. Past the ceiling it is
-// cancelled with RESOURCE_EXHAUSTED, and the engine serves on, even while
-// the allocator still holds the memory.
+// the row path builds (types the Arrow path does not give, such as
+// INTERVAL) before its first row, outside memory_limit; SELECT * FROM
+// range(10^12) grew the server until the kernel ended it. Past the
+// ceiling it is cancelled with RESOURCE_EXHAUSTED, and the engine serves
+// on, even while the allocator still holds the memory.
 func TestHugeResultCancelledAtMemoryCeiling(t *testing.T) {
 	ceiling := memguard.ResidentBytes() + 384<<20
 	e := newTestEngineWith(t, Options{Threads: 2, MemoryLimit: "128MiB", MemoryCeiling: ceiling})
 	for range 2 { // the second time with the first one's memory still held
-		_, err := e.Execute(context.Background(), "SELECT * FROM range(1000000000000)")
+		_, err := e.Execute(context.Background(), "SELECT range, INTERVAL 1 DAY AS d FROM range(1000000000000)")
 		require.ErrorIs(t, err, engine.ErrExhausted)
 		require.ErrorContains(t, err, "ceiling")
 		require.Equal(t, [][]string{{"42"}}, run(t, e, "SELECT 42"))
 	}
+}
+
+// TestHugeResultStreamsUnderMemoryCeiling: an Arrow result streams, so
+// SELECT * FROM range(10^12) holds about a chunk at a time: millions of
+// rows are read with the memory guard watching, and nothing is cancelled.
+func TestHugeResultStreamsUnderMemoryCeiling(t *testing.T) {
+	ceiling := memguard.ResidentBytes() + 384<<20
+	e := newTestEngineWith(t, Options{Threads: 2, MemoryLimit: "128MiB", MemoryCeiling: ceiling})
+	res, err := e.Execute(context.Background(), "SELECT *, 'row ' || range::VARCHAR AS s FROM range(1000000000000)")
+	require.NoError(t, err)
+	var rows int64
+	for rows < 20_000_000 && res.Reader.Next() {
+		rows += res.Reader.RecordBatch().NumRows()
+	}
+	require.NoError(t, res.Reader.Err())
+	res.Reader.Release()
+	require.GreaterOrEqual(t, rows, int64(20_000_000))
+	require.Equal(t, [][]string{{"42"}}, run(t, e, "SELECT 42"))
 }

@@ -22,7 +22,8 @@ type Options struct {
 	// MemoryCeiling is the process's resident memory, in bytes, above which
 	// the DuckDB statements running are cancelled and new ones refused
 	// until it is back under (RESOURCE_EXHAUSTED): DuckDB's memory_limit
-	// does not count a result it materialises (package memguard). 0: off.
+	// does not count a result it materialises (results with types the
+	// Arrow path does not give; package memguard). 0: off.
 	MemoryCeiling int64
 	// TempDir is where DuckDB spills what does not fit in MemoryLimit; ""
 	// turns spilling off (an operation that needs more fails instead). It

@@ -20,14 +20,14 @@ import (
 	"github.com/duckdb/duckdb-go/v2"
 )
 
-// Why rows and not duckdb-go's Arrow reader: with duckdb-go v2.10506.0 and
-// arrow-go v18.8.0, string columns of Arrow results point into memory that
-// is freed before the batch is handed out (the values read back as garbage,
-// reproduced in TestResultStrings). Until that is fixed upstream, results
-// are built from DuckDB's row interface with Arrow builders. The Arrow
-// input direction (views over our scans) is not affected.
+// The row path builds results from DuckDB's row interface with Arrow
+// builders. It serves statements with a column whose DuckDB Arrow type
+// differs from the types below (arrowResultTypes in arrowresult.go), so
+// that clients keep getting the same types; every other result streams
+// as Arrow. Its results are materialised by DuckDB before the first row.
 
-// resultBatchRows and resultBatchBytes bound result batches: a batch ends
+// resultBatchRows and resultBatchBytes bound result batches (Arrow
+// results: one DuckDB chunk, 2048 rows, cut by bytes): a batch ends
 // at whichever comes first (values counted by their length, others as 8
 // bytes), so that wide values do not build a batch of gigabytes (or past
 // the 2 GiB a string column's offsets reach) before the server cuts it
