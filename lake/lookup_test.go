@@ -1,0 +1,168 @@
+package lake
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/stretchr/testify/require"
+)
+
+// scanCounts scans s with filter and returns the ids it returns, with the
+// numbers of files and row groups the pruner let the scan read.
+func scanCounts(t *testing.T, tb *Table, s *Snapshot, filter []Predicate) (ids []int64, files, groups int) {
+	t.Helper()
+	rr, err := tb.Scan(context.Background(), s, ScanOptions{Columns: []string{"id"}, Filter: filter})
+	require.NoError(t, err)
+	defer rr.Release()
+	for rr.Next() {
+		ids = append(ids, rr.RecordBatch().Column(0).(*array.Int64).Int64Values()...)
+	}
+	require.NoError(t, rr.Err())
+	p := rr.(*scanReader).prune
+	require.NotNil(t, p)
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids, p.filesKept, p.groupsKept
+}
+
+// TestPointLookupPrunesAfterAlterTableSet: ALTER TABLE ... SET writes a new
+// schema id with the same columns; files written before it must still be
+// pruned by their statistics (manifest key or value statistics, Parquet row
+// group statistics) exactly as before, on a primary-key and an append table.
+func TestPointLookupPrunesAfterAlterTableSet(t *testing.T) {
+	ctx := context.Background()
+	c := newTestCatalog(t)
+	for _, tc := range []struct {
+		name string
+		sc   Schema
+	}{
+		{"pk", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}},
+		{"ap", Schema{Columns: testCols}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tb, err := c.CreateTable("db", tc.name, tc.sc, false)
+			require.NoError(t, err)
+			// Three files: one of three row groups, two small ones of disjoint ids.
+			var snap *Snapshot
+			for i, span := range [][2]int64{{0, 2*maxRowGroupRows + 10}, {1 << 30, 1<<30 + 100}, {1 << 40, 1<<40 + 100}} {
+				var rows []row
+				for id := span[0]; id < span[1]; id++ {
+					rows = append(rows, row{id, sp(fmt.Sprint("n", id)), "x"})
+				}
+				w := tb.NewWrite(ctx)
+				var kinds []RowKind
+				var seqs []int64
+				if tb.Schema().HasPrimaryKey() {
+					kinds = make([]RowKind, len(rows))
+					for j := range rows {
+						seqs = append(seqs, int64(j))
+					}
+				}
+				writeRows(t, w, tb, rows, kinds, seqs)
+				snap, err = w.Commit(ctx, CommitOptions{CommitUser: "u", Identifier: int64(i + 1), ExpectedLatest: int64(i)})
+				require.NoError(t, err)
+			}
+			filters := [][]Predicate{
+				{{Column: "id", Op: OpEq, Values: []any{int64(maxRowGroupRows + 5)}}},
+				{{Column: "id", Op: OpIn, Values: []any{int64(3), int64(1<<30 + 7)}}},
+				{{Column: "id", Op: OpGe, Values: []any{int64(1 << 40)}}},
+				{{Column: "id", Op: OpEq, Values: []any{int64(-1)}}},
+			}
+			type counts struct {
+				rows, files, groups int
+				sum                 int64 // of the ids returned
+			}
+			summary := func(ids []int64, files, groups int) counts {
+				c := counts{rows: len(ids), files: files, groups: groups}
+				for _, id := range ids {
+					c.sum += id
+				}
+				return c
+			}
+			var before []counts
+			for _, f := range filters {
+				before = append(before, summary(scanCounts(t, tb, snap, f)))
+			}
+			require.Equal(t, 1, before[0].files)
+			require.Equal(t, 1, before[0].groups)
+			require.Equal(t, 2, before[1].files)
+			require.Equal(t, 2, before[1].groups)
+			require.Equal(t, 1, before[2].files)
+			require.Equal(t, 0, before[3].groups)
+
+			tb, err = c.AlterTableOptions(ctx, "db", tc.name, map[string]string{"snapshot.num-retained.max": "50"})
+			require.NoError(t, err)
+			require.Equal(t, int64(1), tb.Schema().ID)
+			for i, f := range filters {
+				require.Equal(t, before[i], summary(scanCounts(t, tb, snap, f)), "filter %v after ALTER TABLE SET", f)
+			}
+		})
+	}
+}
+
+// TestPruningByFieldIDAfterRenameAndAdd: after columns a and b swap names
+// (same field ids) and a column c is added, a filter on a new name never
+// prunes by the statistics the older files keep under that name (they
+// belong to the other column), and every matching row is returned.
+func TestPruningByFieldIDAfterRenameAndAdd(t *testing.T) {
+	for _, pk := range []bool{false, true} {
+		name := map[bool]string{false: "ap", true: "pk"}[pk]
+		t.Run(name, func(t *testing.T) {
+			c := newTestCatalog(t)
+			bigint := DataType{Root: TypeBigInt}
+			s := Schema{Columns: []Column{{Name: "id", Type: bigint}, {Name: "a", Type: bigint}, {Name: "b", Type: bigint}}}
+			if pk {
+				s.PrimaryKeys = []string{"id"}
+				s.Options = map[string]string{"bucket": "1"}
+			}
+			tb, err := c.CreateTable("db", name, s, false)
+			require.NoError(t, err)
+			var rows []map[string]any
+			for i := int64(0); i < 10; i++ {
+				rows = append(rows, map[string]any{"id": i, "a": i, "b": 100 + i})
+			}
+			commitAny(t, tb, rows)
+			tb = evolve(t, c, name, func(ts *TableSchema) {
+				ts.Fields[1].Name, ts.Fields[2].Name = "b", "a"
+				ts.Fields = append(ts.Fields, DataField{ID: ts.HighestFieldID + 1, Name: "c", Type: bigint})
+				ts.HighestFieldID++
+			})
+			rows = nil
+			for i := int64(10); i < 20; i++ {
+				rows = append(rows, map[string]any{"id": i, "a": 1000 + i, "b": 2000 + i, "c": 3000 + i})
+			}
+			snap := commitAny(t, tb, rows)
+			// The first file holds a (new name) = 100..109, b = 0..9, c null.
+			for _, tc := range []struct {
+				p    Predicate
+				want []int64
+			}{
+				{Predicate{Column: "a", Op: OpEq, Values: []any{int64(105)}}, []int64{5}},
+				{Predicate{Column: "a", Op: OpGe, Values: []any{int64(100)}}, []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19}},
+				{Predicate{Column: "b", Op: OpLt, Values: []any{int64(5)}}, []int64{0, 1, 2, 3, 4}},
+				{Predicate{Column: "c", Op: OpEq, Values: []any{int64(3015)}}, []int64{15}},
+				{Predicate{Column: "c", Op: OpLt, Values: []any{int64(0)}}, nil},
+			} {
+				rr, err := tb.Scan(context.Background(), snap, ScanOptions{Columns: []string{"id", "a", "b", "c"}, Filter: []Predicate{tc.p}})
+				require.NoError(t, err)
+				var got []int64
+				for rr.Next() {
+					rec := rr.RecordBatch()
+					col := rec.Column(map[string]int{"a": 1, "b": 2, "c": 3}[tc.p.Column]).(*array.Int64)
+					bound := []colPred{{op: tc.p.Op, vals: tc.p.Values}}
+					for r := 0; r < int(rec.NumRows()); r++ {
+						if !col.IsNull(r) && mayMatchValue(bound, col.Value(r)) {
+							got = append(got, rec.Column(0).(*array.Int64).Value(r))
+						}
+					}
+				}
+				require.NoError(t, rr.Err())
+				rr.Release()
+				sort.Slice(got, func(i, j int) bool { return got[i] < got[j] })
+				require.Equal(t, tc.want, got, "%s %v %v", tc.p.Column, tc.p.Op, tc.p.Values)
+			}
+		})
+	}
+}
