@@ -33,6 +33,9 @@
 //     expose an older one. Statistics of a file written under an older schema prune through
 //     field ids: a column prunes only when it has the same id, name and type (nullability
 //     aside) in the file's schema; a renamed, added, re-added or retyped column keeps the file.
+//     A primary-key scan with predicates on key columns decodes a row group's key columns
+//     first and returns only the rows whose key can match (lookup.go): a row group without
+//     such a key costs its key columns only (not with deletion vectors, which need positions).
 //   - Statistics follow Paimon's modes (statsmode.go): metadata.stats-mode (default truncate(16)) and
 //     fields.<name>.stats-mode for value statistics, truncate(128) (or fields._KEY_<name>.stats-mode)
 //     for key statistics, full partition statistics in manifest lists; none columns are left out of

@@ -40,10 +40,12 @@ type Predicate struct {
 type ScanOptions struct {
 	// Columns is the projection in output order; nil reads every column.
 	Columns []string
-	// Filter is a conjunction used only to skip partitions, buckets and data
-	// files that cannot hold a matching row (partition values, the bucket of
-	// equal keys, key statistics, and value statistics of append tables).
-	// Rows of the files read are not filtered: the caller applies its filter.
+	// Filter is a conjunction used to skip partitions, buckets, data files
+	// and row groups that cannot hold a matching row (partition values, the
+	// bucket of equal keys, key statistics, and value statistics of append
+	// tables). A primary-key table also drops the rows whose key cannot
+	// match (predicates on key columns, as KeyRows); no other row is
+	// filtered: the caller applies its filter.
 	Filter []Predicate
 }
 
@@ -224,6 +226,11 @@ type pruner struct {
 	partIdx []int                 // partition key i -> field index
 	views   map[int64]*schemaView // by schema id of the files
 
+	// Primary-key tables: the key columns the filter constrains and the rows
+	// of a batch they let through (nil: none constrained); see readRowGroup.
+	keys    []keyCol
+	keyRows func(rec arrow.RecordBatch) []bool
+
 	// Counts of what the scan reads after pruning, for tests and benchmarks.
 	filesKept, groupsKept int
 }
@@ -235,6 +242,10 @@ func (t *Table) newPruner(f []Predicate) *pruner {
 	}
 	p := &pruner{t: t, preds: preds, parts: map[string]bool{}}
 	p.buckets = t.bucketsOf(preds)
+	if t.schema.HasPrimaryKey() {
+		p.keys = t.keyCols(preds)
+		p.keyRows = keyRowsOf(p.keys)
+	}
 	return p
 }
 
@@ -588,18 +599,29 @@ func (p *pruner) groupMatches(pf *parquetFile, f *DataFileMeta, rg int) bool {
 // returns nil when f constrains no such column, and the function returns
 // nil when every row can match.
 func (t *Table) KeyRows(f []Predicate) func(rec arrow.RecordBatch) []bool {
-	preds := t.bindFilter(f)
-	type keyCol struct {
-		name  string
-		typ   DataType
-		preds []colPred
-	}
+	return keyRowsOf(t.keyCols(t.bindFilter(f)))
+}
+
+// keyCol is a primary-key column the filter constrains.
+type keyCol struct {
+	name  string
+	typ   DataType
+	preds []colPred
+}
+
+// keyCols returns the primary-key columns that preds constrain.
+func (t *Table) keyCols(preds map[string][]colPred) []keyCol {
 	var cols []keyCol
 	for _, k := range t.schema.PrimaryKeys {
 		if p := preds[k]; len(p) > 0 {
 			cols = append(cols, keyCol{k, t.schema.Fields[t.schema.FieldIndex(k)].Type, p})
 		}
 	}
+	return cols
+}
+
+// keyRowsOf is KeyRows of the key columns cols (nil: none).
+func keyRowsOf(cols []keyCol) func(rec arrow.RecordBatch) []bool {
 	if len(cols) == 0 {
 		return nil
 	}

@@ -222,7 +222,7 @@ func (r *scanReader) readFile(g *scanGroup, f *DataFileMeta, want []arrow.Field,
 			pos += pf.pr.MetaData().RowGroup(rg).NumRows()
 			continue
 		}
-		rec, err := readPlanned(r.ctx, pf, rg, plan, want, r.mem)
+		rec, err := r.prune.readRowGroup(r.ctx, pf, rg, plan, want, r.mem, dv == nil) // dv: rows by position
 		if err != nil {
 			return fmt.Errorf("lake: %s: read data file %s: %w", r.t.FullName(), path, err)
 		}
