@@ -18,13 +18,16 @@ import (
 // so the merge of a bucket still sees every version of the keys it returns;
 // append tables keep whole row groups (the caller filters their rows).
 
+// keyFirst switches readRowGroup's narrowing (off only to measure it).
+var keyFirst = true
+
 // readRowGroup reads row group rg of pf by plan, as readPlanned, and on a
 // primary-key table whose filter constrains key columns keeps only the rows
 // whose key can match (narrow false, or a nil pruner, reads every row: the
 // caller needs the rows' positions, e.g. for a deletion vector). It may
 // return a batch without rows.
 func (p *pruner) readRowGroup(ctx context.Context, pf *parquetFile, rg int, plan []fileColumn, want []arrow.Field, mem memory.Allocator, narrow bool) (arrow.RecordBatch, error) {
-	if p == nil || !narrow || p.keyRows == nil {
+	if p == nil || !narrow || p.keyRows == nil || !keyFirst {
 		return readPlanned(ctx, pf, rg, plan, want, mem)
 	}
 	// The key columns, named as the table names them: the wanted column
