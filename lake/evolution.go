@@ -87,6 +87,12 @@ func (r *scanReader) filePlan(f *DataFileMeta, want []arrow.Field) ([]fileColumn
 
 // readPlanned reads row group rg of pf by plan and returns a record with exactly the want fields.
 func readPlanned(ctx context.Context, pf *parquetFile, rg int, plan []fileColumn, want []arrow.Field, mem memory.Allocator) (arrow.RecordBatch, error) {
+	return readPlannedRows(ctx, pf, rg, plan, want, nil, mem)
+}
+
+// readPlannedRows is readPlanned of the rows of row group rg (ascending
+// positions; nil: all), see parquetFile.readRows.
+func readPlannedRows(ctx context.Context, pf *parquetFile, rg int, plan []fileColumn, want []arrow.Field, rows []int64, mem memory.Allocator) (arrow.RecordBatch, error) {
 	var read []arrow.Field
 	pos := make([]int, len(plan))
 	for i, p := range plan {
@@ -97,10 +103,13 @@ func readPlanned(ctx context.Context, pf *parquetFile, rg int, plan []fileColumn
 		}
 	}
 	nrows := pf.pr.MetaData().RowGroups[rg].NumRows
+	if rows != nil {
+		nrows = int64(len(rows))
+	}
 	var rec arrow.RecordBatch
 	if len(read) > 0 {
 		var err error
-		rec, err = pf.readRowGroup(ctx, rg, read, mem)
+		rec, err = pf.readRows(ctx, rg, read, rows, mem)
 		if err != nil {
 			return nil, err
 		}

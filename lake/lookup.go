@@ -69,8 +69,7 @@ func (p *pruner) readRowGroup(ctx context.Context, pf *parquetFile, rg int, plan
 			return emptyRecord(want, mem), nil
 		}
 	}
-	// The other wanted columns, decoded whole (pqarrow reads row groups,
-	// not rows), then the key's rows taken from every column.
+	// The other wanted columns, of those rows only (see readRows).
 	var restWant []arrow.Field
 	var restPlan []fileColumn
 	for j := range want {
@@ -81,10 +80,18 @@ func (p *pruner) readRowGroup(ctx context.Context, pf *parquetFile, rg int, plan
 	}
 	var rest arrow.RecordBatch
 	if len(restWant) > 0 {
-		if rest, err = readPlanned(ctx, pf, rg, restPlan, restWant, mem); err != nil {
+		if rest, err = readPlannedRows(ctx, pf, rg, restPlan, restWant, rows, mem); err != nil {
 			return nil, err
 		}
 		defer rest.Release()
+	}
+	if keep != nil {
+		taken, err := takeRecord(ctx, keys, rows, mem)
+		if err != nil {
+			return nil, err
+		}
+		defer taken.Release()
+		keys = taken
 	}
 	cols := make([]arrow.Array, len(want))
 	next := 0
@@ -96,12 +103,7 @@ func (p *pruner) readRowGroup(ctx context.Context, pf *parquetFile, rg int, plan
 			next++
 		}
 	}
-	all := array.NewRecordBatch(arrow.NewSchema(want, nil), cols, keys.NumRows())
-	if keep == nil {
-		return all, nil
-	}
-	defer all.Release()
-	return takeRecord(ctx, all, rows, mem)
+	return array.NewRecordBatch(arrow.NewSchema(want, nil), cols, keys.NumRows()), nil
 }
 
 // emptyRecord returns a batch of the fields with no rows.

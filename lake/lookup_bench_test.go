@@ -29,7 +29,8 @@ func cpuTime(b *testing.B) time.Duration {
 // of 1000 updates. It reports CPU per lookup (this process, all
 // goroutines) for: the files as written (current schema), the same
 // files after ALTER TABLE ... SET (a new schema id), and both without
-// reading the key columns first (whole row groups), with the ratios.
+// reading the key columns first (whole row groups), with the ratios, and
+// the size of the data files and the CPU of one full scan.
 func BenchmarkPointLookupPK(b *testing.B) {
 	ctx := context.Background()
 	n := 4_000_000
@@ -171,6 +172,31 @@ func BenchmarkPointLookupPK(b *testing.B) {
 		}
 		return t2
 	}
+	// The table's size and a full scan, to weigh the page layout.
+	snap, err := tb.LatestSnapshot(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	entries, _, err := tb.dataFiles(ctx, snap)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var size int64
+	for _, e := range entries {
+		size += e.File.FileSize
+	}
+	start := cpuTime(b)
+	rr, err := tb.Scan(ctx, snap, ScanOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for rr.Next() {
+	}
+	if err := rr.Err(); err != nil {
+		b.Fatal(err)
+	}
+	rr.Release()
+	fullScan := cpuTime(b) - start
 	b.ResetTimer()
 	for b.Loop() {
 		tb0, err := c.GetTable("db", "t")
@@ -191,5 +217,7 @@ func BenchmarkPointLookupPK(b *testing.B) {
 		b.ReportMetric(ms(afterWhole), "cpu-ms/lookup-altered-wholegroups")
 		b.ReportMetric(float64(after)/float64(before), "altered/current")
 		b.ReportMetric(float64(beforeWhole)/float64(before), "wholegroups/keyfirst")
+		b.ReportMetric(float64(size)/1e6, "MB-files")
+		b.ReportMetric(ms(fullScan), "cpu-ms/fullscan")
 	}
 }

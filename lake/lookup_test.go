@@ -7,7 +7,9 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
 )
 
@@ -366,4 +368,122 @@ func TestPointLookupReturnsExactlyTheKeysRows(t *testing.T) {
 			check(cs)
 		}
 	}
+}
+
+// TestPointLookupSeeksPagesOfLargeFiles: primary-key files have several
+// data pages per column chunk and an offset index; lookups of a few keys
+// (read by seeking to their pages) and of many keys (whole row groups,
+// rows taken) in files of several row groups return the rows written,
+// nullable strings and INT96 timestamps included, from one file (read
+// without merging) and from two (merged, updates winning).
+func TestPointLookupSeeksPagesOfLargeFiles(t *testing.T) {
+	ctx := context.Background()
+	c := newTestCatalog(t)
+	ty := func(s string) DataType { return mustType(t, s) }
+	tb, err := c.CreateTable("db", "t", Schema{Columns: []Column{{Name: "id", Type: ty("BIGINT")}, {Name: "name", Type: ty("STRING")},
+		{Name: "ts", Type: ty("TIMESTAMP(9)")}, {Name: "n", Type: ty("INT")}}, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}, false)
+	require.NoError(t, err)
+	n := 2*maxRowGroupRows + 1000
+	type val struct {
+		name *string
+		ts   int64
+		n    int32
+	}
+	model := map[int64]val{}
+	write := func(ids []int64, round int) *Snapshot {
+		sc := tb.Schema().ArrowSchema()
+		rb := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+		defer rb.Release()
+		for _, id := range ids {
+			v := val{ts: id*1_000_000_007 + int64(round), n: int32(id) + int32(round)}
+			if id%5 != 0 {
+				v.name = sp(fmt.Sprintf("name-%d-%d", id, round))
+			}
+			model[id] = v
+			rb.Field(0).(*array.Int64Builder).Append(id)
+			if v.name == nil {
+				rb.Field(1).AppendNull()
+			} else {
+				rb.Field(1).(*array.StringBuilder).Append(*v.name)
+			}
+			rb.Field(2).(*array.TimestampBuilder).Append(arrow.Timestamp(v.ts))
+			rb.Field(3).(*array.Int32Builder).Append(v.n)
+		}
+		rec := rb.NewRecordBatch()
+		defer rec.Release()
+		seqs := make([]int64, len(ids))
+		for i := range seqs {
+			seqs[i] = int64(i)
+		}
+		latest, err := tb.latestSnapshotID(ctx)
+		require.NoError(t, err)
+		w := tb.NewWrite(ctx)
+		require.NoError(t, w.Write(ctx, 0, rec, make([]RowKind, len(ids)), seqs))
+		s, err := w.Commit(ctx, CommitOptions{CommitUser: "u", Identifier: latest + 1, ExpectedLatest: latest})
+		require.NoError(t, err)
+		return s
+	}
+	var ids []int64
+	for i := 0; i < n; i++ {
+		ids = append(ids, int64(i)*3)
+	}
+	s1 := write(ids, 0)
+
+	// The file: several row groups, several pages per column chunk, an offset index.
+	entries, _, err := tb.dataFiles(ctx, s1)
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	pf, err := openParquet(ctx, tb.fio, tb.dataFilePath(nil, nil, 0, entries[0].File.FileName), memory.DefaultAllocator)
+	require.NoError(t, err)
+	require.Equal(t, 3, pf.pr.NumRowGroups())
+	leaf := pf.fieldLeaves("id")[0]
+	oi, err := pf.pr.GetPageIndexReader().RowGroup(0)
+	require.NoError(t, err)
+	idx, err := oi.GetOffsetIndex(leaf)
+	require.NoError(t, err)
+	require.Greater(t, len(idx.GetPageLocations()), 4)
+	require.True(t, pf.canSeek(0, []int{leaf, pf.fieldLeaves("name")[0]}, 1))
+	require.NoError(t, pf.Close())
+
+	rng := rand.New(rand.NewPCG(5, 8))
+	check := func(s *Snapshot, what string) {
+		for q := 0; q < 40; q++ {
+			var keys []any
+			for k := 1 + rng.IntN(map[bool]int{true: 3, false: 20}[q%2 == 0]); k > 0; k-- {
+				keys = append(keys, int64(rng.IntN(3*n+2))) // a third of them exist
+			}
+			p := Predicate{Column: "id", Op: OpIn, Values: keys}
+			rr, err := tb.Scan(ctx, s, ScanOptions{Columns: []string{"n", "ts", "name", "id"}, Filter: []Predicate{p}})
+			require.NoError(t, err)
+			got := map[int64]val{}
+			for rr.Next() {
+				rec := rr.RecordBatch()
+				for r := 0; r < int(rec.NumRows()); r++ {
+					id := rec.Column(3).(*array.Int64).Value(r)
+					v := val{n: rec.Column(0).(*array.Int32).Value(r), ts: int64(rec.Column(1).(*array.Timestamp).Value(r))}
+					if names := rec.Column(2).(*array.String); names.IsValid(r) {
+						v.name = sp(names.Value(r))
+					}
+					_, dup := got[id]
+					require.False(t, dup, "%s: key %d twice", what, id)
+					got[id] = v
+				}
+			}
+			require.NoError(t, rr.Err())
+			rr.Release()
+			want := map[int64]val{}
+			for _, k := range keys {
+				if v, ok := model[k.(int64)]; ok {
+					want[k.(int64)] = v
+				}
+			}
+			require.Equal(t, want, got, "%s: keys %v", what, keys)
+		}
+	}
+	check(s1, "one file")
+	var upd []int64
+	for i := 0; i < n; i += 7 {
+		upd = append(upd, int64(i)*3)
+	}
+	check(write(upd, 1), "merged with updates")
 }
