@@ -129,12 +129,13 @@ func writeParquet(ctx context.Context, fio FileIO, path string, rec arrow.Record
 
 // parquetFile is an open data file.
 type parquetFile struct {
-	f    ReadAtSeekCloser
-	pr   *file.Reader
-	fr   *pqarrow.FileReader
-	fr1  *pqarrow.FileReader // batches of one row, for seekRows
-	mem  memory.Allocator
-	path string
+	f      ReadAtSeekCloser
+	pr     *file.Reader
+	fr     *pqarrow.FileReader
+	seekPR *file.Reader        // for seekRows: streams pages (nil until used)
+	fr1    *pqarrow.FileReader // batches of one row of seekPR
+	mem    memory.Allocator
+	path   string
 }
 
 func openParquet(ctx context.Context, fio FileIO, path string, mem memory.Allocator) (*parquetFile, error) {
@@ -155,6 +156,7 @@ func openParquet(ctx context.Context, fio FileIO, path string, mem memory.Alloca
 	return &parquetFile{f: f, pr: pr, fr: fr, mem: mem, path: path}, nil
 }
 
+// Close closes the file (seekPR shares it and holds nothing else).
 func (p *parquetFile) Close() error { return p.pr.Close() }
 
 // leafIndices returns the Parquet leaf column indices of the named top-level fields (-1 entry: missing).
@@ -187,10 +189,10 @@ func (p *parquetFile) readRowGroup(ctx context.Context, rg int, want []arrow.Fie
 }
 
 // readRows is readRowGroup of the rows (ascending positions in the row
-// group; nil: all). A few rows of flat columns that have an offset index
-// (primary-key files, see writeParquet) are read by seeking to their pages,
-// so only those pages are decompressed and decoded; otherwise the columns
-// are decoded whole and the rows taken.
+// group; nil: all). A few runs of consecutive rows of flat columns that
+// have an offset index (primary-key files, see writeParquet) are read by
+// seeking to their pages, so only those pages are decompressed and
+// decoded; otherwise the columns are decoded whole and the rows taken.
 func (p *parquetFile) readRows(ctx context.Context, rg int, want []arrow.Field, rows []int64, mem memory.Allocator) (arrow.RecordBatch, error) {
 	var leaves []int
 	present := make([]bool, len(want))
@@ -214,8 +216,8 @@ func (p *parquetFile) readRows(ctx context.Context, rg int, want []arrow.Field, 
 	var tbl arrow.Table
 	if len(leaves) > 0 {
 		var err error
-		if rows != nil && p.canSeek(rg, leaves, len(rows)) {
-			tbl, err = p.seekRows(ctx, rg, leaves, rows)
+		if runs := rowRuns(rows); rows != nil && p.canSeek(rg, leaves, len(runs)) {
+			tbl, err = p.seekRows(ctx, rg, leaves, runs)
 			if err != nil {
 				return nil, err
 			}
@@ -306,16 +308,35 @@ func (p *parquetFile) readRows(ctx context.Context, rg int, want []arrow.Field, 
 // point lookup decompresses and decodes per column.
 const pkDataPageSize = 64 * 1024
 
-// maxSeekRows is the most rows of a row group readRows reads by seeking:
-// each seek decompresses one page per column, and a row group of a
-// primary-key file has some 16 pages per 8-byte column.
-const maxSeekRows = 8
+// seekBufferSize is the read size of seekRows' streams: a compressed page
+// of a primary-key file (pkDataPageSize before compression) or two.
+const seekBufferSize = 64 * 1024
 
-// canSeek reports whether readRows reads n rows of the leaves of row group
-// rg by seeking: few rows, flat columns (a seek within nested values is
-// left to whole reads), each with an offset index to find its pages.
-func (p *parquetFile) canSeek(rg int, leaves []int, n int) bool {
-	if n > maxSeekRows {
+// maxSeekRuns is the most runs of consecutive rows of a row group readRows
+// reads by seeking: each seek decompresses a page per column (a run of
+// rows the pages that hold it), and a row group of a primary-key file has
+// some 16 pages per 8-byte column.
+const maxSeekRuns = 8
+
+// rowRuns splits ascending row positions into runs of consecutive rows.
+func rowRuns(rows []int64) [][2]int64 {
+	var runs [][2]int64
+	for _, r := range rows {
+		if n := len(runs); n > 0 && runs[n-1][1] == r {
+			runs[n-1][1]++
+			continue
+		}
+		runs = append(runs, [2]int64{r, r + 1})
+	}
+	return runs
+}
+
+// canSeek reports whether readRows reads the runs of rows of the leaves of
+// row group rg by seeking: few runs, flat columns (a seek within nested
+// values is left to whole reads), each with an offset index to find its
+// pages.
+func (p *parquetFile) canSeek(rg int, leaves []int, runs int) bool {
+	if runs > maxSeekRuns {
 		return false
 	}
 	md := p.pr.MetaData()
@@ -333,47 +354,74 @@ func (p *parquetFile) canSeek(rg int, leaves []int, n int) bool {
 	return true
 }
 
-// seekRows reads the rows of the leaves of row group rg one at a time,
-// seeking to each through the offset index.
-func (p *parquetFile) seekRows(ctx context.Context, rg int, leaves []int, rows []int64) (arrow.Table, error) {
-	if p.fr1 == nil {
-		fr, err := pqarrow.NewFileReader(p.pr, pqarrow.ArrowReadProperties{BatchSize: 1}, p.mem)
-		if err != nil {
-			return nil, err
-		}
-		p.fr1 = fr
-	}
-	rr, err := p.fr1.GetRecordReader(ctx, leaves, []int{rg})
-	if err != nil {
-		return nil, err
-	}
-	defer rr.Release()
-	recs := make([]arrow.RecordBatch, 0, len(rows))
+// seekRows reads runs of rows of the leaves of row group rg, seeking to
+// each through the offset index and reading it as one batch.
+func (p *parquetFile) seekRows(ctx context.Context, rg int, leaves []int, runs [][2]int64) (arrow.Table, error) {
+	var recs []arrow.RecordBatch
 	defer func() {
 		for _, r := range recs {
 			r.Release()
 		}
 	}()
-	for _, row := range rows {
-		if err := rr.SeekToRow(row); err != nil {
-			return nil, fmt.Errorf("seek to row %d of row group %d: %w", row, rg, err)
+	var sc *arrow.Schema
+	for _, run := range runs {
+		n := run[1] - run[0]
+		if p.seekPR == nil {
+			// A reader of its own that streams a column chunk from the page
+			// it seeks to (the scan's reader loads whole chunks).
+			props := parquet.NewReaderProperties(p.mem)
+			props.BufferedStreamEnabled = true
+			props.BufferSize = seekBufferSize
+			pr, err := file.NewParquetReader(p.f, file.WithReadProps(props), file.WithMetadata(p.pr.MetaData()))
+			if err != nil {
+				return nil, err
+			}
+			p.seekPR = pr
 		}
-		rec, err := rr.Read()
+		fr := p.fr1
+		if n > 1 || fr == nil {
+			var err error
+			if fr, err = pqarrow.NewFileReader(p.seekPR, pqarrow.ArrowReadProperties{BatchSize: n}, p.mem); err != nil {
+				return nil, err
+			}
+			if n == 1 {
+				p.fr1 = fr
+			}
+		}
+		rr, err := fr.GetRecordReader(ctx, leaves, []int{rg})
 		if err != nil {
-			return nil, fmt.Errorf("read row %d of row group %d: %w", row, rg, err)
+			return nil, err
 		}
-		if rec.NumRows() < 1 {
-			return nil, fmt.Errorf("read row %d of row group %d: no row", row, rg)
-		}
-		rec.Retain()
-		if rec.NumRows() > 1 {
-			sl := rec.NewSlice(0, 1)
-			rec.Release()
-			rec = sl
+		sc = rr.Schema()
+		rec, err := p.readRun(rr, run)
+		rr.Release()
+		if err != nil {
+			return nil, fmt.Errorf("read rows %d..%d of row group %d: %w", run[0], run[1]-1, rg, err)
 		}
 		recs = append(recs, rec)
 	}
-	return array.NewTableFromRecords(rr.Schema(), recs), nil
+	return array.NewTableFromRecords(sc, recs), nil
+}
+
+// readRun reads the rows of run from rr, a reader of batches of at least
+// that many rows.
+func (p *parquetFile) readRun(rr pqarrow.RecordReader, run [2]int64) (arrow.RecordBatch, error) {
+	n := run[1] - run[0]
+	if err := rr.SeekToRow(run[0]); err != nil {
+		return nil, err
+	}
+	rec, err := rr.Read()
+	if err != nil {
+		return nil, err
+	}
+	if rec.NumRows() < n {
+		return nil, fmt.Errorf("%d rows read", rec.NumRows())
+	}
+	if rec.NumRows() > n {
+		return rec.NewSlice(0, n), nil
+	}
+	rec.Retain()
+	return rec, nil
 }
 
 // takeTable selects rows of every column of tbl.

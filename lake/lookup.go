@@ -2,10 +2,12 @@ package lake
 
 import (
 	"context"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 )
 
 // Point lookups on primary-key tables. Once the pruner has chosen the
@@ -52,22 +54,34 @@ func (p *pruner) readRowGroup(ctx context.Context, pf *parquetFile, rg int, plan
 			return readPlanned(ctx, pf, rg, plan, want, mem) // not in the file: no narrowing
 		}
 	}
-	keys, err := readPlanned(ctx, pf, rg, keyPlan, keyWant, mem)
+	// Only the pages of the key that the column index lets through.
+	cand, indexed := p.keyPages(pf, rg, keyPlan)
+	if indexed && len(cand) == 0 {
+		return emptyRecord(want, mem), nil
+	}
+	keys, err := readPlannedRows(ctx, pf, rg, keyPlan, keyWant, cand, mem)
 	if err != nil {
 		return nil, err
 	}
 	defer keys.Release()
 	keep := p.keyRows(keys)
-	var rows []int64
-	if keep != nil {
+	var rows, local []int64 // positions in the row group, and in keys
+	switch {
+	case keep != nil:
 		for r, ok := range keep {
 			if ok {
+				local = append(local, int64(r))
 				rows = append(rows, int64(r))
+				if cand != nil {
+					rows[len(rows)-1] = cand[r]
+				}
 			}
 		}
 		if len(rows) == 0 {
 			return emptyRecord(want, mem), nil
 		}
+	case cand != nil:
+		rows = cand
 	}
 	// The other wanted columns, of those rows only (see readRows).
 	var restWant []arrow.Field
@@ -86,7 +100,7 @@ func (p *pruner) readRowGroup(ctx context.Context, pf *parquetFile, rg int, plan
 		defer rest.Release()
 	}
 	if keep != nil {
-		taken, err := takeRecord(ctx, keys, rows, mem)
+		taken, err := takeRecord(ctx, keys, local, mem)
 		if err != nil {
 			return nil, err
 		}
@@ -117,4 +131,74 @@ func emptyRecord(fields []arrow.Field, mem memory.Allocator) arrow.RecordBatch {
 		c.Release()
 	}
 	return rec
+}
+
+// keyPages returns the rows of row group rg (ascending) on the pages that
+// can hold a matching key, by the Parquet column index of the first
+// constrained key column of an integer type that has one in the file
+// (flightd writes it for primary-key files); indexed is false when no such
+// column does (all rows are candidates). A page of nulls only holds no
+// match. A column index that cannot be read keeps every row.
+func (p *pruner) keyPages(pf *parquetFile, rg int, keyPlan []fileColumn) (rows []int64, indexed bool) {
+	pir := pf.pr.GetPageIndexReader()
+	if pir == nil || !strings.HasPrefix(pf.pr.MetaData().GetCreatedBy(), "flightd") {
+		return nil, false
+	}
+	defer func() {
+		if recover() != nil { // arrow-go panics on a malformed index
+			rows, indexed = nil, false
+		}
+	}()
+	rgr, err := pir.RowGroup(rg)
+	if err != nil || rgr == nil {
+		return nil, false
+	}
+	nrows := pf.pr.MetaData().RowGroup(rg).NumRows()
+	for i, k := range p.keys {
+		if pruneKindOf(k.typ) != pruneInt || (keyPlan[i].cast && !sameStatsType(keyPlan[i].from, keyPlan[i].to)) {
+			continue
+		}
+		leaves := pf.fieldLeaves(keyPlan[i].read.Name)
+		if len(leaves) != 1 {
+			continue
+		}
+		ci, err := rgr.GetColumnIndex(leaves[0])
+		if err != nil || ci == nil {
+			continue
+		}
+		oi, err := rgr.GetOffsetIndex(leaves[0])
+		if err != nil || oi == nil {
+			continue
+		}
+		var lo, hi []int64
+		switch x := ci.(type) {
+		case *metadata.TypedColumnIndex[int32]:
+			for j := range x.MinValues() {
+				lo, hi = append(lo, int64(x.MinValues()[j])), append(hi, int64(x.MaxValues()[j]))
+			}
+		case *metadata.TypedColumnIndex[int64]:
+			lo, hi = x.MinValues(), x.MaxValues()
+		default:
+			continue
+		}
+		pages := oi.GetPageLocations()
+		nulls := ci.GetNullPages()
+		if len(pages) != len(lo) || len(nulls) != len(lo) {
+			continue
+		}
+		for j, pg := range pages {
+			if nulls[j] || !mayMatchIn(k.preds, lo[j], hi[j]) {
+				continue
+			}
+			end := nrows
+			if j+1 < len(pages) {
+				end = pages[j+1].FirstRowIndex
+			}
+			for r := pg.FirstRowIndex; r < end; r++ {
+				rows = append(rows, r)
+			}
+		}
+		return rows, true
+	}
+	return nil, false
 }
