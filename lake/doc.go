@@ -36,6 +36,9 @@
 //     A primary-key scan with predicates on key columns decodes a row group's key columns
 //     first and returns only the rows whose key can match (lookup.go): a row group without
 //     such a key costs its key columns only (not with deletion vectors, which need positions).
+//     Primary-key files are written with 64 KiB data pages and Parquet's page index (column
+//     and offset index), so that such a scan decodes only the key column's candidate pages
+//     (integer keys) and, for up to 8 runs of matching rows, only the pages that hold them.
 //   - Statistics follow Paimon's modes (statsmode.go): metadata.stats-mode (default truncate(16)) and
 //     fields.<name>.stats-mode for value statistics, truncate(128) (or fields._KEY_<name>.stats-mode)
 //     for key statistics, full partition statistics in manifest lists; none columns are left out of
