@@ -25,6 +25,11 @@ func (r *scanReader) fileSchema(id int64) (*TableSchema, error) {
 	if s, ok := r.schemas[id]; ok {
 		return s, nil
 	}
+	if r.prune != nil { // the pruner read it to prune the file
+		if v := r.prune.views[id]; v != nil {
+			return v.schema, nil
+		}
+	}
 	s, err := readSchema(r.ctx, r.t.fio, r.t.path, id)
 	if err != nil {
 		return nil, err
