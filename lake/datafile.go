@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -81,7 +82,7 @@ func writeParquet(ctx context.Context, fio FileIO, path string, rec arrow.Record
 	if codec == compress.Codecs.Zstd {
 		level = zstdLevel
 	}
-	props := parquet.NewWriterProperties(
+	opts := []parquet.WriterProperty{
 		parquet.WithRootName("paimon_schema"),
 		parquet.WithCompressionLevel(level),
 		parquet.WithCompression(codec),
@@ -94,7 +95,13 @@ func writeParquet(ctx context.Context, fio FileIO, path string, rec arrow.Record
 		parquet.WithAllocator(mem),
 		parquet.WithCreatedBy("flightd lake"),
 		parquet.WithMaxRowGroupLength(maxRowGroupRows),
-	)
+	}
+	if rec.Schema().HasField(seqNumberField) {
+		// A primary-key file: a point lookup reads the pages that hold its
+		// key's row (readRows), found through the offset index.
+		opts = append(opts, parquet.WithPageIndexEnabled(true), parquet.WithDataPageSize(pkDataPageSize))
+	}
+	props := parquet.NewWriterProperties(opts...)
 	// TIMESTAMP(7..9) and TIMESTAMP_LTZ(7..9) (Arrow nanoseconds) are INT96,
 	// as Java's ParquetSchemaConverter writes precision above 6 (and reads
 	// INT96 back as TIMESTAMP(9)); millisecond and microsecond columns stay
@@ -122,10 +129,13 @@ func writeParquet(ctx context.Context, fio FileIO, path string, rec arrow.Record
 
 // parquetFile is an open data file.
 type parquetFile struct {
-	f    ReadAtSeekCloser
-	pr   *file.Reader
-	fr   *pqarrow.FileReader
-	path string
+	f      ReadAtSeekCloser
+	pr     *file.Reader
+	fr     *pqarrow.FileReader
+	seekPR *file.Reader        // for seekRows: streams pages (nil until used)
+	fr1    *pqarrow.FileReader // batches of one row of seekPR
+	mem    memory.Allocator
+	path   string
 }
 
 func openParquet(ctx context.Context, fio FileIO, path string, mem memory.Allocator) (*parquetFile, error) {
@@ -143,9 +153,10 @@ func openParquet(ctx context.Context, fio FileIO, path string, mem memory.Alloca
 		pr.Close()
 		return nil, err
 	}
-	return &parquetFile{f: f, pr: pr, fr: fr, path: path}, nil
+	return &parquetFile{f: f, pr: pr, fr: fr, mem: mem, path: path}, nil
 }
 
+// Close closes the file (seekPR shares it and holds nothing else).
 func (p *parquetFile) Close() error { return p.pr.Close() }
 
 // leafIndices returns the Parquet leaf column indices of the named top-level fields (-1 entry: missing).
@@ -174,6 +185,15 @@ func (p *parquetFile) fieldLeaves(name string) []int {
 // requested fields: columns are matched by name, cast to the wanted type when the file type differs,
 // and filled with nulls when the file lacks them (schema evolution).
 func (p *parquetFile) readRowGroup(ctx context.Context, rg int, want []arrow.Field, mem memory.Allocator) (arrow.RecordBatch, error) {
+	return p.readRows(ctx, rg, want, nil, mem)
+}
+
+// readRows is readRowGroup of the rows (ascending positions in the row
+// group; nil: all). A few runs of consecutive rows of flat columns that
+// have an offset index (primary-key files, see writeParquet) are read by
+// seeking to their pages, so only those pages are decompressed and
+// decoded; otherwise the columns are decoded whole and the rows taken.
+func (p *parquetFile) readRows(ctx context.Context, rg int, want []arrow.Field, rows []int64, mem memory.Allocator) (arrow.RecordBatch, error) {
 	var leaves []int
 	present := make([]bool, len(want))
 	int96 := map[int]int{} // want index -> leaf of a top-level INT96 column
@@ -190,12 +210,30 @@ func (p *parquetFile) readRowGroup(ctx context.Context, rg int, want []arrow.Fie
 		}
 	}
 	nrows := p.pr.MetaData().RowGroups[rg].NumRows
+	if rows != nil {
+		nrows = int64(len(rows))
+	}
 	var tbl arrow.Table
 	if len(leaves) > 0 {
 		var err error
-		tbl, err = p.fr.ReadRowGroups(ctx, leaves, []int{rg})
-		if err != nil {
-			return nil, err
+		if runs := rowRuns(rows); rows != nil && p.canSeek(rg, leaves, len(runs)) {
+			tbl, err = p.seekRows(ctx, rg, leaves, runs)
+			if err != nil {
+				return nil, err
+			}
+		} else {
+			tbl, err = p.fr.ReadRowGroups(ctx, leaves, []int{rg})
+			if err != nil {
+				return nil, err
+			}
+			if rows != nil {
+				all := tbl
+				tbl, err = takeTable(ctx, all, rows, mem)
+				all.Release()
+				if err != nil {
+					return nil, err
+				}
+			}
 		}
 		defer tbl.Release()
 	}
@@ -213,9 +251,17 @@ func (p *parquetFile) readRowGroup(ctx context.Context, rg int, want []arrow.Fie
 			continue
 		}
 		if leaf, ok := int96[i]; ok {
-			arr, err := p.readInt96(rg, leaf, int(nrows), mem)
+			arr, err := p.readInt96(rg, leaf, int(p.pr.MetaData().RowGroups[rg].NumRows), mem)
 			if err != nil {
 				return nil, fmt.Errorf("column %s: %w", f.Name, err)
+			}
+			if rows != nil {
+				taken, err := takeArray(ctx, arr, rows, mem)
+				arr.Release()
+				if err != nil {
+					return nil, fmt.Errorf("column %s: %w", f.Name, err)
+				}
+				arr = taken
 			}
 			if !arrow.TypeEqual(arr.DataType(), f.Type) {
 				casted, err := conformArray(ctx, arr, f.Type, mem)
@@ -255,6 +301,170 @@ func (p *parquetFile) readRowGroup(ctx context.Context, rg int, want []arrow.Fie
 		cols[i] = arr
 	}
 	return array.NewRecordBatch(arrow.NewSchema(want, nil), cols, nrows), nil
+}
+
+// pkDataPageSize is the data page size of primary-key files (Parquet's
+// default is 1 MiB, a whole row group of an 8-byte column): the unit a
+// point lookup decompresses and decodes per column.
+const pkDataPageSize = 64 * 1024
+
+// seekBufferSize is the read size of seekRows' streams: a compressed page
+// of a primary-key file (pkDataPageSize before compression) or two.
+const seekBufferSize = 64 * 1024
+
+// maxSeekRuns is the most runs of consecutive rows of a row group readRows
+// reads by seeking: each seek decompresses a page per column (a run of
+// rows the pages that hold it), and a row group of a primary-key file has
+// some 16 pages per 8-byte column.
+const maxSeekRuns = 8
+
+// rowRuns splits ascending row positions into runs of consecutive rows.
+func rowRuns(rows []int64) [][2]int64 {
+	var runs [][2]int64
+	for _, r := range rows {
+		if n := len(runs); n > 0 && runs[n-1][1] == r {
+			runs[n-1][1]++
+			continue
+		}
+		runs = append(runs, [2]int64{r, r + 1})
+	}
+	return runs
+}
+
+// canSeek reports whether readRows reads the runs of rows of the leaves of
+// row group rg by seeking: few runs, flat columns (a seek within nested
+// values is left to whole reads), each with an offset index to find its
+// pages.
+func (p *parquetFile) canSeek(rg int, leaves []int, runs int) bool {
+	if runs > maxSeekRuns {
+		return false
+	}
+	md := p.pr.MetaData()
+	rgm := md.RowGroup(rg)
+	for _, l := range leaves {
+		c := md.Schema.Column(l)
+		if c.MaxRepetitionLevel() != 0 || len(c.ColumnPath()) != 1 {
+			return false
+		}
+		cc, err := rgm.ColumnChunk(l)
+		if err != nil || cc.GetOffsetIndexLocation() == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// seekRows reads runs of rows of the leaves of row group rg, seeking to
+// each through the offset index and reading it as one batch.
+func (p *parquetFile) seekRows(ctx context.Context, rg int, leaves []int, runs [][2]int64) (arrow.Table, error) {
+	var recs []arrow.RecordBatch
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	var sc *arrow.Schema
+	for _, run := range runs {
+		n := run[1] - run[0]
+		if p.seekPR == nil {
+			// A reader of its own that streams a column chunk from the page
+			// it seeks to (the scan's reader loads whole chunks).
+			props := parquet.NewReaderProperties(p.mem)
+			props.BufferedStreamEnabled = true
+			props.BufferSize = seekBufferSize
+			pr, err := file.NewParquetReader(p.f, file.WithReadProps(props), file.WithMetadata(p.pr.MetaData()))
+			if err != nil {
+				return nil, err
+			}
+			p.seekPR = pr
+		}
+		fr := p.fr1
+		if n > 1 || fr == nil {
+			var err error
+			if fr, err = pqarrow.NewFileReader(p.seekPR, pqarrow.ArrowReadProperties{BatchSize: n}, p.mem); err != nil {
+				return nil, err
+			}
+			if n == 1 {
+				p.fr1 = fr
+			}
+		}
+		rr, err := fr.GetRecordReader(ctx, leaves, []int{rg})
+		if err != nil {
+			return nil, err
+		}
+		sc = rr.Schema()
+		rec, err := p.readRun(rr, run)
+		rr.Release()
+		if err != nil {
+			return nil, fmt.Errorf("read rows %d..%d of row group %d: %w", run[0], run[1]-1, rg, err)
+		}
+		recs = append(recs, rec)
+	}
+	return array.NewTableFromRecords(sc, recs), nil
+}
+
+// readRun reads the rows of run from rr, a reader of batches of at least
+// that many rows.
+func (p *parquetFile) readRun(rr pqarrow.RecordReader, run [2]int64) (arrow.RecordBatch, error) {
+	n := run[1] - run[0]
+	if err := rr.SeekToRow(run[0]); err != nil {
+		return nil, err
+	}
+	rec, err := rr.Read()
+	if err != nil {
+		return nil, err
+	}
+	if rec.NumRows() < n {
+		return nil, fmt.Errorf("%d rows read", rec.NumRows())
+	}
+	if rec.NumRows() > n {
+		return rec.NewSlice(0, n), nil
+	}
+	rec.Retain()
+	return rec, nil
+}
+
+// takeTable selects rows of every column of tbl.
+func takeTable(ctx context.Context, tbl arrow.Table, rows []int64, mem memory.Allocator) (arrow.Table, error) {
+	cols := make([]arrow.Column, 0, tbl.NumCols())
+	defer func() {
+		for i := range cols {
+			cols[i].Release()
+		}
+	}()
+	for i := 0; i < int(tbl.NumCols()); i++ {
+		chunks := tbl.Column(i).Data().Chunks()
+		var arr arrow.Array
+		if len(chunks) == 1 {
+			arr = chunks[0]
+			arr.Retain()
+		} else {
+			var err error
+			if arr, err = array.Concatenate(chunks, mem); err != nil {
+				return nil, err
+			}
+		}
+		taken, err := takeArray(ctx, arr, rows, mem)
+		arr.Release()
+		if err != nil {
+			return nil, err
+		}
+		ch := arrow.NewChunked(taken.DataType(), []arrow.Array{taken})
+		taken.Release()
+		cols = append(cols, *arrow.NewColumn(tbl.Schema().Field(i), ch))
+		ch.Release()
+	}
+	return array.NewTable(tbl.Schema(), cols, int64(len(rows))), nil
+}
+
+// takeArray selects rows of arr.
+func takeArray(ctx context.Context, arr arrow.Array, rows []int64, mem memory.Allocator) (arrow.Array, error) {
+	bld := array.NewInt64Builder(mem)
+	bld.AppendValues(rows, nil)
+	idx := bld.NewArray()
+	bld.Release()
+	defer idx.Release()
+	return compute.TakeArray(compute.WithAllocator(ctx, mem), arr, idx)
 }
 
 // maxRowGroupRows bounds a Parquet row group. Row groups are what a scan

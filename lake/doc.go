@@ -33,8 +33,17 @@
 //     conjunctive filter: partitions by their values, buckets when every bucket-key column is
 //     fixed by = or IN, and files by key statistics (primary-key tables: every version of a key
 //     shares its key, so skipping by key never resurrects an older version) or value statistics
-//     (append tables, files of the current schema). Value statistics of primary-key files are
-//     never used: skipping the file with a key's newest version would expose an older one.
+//     (append tables), and row groups by their Parquet statistics alike. Value statistics of
+//     primary-key files are never used: skipping the file with a key's newest version would
+//     expose an older one. Statistics of a file written under an older schema prune through
+//     field ids: a column prunes only when it has the same id, name and type (nullability
+//     aside) in the file's schema; a renamed, added, re-added or retyped column keeps the file.
+//     A primary-key scan with predicates on key columns decodes a row group's key columns
+//     first and returns only the rows whose key can match (lookup.go): a row group without
+//     such a key costs its key columns only (not with deletion vectors, which need positions).
+//     Primary-key files are written with 64 KiB data pages and Parquet's page index (column
+//     and offset index), so that such a scan decodes only the key column's candidate pages
+//     (integer keys) and, for up to 8 runs of matching rows, only the pages that hold them.
 //   - Statistics follow Paimon's modes (statsmode.go): metadata.stats-mode (default truncate(16)) and
 //     fields.<name>.stats-mode for value statistics, truncate(128) (or fields._KEY_<name>.stats-mode)
 //     for key statistics, full partition statistics in manifest lists; none columns are left out of

@@ -25,6 +25,11 @@ func (r *scanReader) fileSchema(id int64) (*TableSchema, error) {
 	if s, ok := r.schemas[id]; ok {
 		return s, nil
 	}
+	if r.prune != nil { // the pruner read it to prune the file
+		if v := r.prune.cachedView(id); v != nil {
+			return v.schema, nil
+		}
+	}
 	s, err := readSchema(r.ctx, r.t.fio, r.t.path, id)
 	if err != nil {
 		return nil, err
@@ -87,6 +92,12 @@ func (r *scanReader) filePlan(f *DataFileMeta, want []arrow.Field) ([]fileColumn
 
 // readPlanned reads row group rg of pf by plan and returns a record with exactly the want fields.
 func readPlanned(ctx context.Context, pf *parquetFile, rg int, plan []fileColumn, want []arrow.Field, mem memory.Allocator) (arrow.RecordBatch, error) {
+	return readPlannedRows(ctx, pf, rg, plan, want, nil, mem)
+}
+
+// readPlannedRows is readPlanned of the rows of row group rg (ascending
+// positions; nil: all), see parquetFile.readRows.
+func readPlannedRows(ctx context.Context, pf *parquetFile, rg int, plan []fileColumn, want []arrow.Field, rows []int64, mem memory.Allocator) (arrow.RecordBatch, error) {
 	var read []arrow.Field
 	pos := make([]int, len(plan))
 	for i, p := range plan {
@@ -97,10 +108,13 @@ func readPlanned(ctx context.Context, pf *parquetFile, rg int, plan []fileColumn
 		}
 	}
 	nrows := pf.pr.MetaData().RowGroups[rg].NumRows
+	if rows != nil {
+		nrows = int64(len(rows))
+	}
 	var rec arrow.RecordBatch
 	if len(read) > 0 {
 		var err error
-		rec, err = pf.readRowGroup(ctx, rg, read, mem)
+		rec, err = pf.readRows(ctx, rg, read, rows, mem)
 		if err != nil {
 			return nil, err
 		}

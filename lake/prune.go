@@ -1,8 +1,12 @@
 package lake
 
 import (
+	"context"
+	"reflect"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -38,10 +42,12 @@ type Predicate struct {
 type ScanOptions struct {
 	// Columns is the projection in output order; nil reads every column.
 	Columns []string
-	// Filter is a conjunction used only to skip partitions, buckets and data
-	// files that cannot hold a matching row (partition values, the bucket of
-	// equal keys, key statistics, and value statistics of append tables).
-	// Rows of the files read are not filtered: the caller applies its filter.
+	// Filter is a conjunction used to skip partitions, buckets, data files
+	// and row groups that cannot hold a matching row (partition values, the
+	// bucket of equal keys, key statistics, and value statistics of append
+	// tables). A primary-key table also drops the rows whose key cannot
+	// match (predicates on key columns, as KeyRows); no other row is
+	// filtered: the caller applies its filter.
 	Filter []Predicate
 }
 
@@ -219,7 +225,17 @@ type pruner struct {
 	preds   map[string][]colPred
 	buckets map[int32]bool // nil: any bucket
 	parts   map[string]bool
-	partIdx []int // partition key i -> field index
+	partIdx []int                 // partition key i -> field index
+	viewsMu sync.Mutex            // the scan's workers prune row groups concurrently
+	views   map[int64]*schemaView // by schema id of the files
+
+	// Primary-key tables: the key columns the filter constrains and the rows
+	// of a batch they let through (nil: none constrained); see readRowGroup.
+	keys    []keyCol
+	keyRows func(rec arrow.RecordBatch) []bool
+
+	// Counts of what the scan reads after pruning, for tests and benchmarks.
+	filesKept, groupsKept atomic.Int64
 }
 
 func (t *Table) newPruner(f []Predicate) *pruner {
@@ -229,6 +245,10 @@ func (t *Table) newPruner(f []Predicate) *pruner {
 	}
 	p := &pruner{t: t, preds: preds, parts: map[string]bool{}}
 	p.buckets = t.bucketsOf(preds)
+	if t.schema.HasPrimaryKey() {
+		p.keys = t.keyCols(preds)
+		p.keyRows = keyRowsOf(p.keys)
+	}
 	return p
 }
 
@@ -314,6 +334,14 @@ func internalOf(t DataType, v any) (any, bool) {
 
 // keep reports whether the entry's file can hold a matching row.
 func (p *pruner) keep(e *ManifestEntry) bool {
+	ok := p.keepFile(e)
+	if ok {
+		p.filesKept.Add(1)
+	}
+	return ok
+}
+
+func (p *pruner) keepFile(e *ManifestEntry) bool {
 	if p.buckets != nil && !p.buckets[e.Bucket] {
 		return false
 	}
@@ -330,21 +358,73 @@ func (p *pruner) keep(e *ManifestEntry) bool {
 		}
 	}
 	f := &e.File
-	if ts.HasPrimaryKey() {
-		return p.statsMatch(ts.TrimmedPrimaryKeys(), f.KeyStats, f.RowCount)
-	}
-	if f.SchemaID != ts.ID {
-		// Stats laid out and named by an older schema: a name may now be another column
-		// (renamed, or dropped and re-added) or another type (widened), so they cannot prune.
+	v := p.view(f.SchemaID)
+	if v == nil {
 		return true
+	}
+	if ts.HasPrimaryKey() {
+		return p.statsMatch(v, v.schema.TrimmedPrimaryKeys(), f.KeyStats, f.RowCount)
 	}
 	names := f.ValueStatsCols
 	if names == nil {
-		for _, fd := range ts.Fields {
+		for _, fd := range v.schema.Fields {
 			names = append(names, fd.Name)
 		}
 	}
-	return p.statsMatch(names, f.ValueStats, f.RowCount)
+	return p.statsMatch(v, names, f.ValueStats, f.RowCount)
+}
+
+// schemaView is how the filter applies to the statistics of the files written
+// under one schema: the schema that names and types their columns, and the
+// predicates that may prune them, by column name in that schema.
+type schemaView struct {
+	schema *TableSchema
+	preds  map[string][]colPred
+}
+
+// view returns the schemaView of files written under schema id, nil when the
+// schema cannot be read (the file is kept; reading it reports the error).
+// Statistics of an older schema are named and typed by it: a predicate
+// prunes them only when its column has the same field id, the same name and
+// the same type (nullability aside) there. A renamed column, a column added
+// later or dropped and re-added (a new id), or a changed type (a widened
+// INT, a longer VARCHAR) is conservatively not pruned: the same name may be
+// another column, and statistics of another type may compare differently.
+func (p *pruner) view(id int64) *schemaView {
+	p.viewsMu.Lock()
+	defer p.viewsMu.Unlock()
+	if v, ok := p.views[id]; ok {
+		return v
+	}
+	var v *schemaView
+	ts := p.t.schema
+	if id == ts.ID {
+		v = &schemaView{schema: ts, preds: p.preds}
+	} else if fs, err := p.t.SchemaByID(context.Background(), id); err == nil {
+		v = &schemaView{schema: fs, preds: map[string][]colPred{}}
+		for name, preds := range p.preds {
+			cur := ts.Fields[ts.FieldIndex(name)]
+			for _, old := range fs.Fields {
+				if old.ID == cur.ID {
+					if old.Name == cur.Name && sameStatsType(old.Type, cur.Type) {
+						v.preds[name] = preds
+					}
+					break
+				}
+			}
+		}
+	}
+	if p.views == nil {
+		p.views = map[int64]*schemaView{}
+	}
+	p.views[id] = v
+	return v
+}
+
+// sameStatsType reports whether statistics of type a compare as those of
+// type b: the same type, nullability aside.
+func sameStatsType(a, b DataType) bool {
+	return reflect.DeepEqual(a.WithNullable(true), b.WithNullable(true))
 }
 
 func (p *pruner) partitionMatches(part []byte) bool {
@@ -369,22 +449,23 @@ func (p *pruner) partitionMatches(part []byte) bool {
 	return true
 }
 
-// statsMatch checks the predicates on the columns names against the file
-// statistics laid out in that order. Missing or partial statistics keep the file.
-func (p *pruner) statsMatch(names []string, st SimpleStats, rows int64) bool {
+// statsMatch checks the predicates of v on the columns names (of v's schema)
+// against the file statistics laid out in that order. Missing or partial
+// statistics keep the file.
+func (p *pruner) statsMatch(v *schemaView, names []string, st SimpleStats, rows int64) bool {
 	idx := map[string]int{}
 	var types []DataType
 	for i, n := range names {
-		fi := p.t.schema.FieldIndex(n)
+		fi := v.schema.FieldIndex(n)
 		if fi < 0 {
 			return true
 		}
 		idx[n] = i
-		types = append(types, p.t.schema.Fields[fi].Type)
+		types = append(types, v.schema.Fields[fi].Type)
 	}
 	var mins, maxs []any
 	decoded := false
-	for col, preds := range p.preds {
+	for col, preds := range v.preds {
 		i, ok := idx[col]
 		if !ok {
 			continue
@@ -432,19 +513,29 @@ func decodeStatsRow(types []DataType, b []byte) ([]any, error) {
 // rowGroupMatches reports whether row group rg of a data file can hold a
 // row matching the filter, by the row group's Parquet column statistics:
 // key columns for primary-key tables (every version of a key shares it),
-// any column for append tables. Only files of the current schema are
-// pruned (names and types are the current ones), string statistics only in
-// files flightd wrote (older writers may order them as signed bytes), and
-// missing statistics keep the group.
+// any column for append tables. Columns are those of the file's schema
+// (see view: an older schema's column prunes when it is the same field,
+// name and type), string statistics are used only in files flightd wrote
+// (older writers may order them as signed bytes), and missing statistics
+// keep the group.
 func (p *pruner) rowGroupMatches(pf *parquetFile, f *DataFileMeta, rg int) bool {
-	ts := p.t.schema
-	if f.SchemaID != ts.ID {
+	ok := p.groupMatches(pf, f, rg)
+	if ok {
+		p.groupsKept.Add(1)
+	}
+	return ok
+}
+
+func (p *pruner) groupMatches(pf *parquetFile, f *DataFileMeta, rg int) bool {
+	v := p.view(f.SchemaID)
+	if v == nil {
 		return true
 	}
-	cols := ts.TrimmedPrimaryKeys()
-	if !ts.HasPrimaryKey() {
+	fs := v.schema
+	cols := fs.TrimmedPrimaryKeys()
+	if !fs.HasPrimaryKey() {
 		cols = nil
-		for _, fd := range ts.Fields {
+		for _, fd := range fs.Fields {
 			cols = append(cols, fd.Name)
 		}
 	}
@@ -452,7 +543,7 @@ func (p *pruner) rowGroupMatches(pf *parquetFile, f *DataFileMeta, rg int) bool 
 	ours := strings.HasPrefix(md.GetCreatedBy(), "flightd")
 	rgm := md.RowGroup(rg)
 	for _, c := range cols {
-		preds := p.preds[c]
+		preds := v.preds[c]
 		if len(preds) == 0 {
 			continue
 		}
@@ -491,7 +582,7 @@ func (p *pruner) rowGroupMatches(pf *parquetFile, f *DataFileMeta, rg int) bool 
 		default:
 			continue
 		}
-		if pruneKindOf(ts.Fields[ts.FieldIndex(c)].Type) == pruneString {
+		if pruneKindOf(fs.Fields[fs.FieldIndex(c)].Type) == pruneString {
 			if _, ok := lo.(string); !ok {
 				continue
 			}
@@ -513,18 +604,29 @@ func (p *pruner) rowGroupMatches(pf *parquetFile, f *DataFileMeta, rg int) bool 
 // returns nil when f constrains no such column, and the function returns
 // nil when every row can match.
 func (t *Table) KeyRows(f []Predicate) func(rec arrow.RecordBatch) []bool {
-	preds := t.bindFilter(f)
-	type keyCol struct {
-		name  string
-		typ   DataType
-		preds []colPred
-	}
+	return keyRowsOf(t.keyCols(t.bindFilter(f)))
+}
+
+// keyCol is a primary-key column the filter constrains.
+type keyCol struct {
+	name  string
+	typ   DataType
+	preds []colPred
+}
+
+// keyCols returns the primary-key columns that preds constrain.
+func (t *Table) keyCols(preds map[string][]colPred) []keyCol {
 	var cols []keyCol
 	for _, k := range t.schema.PrimaryKeys {
 		if p := preds[k]; len(p) > 0 {
 			cols = append(cols, keyCol{k, t.schema.Fields[t.schema.FieldIndex(k)].Type, p})
 		}
 	}
+	return cols
+}
+
+// keyRowsOf is KeyRows of the key columns cols (nil: none).
+func keyRowsOf(cols []keyCol) func(rec arrow.RecordBatch) []bool {
 	if len(cols) == 0 {
 		return nil
 	}
@@ -596,4 +698,11 @@ func intRowMatcher[T ~int8 | ~int16 | ~int32 | ~int64](arr arrow.Array, vals []T
 		v := int64(vals[r])
 		return mayMatchIn(preds, v, v)
 	}
+}
+
+// cachedView returns the schemaView already loaded for schema id, if any.
+func (p *pruner) cachedView(id int64) *schemaView {
+	p.viewsMu.Lock()
+	defer p.viewsMu.Unlock()
+	return p.views[id]
 }

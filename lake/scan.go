@@ -350,12 +350,13 @@ func (fr *fileReader) next() (arrow.RecordBatch, error) {
 			fr.pos += pf.pr.MetaData().RowGroup(rg).NumRows()
 			continue
 		}
-		rec, err := readPlanned(r.ctx, pf, rg, fr.plan, fr.want, r.mem)
+		// With a deletion vector rows are found by position: no narrowing.
+		rec, err := r.prune.readRowGroup(r.ctx, pf, rg, fr.plan, fr.want, r.mem, fr.dv == nil)
 		if err != nil {
 			return nil, fmt.Errorf("lake: %s: read data file %s: %w", r.t.FullName(), path, err)
 		}
 		start := fr.pos
-		fr.pos += rec.NumRows()
+		fr.pos += pf.pr.MetaData().RowGroup(rg).NumRows() // rec may hold only the key's rows
 		if dv := fr.dv; dv != nil && dv.countIn(start, fr.pos) > 0 {
 			keep := make([]int64, 0, rec.NumRows())
 			for i := int64(0); i < rec.NumRows(); i++ {

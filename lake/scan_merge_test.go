@@ -266,7 +266,7 @@ func renderRows(rec arrow.RecordBatch, idx []int) []string {
 }
 
 // scanRows scans snap with tune and returns the rows in scan order.
-func scanRows(t *testing.T, tb *Table, snap *Snapshot, cols []string, tune ScanTuning) []string {
+func scanTunedRows(t *testing.T, tb *Table, snap *Snapshot, cols []string, tune ScanTuning) []string {
 	rr, err := tb.ScanWith(context.Background(), snap, ScanOptions{Columns: cols}, tune)
 	require.NoError(t, err)
 	defer rr.Release()
@@ -379,10 +379,10 @@ func TestScanMergeModel(t *testing.T) {
 				sort.Strings(refSorted)
 				require.Equal(t, want, refSorted, "step %d: the whole-bucket merge differs from the model", step)
 				for _, workers := range []int{1, 2, 3} {
-					got := scanRows(t, m.tb, snap, cols, ScanTuning{Workers: workers})
+					got := scanTunedRows(t, m.tb, snap, cols, ScanTuning{Workers: workers})
 					require.Equal(t, ref, got, "step %d, %d workers", step, workers)
 				}
-				got := scanRows(t, m.tb, snap, cols, ScanTuning{Workers: 3, Unordered: true})
+				got := scanTunedRows(t, m.tb, snap, cols, ScanTuning{Workers: 3, Unordered: true})
 				sort.Strings(got)
 				require.Equal(t, want, got, "step %d unordered", step)
 			}
