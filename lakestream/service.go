@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -76,7 +77,16 @@ type Service struct {
 	cache       *logCache
 	pins        pins
 	rounds      roundStatuses // see SetRoundStatus
+	dropGuard   atomic.Pointer[DropGuard]
 }
+
+// DropGuard is called by DropTable before the table's files are removed;
+// the table's background writer (tiering) stops writing into it and
+// returns a function that DropTable calls when the table is gone.
+type DropGuard func(db, name string) (release func())
+
+// SetDropGuard installs g (tiering.New does).
+func (s *Service) SetDropGuard(g DropGuard) { s.dropGuard.Store(&g) }
 
 // tableMeta caches what every write and read of a table needs, for one
 // schema of the table.
@@ -234,6 +244,11 @@ func (s *Service) DropTable(ctx context.Context, db, name string, ifExists bool)
 			return nil
 		}
 		return err
+	}
+	if g := s.dropGuard.Load(); g != nil {
+		// No round or staged write may create files while the directory
+		// is removed ("directory not empty", or files left behind).
+		defer (*g)(db, name)()
 	}
 	if err := s.cat.DropTable(db, name, ifExists); err != nil {
 		return err

@@ -186,7 +186,19 @@ func New(ls *lakestream.Service, opts Options) *Service {
 	if opts.Clock == nil {
 		opts.Clock = systemClock{}
 	}
-	return &Service{ls: ls, opts: opts, lg: opts.Logger, locks: map[string]*sync.Mutex{}, staged: map[tableKey]*staged{}, health: map[string]lakestream.RoundStatus{}, sched: map[string]*schedule{}}
+	s := &Service{ls: ls, opts: opts, lg: opts.Logger, locks: map[string]*sync.Mutex{}, staged: map[tableKey]*staged{}, health: map[string]lakestream.RoundStatus{}, sched: map[string]*schedule{}}
+	ls.SetDropGuard(s.beforeDrop)
+	return s
+}
+
+// beforeDrop waits for db.name's round or staging pass, aborts its staged
+// round, and keeps the table's lock until the drop is done, so that no
+// file is written into a directory being removed.
+func (s *Service) beforeDrop(db, name string) (release func()) {
+	l := s.tableLock(db, name)
+	l.Lock()
+	s.dropStaged(db, name)
+	return l.Unlock
 }
 
 // Result describes one round.
