@@ -39,6 +39,11 @@ type ScanTuning struct {
 	Unordered bool
 	// Allocator for the decoded batches; nil is memory.DefaultAllocator.
 	Allocator memory.Allocator
+	// Transform, when set, maps every decoded batch on the worker that decoded it, so
+	// that per-row work (such as dropping the rows a union read replaces) runs in
+	// parallel too. It returns a new reference, or nil to drop the batch; the scan
+	// releases its input. It must be safe for concurrent use.
+	Transform func(arrow.RecordBatch) (arrow.RecordBatch, error)
 }
 
 // ScanWith is Scan with tuning. Memory: a merged bucket holds a row group per sorted run

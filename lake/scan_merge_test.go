@@ -2,6 +2,7 @@ package lake
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -654,5 +655,65 @@ func TestMergeSortedPiecesMatchesSort(t *testing.T) {
 		cmpKey := rowCompare(rec, []int{0}, []DataType{{Root: TypeBigInt}})
 		require.Equal(t, orderByKeySeqPos(rec, []int{0}, cmpKey, seqs), mergeSortedPieces(ends, cmpKey, seqs), "pieces %v keys %v seqs %v", ends, keys, seqs)
 		rec.Release()
+	}
+}
+
+// A Transform runs on every decoded batch (on the workers), drops the batches it returns nil
+// for, and its error ends the scan; nothing is leaked either way.
+func TestScanTransformFiltersOnWorkers(t *testing.T) {
+	ctx := context.Background()
+	_, tables, snaps := manyFileTables(t)
+	for i, tb := range tables {
+		evenOnly := func(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+			ids := rec.Column(0).(*array.Int64)
+			var keep []int64
+			for r := 0; r < ids.Len(); r++ {
+				if ids.Value(r)%2 == 0 {
+					keep = append(keep, int64(r))
+				}
+			}
+			if len(keep) == 0 {
+				return nil, nil
+			}
+			return takeRecord(ctx, rec, keep, memory.DefaultAllocator)
+		}
+		want := scanTunedRows(t, tb, snaps[i], nil, ScanTuning{Workers: 1})
+		var even []string
+		for _, r := range want {
+			var id int64
+			_, err := fmt.Sscanf(r, "%d", &id)
+			require.NoError(t, err, r)
+			if id%2 == 0 {
+				even = append(even, r)
+			}
+		}
+		require.NotEmpty(t, even)
+		require.Less(t, len(even), len(want))
+		for _, tune := range []ScanTuning{{Workers: 1}, {Workers: 3}, {Workers: 3, Unordered: true}} {
+			mem := newPeakAllocator()
+			tune.Allocator = mem
+			tune.Transform = evenOnly
+			got := scanTunedRows(t, tb, snaps[i], nil, tune)
+			if tune.Unordered {
+				sort.Strings(got)
+				sorted := append([]string(nil), even...)
+				sort.Strings(sorted)
+				require.Equal(t, sorted, got, "%s %+v", tb.Name(), tune)
+			} else {
+				require.Equal(t, even, got, "%s %+v", tb.Name(), tune)
+			}
+			mem.AssertSize(t, 0)
+
+			before := runtime.NumGoroutine()
+			tune.Transform = func(arrow.RecordBatch) (arrow.RecordBatch, error) { return nil, errors.New("transform refused") }
+			rr, err := tb.ScanWith(ctx, snaps[i], ScanOptions{}, tune)
+			require.NoError(t, err)
+			for rr.Next() {
+			}
+			require.ErrorContains(t, rr.Err(), "transform refused")
+			rr.Release()
+			mem.AssertSize(t, 0)
+			require.True(t, waitGoroutines(before))
+		}
 	}
 }

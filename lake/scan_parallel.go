@@ -62,6 +62,11 @@ func (r *scanReader) startRun() *scanRun {
 	run := &scanRun{parent: r.ctx, ctx: ctx, cancel: cancel}
 	r.ctx = ctx
 	run.tasks = r.tasks()
+	if f := r.tune.Transform; f != nil {
+		for i, t := range run.tasks {
+			run.tasks[i] = transformTask{t, f}
+		}
+	}
 	run.workers = min(scanWorkers(r.tune.Workers), max(1, len(run.tasks)))
 	if run.workers == 1 {
 		return run
@@ -259,6 +264,26 @@ func (run *scanRun) stop() {
 	if run.workers == 1 {
 		for ; run.cur < len(run.tasks); run.cur++ {
 			run.tasks[run.cur].close()
+		}
+	}
+}
+
+// transformTask is a task whose batches go through ScanTuning.Transform.
+type transformTask struct {
+	scanTask
+	f func(arrow.RecordBatch) (arrow.RecordBatch, error)
+}
+
+func (t transformTask) next() (arrow.RecordBatch, error) {
+	for {
+		rec, err := t.scanTask.next()
+		if err != nil || rec == nil {
+			return rec, err
+		}
+		out, err := t.f(rec)
+		rec.Release()
+		if err != nil || out != nil {
+			return out, err
 		}
 	}
 }

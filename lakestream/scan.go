@@ -114,30 +114,35 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, o
 	if err != nil {
 		return nil, err
 	}
-	lakeReader, err := m.table.Scan(ctx, snap, lake.ScanOptions{Columns: read, Filter: opts.Filter})
-	if err != nil {
-		return nil, err
-	}
+	lakeOpts := lake.ScanOptions{Columns: read, Filter: opts.Filter}
 	if !opts.Realtime {
+		lakeReader, err := m.table.Scan(ctx, snap, lakeOpts)
+		if err != nil {
+			return nil, err
+		}
 		if idx != nil {
 			return arrowutil.NewProjectReader(lakeReader, idx), nil
 		}
 		return lakeReader, nil
 	}
+	// The log is read first: for a primary-key table its newest rows decide
+	// which lake rows the lake scan's workers drop (union.LogMerge).
 	offsets, err := LakeOffsets(ctx, m.table, snap)
 	if err != nil {
-		lakeReader.Release()
 		return nil, err
 	}
 	schema, key, logIdx := m.schema, m.key, []int(nil)
 	if read != nil {
-		schema = lakeReader.Schema()
+		fields := make([]arrow.Field, len(read))
+		for i, c := range read {
+			j := m.schema.FieldIndices(c)[0]
+			fields[i] = m.schema.Field(j)
+			logIdx = append(logIdx, j)
+		}
+		schema = arrow.NewSchema(fields, nil)
 		key = nil
 		for _, i := range m.key {
 			key = append(key, schema.FieldIndices(m.schema.Field(i).Name)[0])
-		}
-		for _, f := range schema.Fields() {
-			logIdx = append(logIdx, m.schema.FieldIndices(f.Name)[0])
 		}
 	}
 	buckets, pruned := m.table.AllowedBuckets(opts.Filter)
@@ -153,7 +158,6 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, o
 			return nil
 		})
 		if err != nil {
-			lakeReader.Release()
 			releaseLog(log)
 			return nil, fmt.Errorf("lakestream: read log of %s.%s bucket %d: %w", db, name, b, err)
 		}
@@ -164,19 +168,35 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, o
 			lb.Rec.Release()
 		}
 	}
-	if len(m.pk) > 0 {
-		if log, err = keepKeyRows(ctx, s.mem, m.table.KeyRows(opts.Filter), log); err != nil {
-			lakeReader.Release()
-			return nil, fmt.Errorf("lakestream: filter log of %s.%s: %w", db, name, err)
-		}
-	}
 	var out array.RecordReader
 	if len(m.pk) == 0 {
+		lakeReader, err := m.table.Scan(ctx, snap, lakeOpts)
+		if err != nil {
+			releaseLog(log)
+			return nil, err
+		}
 		if out, err = union.Append(schema, lakeReader, log); err != nil {
 			return nil, fmt.Errorf("lakestream: %s.%s: %w", db, name, err)
 		}
-	} else if out, err = union.PrimaryKey(ctx, s.mem, schema, key, lakeReader, log); err != nil {
-		return nil, fmt.Errorf("lakestream: %s.%s: %w", db, name, err)
+	} else {
+		if log, err = keepKeyRows(ctx, s.mem, m.table.KeyRows(opts.Filter), log); err != nil {
+			return nil, fmt.Errorf("lakestream: filter log of %s.%s: %w", db, name, err)
+		}
+		merged, err := union.MergeLog(ctx, s.mem, schema, key, log)
+		if err != nil {
+			return nil, fmt.Errorf("lakestream: %s.%s: %w", db, name, err)
+		}
+		lakeReader, err := m.table.ScanWith(ctx, snap, lakeOpts, lake.ScanTuning{Transform: merged.LakeFilter()})
+		if err != nil {
+			merged.Release()
+			return nil, err
+		}
+		if !arrowutil.SameColumns(lakeReader.Schema(), schema) {
+			lakeReader.Release()
+			merged.Release()
+			return nil, fmt.Errorf("lakestream: %s.%s: the lake scan's columns %v are not the log's %v", db, name, lakeReader.Schema(), schema)
+		}
+		out = merged.Reader(lakeReader)
 	}
 	if idx != nil {
 		return arrowutil.NewProjectReader(out, idx), nil

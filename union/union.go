@@ -64,19 +64,84 @@ func checkLog(schema *arrow.Schema, log []LogBatch) error {
 // primary-key columns in schema. log must be in offset order per bucket.
 // Batches must carry schema's columns, as for Append.
 func PrimaryKey(ctx context.Context, mem memory.Allocator, schema *arrow.Schema, pk []int, lake array.RecordReader, log []LogBatch) (array.RecordReader, error) {
-	if err := checkLog(schema, log); err != nil {
-		releaseAll(lake, log)
+	m, err := MergeLog(ctx, mem, schema, pk, log)
+	if err != nil {
+		if lake != nil {
+			lake.Release()
+		}
 		return nil, err
 	}
+	r := m.reader(lake)
+	r.filter = m.filter
+	return r, nil
+}
+
+// LogMerge is the log side of a primary-key union read, prepared before the
+// lake is read, so that the lake scan can drop the rows the log replaces
+// on its own workers (LakeFilter) instead of on the reader's goroutine.
+type LogMerge struct {
+	schema *arrow.Schema
+	log    []arrow.RecordBatch // the surviving log rows, in log order
+	filter func(arrow.RecordBatch) (arrow.RecordBatch, error)
+}
+
+// MergeLog merges log as PrimaryKey does, taking over its batches.
+func MergeLog(ctx context.Context, mem memory.Allocator, schema *arrow.Schema, pk []int, log []LogBatch) (*LogMerge, error) {
+	if err := checkLog(schema, log); err != nil {
+		releaseAll(nil, log)
+		return nil, err
+	}
+	var out []arrow.RecordBatch
+	var filter func(arrow.RecordBatch) (arrow.RecordBatch, error)
+	var err error
+	if key, ok := int64Key(schema, pk); ok {
+		out, filter, err = mergeLog(ctx, mem, log, int64Keys(key))
+	} else {
+		out, filter, err = mergeLog(ctx, mem, log, func(rec arrow.RecordBatch) ([]string, error) {
+			return rowKeys(rec, pk)
+		})
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &LogMerge{schema: schema, log: out, filter: filter}, nil
+}
+
+// LakeFilter returns the function that keeps the rows of a lake batch no
+// log row replaces (a new reference; nil when none are kept), or nil when
+// the log replaces nothing. It is safe for concurrent use.
+func (m *LogMerge) LakeFilter() func(arrow.RecordBatch) (arrow.RecordBatch, error) {
+	return m.filter
+}
+
+// Reader returns lake's rows, which LakeFilter has already filtered, then
+// the surviving log rows. It takes over lake and the merge's batches.
+func (m *LogMerge) Reader(lake array.RecordReader) array.RecordReader {
+	return m.reader(lake)
+}
+
+func (m *LogMerge) reader(lake array.RecordReader) *reader {
+	r := newReader(m.schema, lake, m.log)
+	releaseBatches(m.log) // newReader retained them
+	m.log = nil
+	return r
+}
+
+// Release frees the merge's batches when Reader is not called.
+func (m *LogMerge) Release() {
+	releaseBatches(m.log)
+	m.log = nil
+}
+
+// int64Key reports the key column when the key is one integer-like column.
+func int64Key(schema *arrow.Schema, pk []int) (int, bool) {
 	if len(pk) == 1 {
 		switch schema.Field(pk[0]).Type.ID() {
 		case arrow.INT64, arrow.TIMESTAMP, arrow.DATE64, arrow.INT32, arrow.DATE32:
-			return mergePK(ctx, mem, schema, lake, log, int64Keys(pk[0]))
+			return pk[0], true
 		}
 	}
-	return mergePK(ctx, mem, schema, lake, log, func(rec arrow.RecordBatch) ([]string, error) {
-		return rowKeys(rec, pk)
-	})
+	return 0, false
 }
 
 // int64Keys reads a single non-null integer-like key column as int64s,
@@ -111,15 +176,18 @@ func widen[T ~int32 | ~int64](vals []T) []int64 {
 	return out
 }
 
-func mergePK[K comparable](ctx context.Context, mem memory.Allocator, schema *arrow.Schema, lake array.RecordReader, log []LogBatch, keysOf func(arrow.RecordBatch) ([]K, error)) (array.RecordReader, error) {
+// mergeLog keeps the newest row of every key in log (retractions dropped)
+// and returns them with the filter of lake rows (nil: none to drop). It
+// takes over log's batches.
+func mergeLog[K comparable](ctx context.Context, mem memory.Allocator, log []LogBatch, keysOf func(arrow.RecordBatch) ([]K, error)) ([]arrow.RecordBatch, func(arrow.RecordBatch) (arrow.RecordBatch, error), error) {
 	type pos struct{ batch, row int32 }
 	newest := make(map[K]pos)
 	logKeys := make([][]K, len(log))
 	for bi, b := range log {
 		keys, err := keysOf(b.Rec)
 		if err != nil {
-			releaseAll(lake, log)
-			return nil, err
+			releaseAll(nil, log)
+			return nil, nil, err
 		}
 		logKeys[bi] = keys
 		for ri, k := range keys {
@@ -146,9 +214,9 @@ func mergePK[K comparable](ctx context.Context, mem memory.Allocator, schema *ar
 		}
 		filtered, err := filterBatch(ectx, mem, b.Rec, keep)
 		if err != nil {
-			releaseAll(lake, log)
+			releaseAll(nil, log)
 			releaseBatches(out)
-			return nil, err
+			return nil, nil, err
 		}
 		if filtered != nil {
 			out = append(out, filtered)
@@ -172,11 +240,7 @@ func mergePK[K comparable](ctx context.Context, mem memory.Allocator, schema *ar
 			return filterBatch(ectx, mem, rec, keep)
 		}
 	}
-	r := newReader(schema, lake, out)
-	r.filter = filter
-	// The log batches were retained into out above; newReader retained them again.
-	releaseBatches(out)
-	return r, nil
+	return out, filter, nil
 }
 
 // filterBatch returns the rows of rec where keep is true: rec itself
