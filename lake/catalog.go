@@ -251,7 +251,7 @@ func schemaPath(tablePath string, id int64) string {
 }
 
 func (c *Catalog) newTable(db, name string, ts *TableSchema) *Table {
-	return &Table{cat: c, fio: c.fio, db: db, name: name, path: c.tablePath(db, name), schema: ts, now: c.now, latest: &latestSnapshot{}}
+	return &Table{cat: c, fio: c.fio, db: db, name: name, path: c.tablePath(db, name), schema: ts, now: c.now, latest: &latestSnapshot{}, older: &olderSchemas{}}
 }
 
 // GetTable reads the latest schema of a table.
@@ -365,6 +365,7 @@ type Table struct {
 	schema *TableSchema
 	now    func() time.Time
 	latest *latestSnapshot // the latest snapshot found, see LatestSnapshot
+	older  *olderSchemas   // schemas of older ids read so far, see SchemaByID
 }
 
 // Database returns the database name.

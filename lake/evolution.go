@@ -30,7 +30,7 @@ func (r *scanReader) fileSchema(id int64) (*TableSchema, error) {
 			return v.schema, nil
 		}
 	}
-	s, err := readSchema(r.ctx, r.t.fio, r.t.path, id)
+	s, err := r.t.SchemaByID(r.ctx, id)
 	if err != nil {
 		return nil, err
 	}

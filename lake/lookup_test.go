@@ -487,3 +487,22 @@ func TestPointLookupSeeksPagesOfLargeFiles(t *testing.T) {
 	}
 	check(write(upd, 1), "merged with updates")
 }
+
+// A point lookup read and parsed the schema of every file written before
+// the last ALTER, once per scan: older schemas are now read once per Table.
+func TestSchemaByIDReadsAnOlderSchemaOnce(t *testing.T) {
+	ctx := context.Background()
+	c := newTestCatalog(t)
+	_, err := c.CreateTable("db", "t", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}, false)
+	require.NoError(t, err)
+	tb, err := c.AlterTableOptions(ctx, "db", "t", map[string]string{"x.y": "1"})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, tb.Schema().ID)
+	first, err := tb.SchemaByID(ctx, 0)
+	require.NoError(t, err)
+	// The file is immutable: a second read must not need it.
+	require.NoError(t, tb.fio.Remove(ctx, tb.Path()+"/schema/schema-0"))
+	again, err := tb.SchemaByID(ctx, 0)
+	require.NoError(t, err)
+	require.Same(t, first, again)
+}
