@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"runtime/cgo"
 	"sync"
 	"sync/atomic"
@@ -278,8 +279,11 @@ type scanState struct {
 	rd  array.RecordReader
 	// out[j] is the position in the reader's batches of output column j,
 	// -1 for a column DuckDB asked for that is not the table's (a row id).
-	out  []int
-	cs   bindings.ArrowConvertedSchema
+	out []int
+	// one converted schema and one-column schema per column read: each
+	// column is converted on its own (see flightdScanFunc)
+	cs   []bindings.ArrowConvertedSchema
+	col  []*arrow.Schema
 	done bool
 }
 
@@ -291,7 +295,9 @@ func (s *scanState) close() {
 		s.rd = nil
 		liveScans.Add(-1)
 	}
-	bindings.DestroyArrowConvertedSchema(&s.cs)
+	for i := range s.cs {
+		bindings.DestroyArrowConvertedSchema(&s.cs[i])
+	}
 }
 
 // next returns the scan's next batch, retained, or nil at its end.
@@ -355,17 +361,22 @@ func flightdScanInit(p unsafe.Pointer) {
 		bindings.InitSetError(info, err.Error())
 		return
 	}
-	cs, ed := bindings.SchemaFromArrow(fn.conn, rd.Schema())
-	if bindings.ErrorDataHasError(ed) {
-		msg := bindings.ErrorDataMessage(ed)
-		bindings.DestroyErrorData(&ed)
-		rd.Release()
-		bindings.InitSetError(info, msg)
-		return
-	}
-	bindings.DestroyErrorData(&ed)
 	liveScans.Add(1)
-	st := &scanState{fn: fn, src: src, rd: rd, out: out, cs: cs}
+	st := &scanState{fn: fn, src: src, rd: rd, out: out}
+	for _, f := range rd.Schema().Fields() {
+		sc := arrow.NewSchema([]arrow.Field{f}, nil)
+		cs, ed := bindings.SchemaFromArrow(fn.conn, sc)
+		if bindings.ErrorDataHasError(ed) {
+			msg := bindings.ErrorDataMessage(ed)
+			bindings.DestroyErrorData(&ed)
+			st.close()
+			bindings.InitSetError(info, msg)
+			return
+		}
+		bindings.DestroyErrorData(&ed)
+		st.cs = append(st.cs, cs)
+		st.col = append(st.col, sc)
+	}
 	bindings.InitSetInitData(info, newHandle(st), unsafe.Pointer(C.flightd_cb1(C.flightdScanDelete)))
 	bindings.InitSetMaxThreads(info, bindings.IdxT(scanThreads()))
 }
@@ -460,20 +471,32 @@ func flightdScanFunc(p, outp unsafe.Pointer) {
 		defer part.Release()
 	}
 	l.off = end
-	ch, ed := bindings.DataChunkFromArrow(st.fn.conn, part, st.cs)
-	if bindings.ErrorDataHasError(ed) {
-		msg := bindings.ErrorDataMessage(ed)
-		bindings.DestroyErrorData(&ed)
-		bindings.FunctionSetError(info, "query: "+scanFunction+": "+msg)
-		return
-	}
-	bindings.DestroyErrorData(&ed)
-	for j, c := range st.out {
-		if c < 0 {
-			continue
+	// Each column is converted on its own: duckdb_data_chunk_from_arrow
+	// gives the ownership of the Arrow array only to the chunk's first
+	// vector, so the other columns' vectors would outlive their buffers
+	// once a later operator kept them and dropped the first.
+	for c := range st.cs {
+		if !slices.Contains(st.out, c) {
+			continue // read only to count rows
 		}
-		bindings.VectorReferenceVector(bindings.DataChunkGetVector(out, bindings.IdxT(j)), bindings.DataChunkGetVector(ch, bindings.IdxT(c)))
+		rec := array.NewRecordBatch(st.col[c], []arrow.Array{part.Column(c)}, part.NumRows())
+		ch, ed := bindings.DataChunkFromArrow(st.fn.conn, rec, st.cs[c])
+		rec.Release()
+		if bindings.ErrorDataHasError(ed) {
+			msg := bindings.ErrorDataMessage(ed)
+			bindings.DestroyErrorData(&ed)
+			bindings.DestroyDataChunk(&ch)
+			bindings.FunctionSetError(info, "query: "+scanFunction+": "+msg)
+			return
+		}
+		bindings.DestroyErrorData(&ed)
+		v := bindings.DataChunkGetVector(ch, 0)
+		for j, oc := range st.out {
+			if oc == c {
+				bindings.VectorReferenceVector(bindings.DataChunkGetVector(out, bindings.IdxT(j)), v)
+			}
+		}
+		bindings.DestroyDataChunk(&ch)
 	}
 	bindings.DataChunkSetSize(out, bindings.IdxT(part.NumRows()))
-	bindings.DestroyDataChunk(&ch)
 }
