@@ -39,7 +39,7 @@ type Engine struct {
 	seq   atomic.Uint64
 	// shapes are the parse trees of statement shapes seen (parsecache.go).
 	shapes parseCache
-	// noPushdown turns projection and pruning off (tests compare results).
+	// noPushdown turns pruning off (tests compare results).
 	noPushdown atomic.Bool
 	// forceRows builds every result from rows (tests and benchmarks
 	// compare the paths).
@@ -370,14 +370,14 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 		}
 		hs := analyse(tree)
 		qid := e.seq.Add(1)
-		// Every reference gets its own view and scan: an Arrow stream can
-		// be read once, and a self-join reads the table twice.
+		// Every reference gets its own view and scan: a self-join reads
+		// the table twice, each side pruned by its own WHERE conjuncts.
 		err := rewriteTree(tree, e.resolve, func(r tableRef, node *object) string {
 			n := fmt.Sprintf("__flightd_q%d_%d", qid, len(refs))
 			refs = append(refs, r)
 			h := hs.of(node)
 			if e.noPushdown.Load() {
-				h = scanHints{all: true}
+				h = scanHints{}
 			}
 			hints = append(hints, h)
 			names = append(names, n)
@@ -626,25 +626,6 @@ func (e *Engine) refSchema(r tableRef) (*arrow.Schema, error) {
 		return e.ls.ChangelogSchema(r.db, r.table)
 	}
 	return e.ls.ArrowSchema(r.db, r.table)
-}
-
-// scanHinted opens the reader behind a reference with the projection and
-// pruning filter of h; projected reports whether columns were left out.
-func (e *Engine) scanHinted(ctx context.Context, r tableRef, h scanHints) (rd array.RecordReader, projected bool, err error) {
-	if r.system || r.changelog {
-		rd, err = e.scan(ctx, r)
-		return rd, false, err
-	}
-	sc, err := e.ls.ArrowSchema(r.db, r.table)
-	if err != nil {
-		return nil, false, err
-	}
-	cols, filter := h.scanOptions(sc)
-	if afterSchema != nil {
-		afterSchema()
-	}
-	rd, err = e.ls.ScanWith(ctx, r.db, r.table, lakestream.ScanOptions{Realtime: r.realtime, Columns: cols, Filter: filter, Expect: sc})
-	return rd, cols != nil, err
 }
 
 // resolve maps a DuckDB base-table reference to a flightd table.

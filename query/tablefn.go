@@ -22,8 +22,8 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"slices"
 	"runtime/cgo"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -409,7 +409,7 @@ func (s *scanSource) open(cols []int) (array.RecordReader, error) {
 	for i, c := range cols {
 		names[i] = s.schema.Field(c).Name
 	}
-	_, filter := s.hints.scanOptions(s.schema)
+	filter := s.hints.filterFor(s.schema)
 	rd, err := s.e.ls.ScanWith(s.ctx, r.db, r.table, lakestream.ScanOptions{Realtime: r.realtime, Columns: names, Filter: filter, Expect: s.schema})
 	if err != nil {
 		return nil, mapErr(err)

@@ -159,7 +159,9 @@ func TestScanFunctionMatchesNativeTables(t *testing.T) {
 			func() string {
 				return fmt.Sprintf("%sk %s %d", a, []string{"<", "<=", ">", ">=", "<>"}[rng.IntN(5)], rng.IntN(600))
 			},
-			func() string { return fmt.Sprintf("%sk IN (%d, %d, %d)", a, rng.IntN(100), rng.IntN(100), rng.IntN(600)) },
+			func() string {
+				return fmt.Sprintf("%sk IN (%d, %d, %d)", a, rng.IntN(100), rng.IntN(100), rng.IntN(600))
+			},
 			func() string { return fmt.Sprintf("%sk BETWEEN %d AND %d", a, rng.IntN(300), 200+rng.IntN(400)) },
 			func() string { return fmt.Sprintf("%ss >= 's%02d'", a, rng.IntN(31)) },
 			func() string { return fmt.Sprintf("%ss LIKE 's%d%%'", a, rng.IntN(4)) },
