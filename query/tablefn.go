@@ -5,6 +5,35 @@ package query
 /*
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+
+#ifndef ARROW_C_DATA_INTERFACE
+#define ARROW_C_DATA_INTERFACE
+struct ArrowSchema {
+	const char *format;
+	const char *name;
+	const char *metadata;
+	int64_t flags;
+	int64_t n_children;
+	struct ArrowSchema **children;
+	struct ArrowSchema *dictionary;
+	void (*release)(struct ArrowSchema *);
+	void *private_data;
+};
+struct ArrowArray {
+	int64_t length;
+	int64_t null_count;
+	int64_t offset;
+	int64_t n_buffers;
+	int64_t n_children;
+	const void **buffers;
+	struct ArrowArray **children;
+	struct ArrowArray *dictionary;
+	void (*release)(struct ArrowArray *);
+	void *private_data;
+};
+#endif
+
 typedef void (*flightd_cb1)(void *);
 typedef void (*flightd_cb2)(void *, void *);
 void flightdScanBind(void *info);
@@ -12,6 +41,82 @@ void flightdScanInit(void *info);
 void flightdScanLocalInit(void *info);
 void flightdScanFunc(void *info, void *output);
 void flightdScanDelete(void *data);
+
+// duckdb.h's declaration, its handles spelled as the pointers they are.
+void *duckdb_data_chunk_from_arrow(void *connection, struct ArrowArray *arrow_array, void *converted_schema, void **out_chunk);
+
+// A column exported once per batch, shared by the slices made of it: the
+// last slice released releases the export.
+typedef struct {
+	struct ArrowArray col;
+	int64_t refs;
+} flightd_shared;
+
+static void flightd_unref(flightd_shared *sh) {
+	if (__atomic_sub_fetch(&sh->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+		if (sh->col.release) {
+			sh->col.release(&sh->col);
+		}
+		free(sh);
+	}
+}
+
+// One slice: a one-column root record array over rows [off, off+n) of the
+// shared column, in one allocation.
+typedef struct {
+	struct ArrowArray root;
+	struct ArrowArray child;
+	struct ArrowArray *children[1];
+	const void *root_buffers[1];
+	flightd_shared *sh;
+} flightd_slice;
+
+static void flightd_slice_child_release(struct ArrowArray *a) { a->release = NULL; }
+
+static void flightd_slice_release(struct ArrowArray *a) {
+	flightd_slice *s = (flightd_slice *)a->private_data;
+	a->release = NULL;
+	flightd_unref(s->sh);
+	free(s);
+}
+
+static flightd_shared *flightd_share(void) {
+	flightd_shared *sh = (flightd_shared *)calloc(1, sizeof(flightd_shared));
+	sh->refs = 1;
+	return sh;
+}
+
+// flightd_chunk converts rows [off, off+n) of sh's column into a new DuckDB
+// chunk; it returns DuckDB's error data (NULL when none).
+static void *flightd_chunk(void *conn, void *schema, flightd_shared *sh, int64_t off, int64_t n, void **out) {
+	flightd_slice *s = (flightd_slice *)calloc(1, sizeof(flightd_slice));
+	s->child = sh->col;
+	s->child.offset = sh->col.offset + off;
+	s->child.length = n;
+	s->child.null_count = sh->col.null_count == 0 ? 0 : -1;
+	s->child.release = flightd_slice_child_release;
+	s->child.private_data = NULL;
+	s->children[0] = &s->child;
+	s->root_buffers[0] = NULL;
+	s->root.length = n;
+	s->root.null_count = 0;
+	s->root.offset = 0;
+	s->root.n_buffers = 1;
+	s->root.n_children = 1;
+	s->root.buffers = s->root_buffers;
+	s->root.children = s->children;
+	s->root.dictionary = NULL;
+	s->root.release = flightd_slice_release;
+	s->root.private_data = s;
+	s->sh = sh;
+	__atomic_add_fetch(&sh->refs, 1, __ATOMIC_ACQ_REL);
+	struct ArrowArray root = s->root;
+	void *err = duckdb_data_chunk_from_arrow(conn, &root, schema, out);
+	if (root.release) {
+		root.release(&root); // not taken
+	}
+	return err;
+}
 */
 import "C"
 
@@ -30,6 +135,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/cdata"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	bindings "github.com/duckdb/duckdb-go-bindings"
 	"github.com/duckdb/duckdb-go/v2"
@@ -280,10 +386,10 @@ type scanState struct {
 	// out[j] is the position in the reader's batches of output column j,
 	// -1 for a column DuckDB asked for that is not the table's (a row id).
 	out []int
-	// one converted schema and one-column schema per column read: each
-	// column is converted on its own (see flightdScanFunc)
+	// DuckDB's converted schema of each column read: each column is
+	// converted on its own (see flightdScanFunc)
 	cs   []bindings.ArrowConvertedSchema
-	col  []*arrow.Schema
+	used []bool // whether an output column is read from it
 	done bool
 }
 
@@ -375,7 +481,7 @@ func flightdScanInit(p unsafe.Pointer) {
 		}
 		bindings.DestroyErrorData(&ed)
 		st.cs = append(st.cs, cs)
-		st.col = append(st.col, sc)
+		st.used = append(st.used, slices.Contains(out, len(st.used)))
 	}
 	bindings.InitSetInitData(info, newHandle(st), unsafe.Pointer(C.flightd_cb1(C.flightdScanDelete)))
 	bindings.InitSetMaxThreads(info, bindings.IdxT(scanThreads()))
@@ -417,13 +523,22 @@ func (s *scanSource) open(cols []int) (array.RecordReader, error) {
 	return rd, nil
 }
 
-// scanLocal is one DuckDB thread's batch and how far it got.
+// scanLocal is one DuckDB thread's batch and how far it got, with the
+// columns it reads exported once (Arrow C data interface) and shared by
+// the slices handed to DuckDB.
 type scanLocal struct {
-	cur arrow.RecordBatch
-	off int64
+	cur    arrow.RecordBatch
+	off    int64
+	shared []*C.flightd_shared
 }
 
 func (l *scanLocal) close() {
+	for i, sh := range l.shared {
+		if sh != nil {
+			C.flightd_unref(sh) // the slices DuckDB holds keep theirs
+			l.shared[i] = nil
+		}
+	}
 	if l.cur != nil {
 		l.cur.Release()
 		l.cur = nil
@@ -440,6 +555,13 @@ func flightdScanLocalInit(p unsafe.Pointer) {
 // vectorSize is DuckDB's STANDARD_VECTOR_SIZE: the most rows of a chunk.
 const vectorSize = 2048
 
+// Each column is converted on its own (duckdb_data_chunk_from_arrow gives
+// the ownership of the Arrow array only to the first vector of the chunk
+// it makes, so the other columns' vectors would outlive their buffers once
+// a later operator kept them and dropped the first). A column is exported
+// once per batch; each chunk is a C slice of it (flightd_chunk), so that a
+// chunk costs one C call per column and no Go allocation.
+//
 //export flightdScanFunc
 func flightdScanFunc(p, outp unsafe.Pointer) {
 	info := bindings.FunctionInfo{Ptr: p}
@@ -463,33 +585,34 @@ func flightdScanFunc(p, outp unsafe.Pointer) {
 			return
 		}
 		l.cur, l.off = b, 0
+		if l.shared == nil {
+			l.shared = make([]*C.flightd_shared, len(st.cs))
+		}
+		for c, used := range st.used {
+			if used {
+				sh := C.flightd_share()
+				cdata.ExportArrowArray(b.Column(c), (*cdata.CArrowArray)(unsafe.Pointer(&sh.col)), nil)
+				l.shared[c] = sh
+			}
+		}
 	}
-	end := min(l.off+vectorSize, l.cur.NumRows())
-	part := l.cur
-	if l.off > 0 || end < l.cur.NumRows() {
-		part = l.cur.NewSlice(l.off, end)
-		defer part.Release()
-	}
-	l.off = end
-	// Each column is converted on its own: duckdb_data_chunk_from_arrow
-	// gives the ownership of the Arrow array only to the chunk's first
-	// vector, so the other columns' vectors would outlive their buffers
-	// once a later operator kept them and dropped the first.
-	for c := range st.cs {
-		if !slices.Contains(st.out, c) {
+	n := min(vectorSize, l.cur.NumRows()-l.off)
+	for c, used := range st.used {
+		if !used {
 			continue // read only to count rows
 		}
-		rec := array.NewRecordBatch(st.col[c], []arrow.Array{part.Column(c)}, part.NumRows())
-		ch, ed := bindings.DataChunkFromArrow(st.fn.conn, rec, st.cs[c])
-		rec.Release()
+		var chp unsafe.Pointer
+		ed := bindings.ErrorData{Ptr: C.flightd_chunk(st.fn.conn.Ptr, st.cs[c].Ptr, l.shared[c], C.int64_t(l.off), C.int64_t(n), &chp)}
 		if bindings.ErrorDataHasError(ed) {
 			msg := bindings.ErrorDataMessage(ed)
 			bindings.DestroyErrorData(&ed)
+			ch := bindings.DataChunk{Ptr: chp}
 			bindings.DestroyDataChunk(&ch)
 			bindings.FunctionSetError(info, "query: "+scanFunction+": "+msg)
 			return
 		}
 		bindings.DestroyErrorData(&ed)
+		ch := bindings.DataChunk{Ptr: chp}
 		v := bindings.DataChunkGetVector(ch, 0)
 		for j, oc := range st.out {
 			if oc == c {
@@ -498,5 +621,6 @@ func flightdScanFunc(p, outp unsafe.Pointer) {
 		}
 		bindings.DestroyDataChunk(&ch)
 	}
-	bindings.DataChunkSetSize(out, bindings.IdxT(part.NumRows()))
+	l.off += n
+	bindings.DataChunkSetSize(out, bindings.IdxT(n))
 }
