@@ -232,3 +232,50 @@ func TestScanCancelledLeavesNothingOpen(t *testing.T) {
 	require.Empty(t, e.scans.src, "sources left registered")
 	e.scans.mu.Unlock()
 }
+
+// TestScanFunctionReadsEveryTypeInSlices: nested, decimal, time and binary
+// columns of batches longer than a DuckDB chunk reach DuckDB as the same
+// values DuckDB reads from a copy of the rows in its own table (each chunk
+// is a slice of an exported batch, at an offset).
+func TestScanFunctionReadsEveryTypeInSlices(t *testing.T) {
+	p := newPushdownEnv(t)
+	e := p.e
+	ctx := context.Background()
+	run(t, e, `CREATE TABLE ty (id BIGINT, b BOOLEAN, dec DECIMAL(12, 3), ts TIMESTAMP(6), dt DATE, bin BYTES,
+		l ARRAY<INT>, m MAP<STRING, BIGINT>, r ROW<x INT, y STRING>, s STRING)`)
+	run(t, e, `INSERT INTO ty SELECT i, i % 3 = 0, (i * 7 % 100000) / 1000, TIMESTAMP '2024-01-01' + INTERVAL (i) SECOND,
+		DATE '2024-01-01' + (i % 400)::INT, ('b' || i)::BLOB,
+		CASE WHEN i % 5 = 0 THEN NULL ELSE [i::INT, NULL, (i * 2)::INT][1:1 + i % 3] END,
+		CASE WHEN i % 7 = 0 THEN NULL ELSE MAP {'k' || (i % 4): i} END,
+		CASE WHEN i % 11 = 0 THEN NULL ELSE {'x': i::INT, 'y': CASE WHEN i % 2 = 0 THEN NULL ELSE 'y' || i END} END,
+		CASE WHEN i % 13 = 0 THEN NULL ELSE repeat('s', (i % 40)::INT) END
+		FROM range(7000) r(i)`)
+	_, err := p.tier.TierTable(ctx, DefaultDatabase, "ty") // into Parquet: batches of many chunks
+	require.NoError(t, err)
+	run(t, e, `INSERT INTO ty VALUES (-1, NULL, NULL, NULL, NULL, NULL, [], MAP {}, {'x': NULL, 'y': NULL}, '')`)
+	c, err := e.connect(ctx)
+	require.NoError(t, err)
+	defer c.close()
+	rd, err := e.scan(ctx, tableRef{db: DefaultDatabase, table: "ty", realtime: true})
+	require.NoError(t, err)
+	rel, err := c.ar.RegisterView(rd, "src_ty")
+	rd.Release()
+	require.NoError(t, err)
+	require.NoError(t, c.exec(ctx, "CREATE TEMP TABLE ref_ty AS SELECT * FROM src_ty"))
+	require.NoError(t, c.exec(ctx, "DROP VIEW src_ty"))
+	rel()
+	native := func(q string) [][]string {
+		t.Helper()
+		rd, err := e.run(ctx, c, q, func() {})
+		require.NoError(t, err, q)
+		return drain(t, rd)
+	}
+	for _, q := range []string{
+		`SELECT * FROM {t} ORDER BY id`,
+		`SELECT r, id, l FROM {t} WHERE id % 3 = 1 ORDER BY id`,
+		`SELECT m, s, bin FROM {t} WHERE id > 2040 AND id < 4100 ORDER BY id`,
+		`SELECT count(*), sum(dec), max(ts), min(dt), count(l), sum(len(l)), count(r.y) FROM {t}`,
+	} {
+		require.Equal(t, native(strings.ReplaceAll(q, "{t}", "ref_ty")), run(t, e, strings.ReplaceAll(q, "{t}", `"ty$rt"`)), q)
+	}
+}
