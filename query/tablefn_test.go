@@ -279,3 +279,66 @@ func TestScanFunctionReadsEveryTypeInSlices(t *testing.T) {
 		require.Equal(t, native(strings.ReplaceAll(q, "{t}", "ref_ty")), run(t, e, strings.ReplaceAll(q, "{t}", `"ty$rt"`)), q)
 	}
 }
+
+// TestConcurrentStatementsReadTheirOwnScans: statements running at once,
+// each on several DuckDB threads, share the scan function and read only
+// their own references.
+func TestConcurrentStatementsReadTheirOwnScans(t *testing.T) {
+	e := newTestEngine(t)
+	run(t, e, `CREATE TABLE a (i BIGINT, s STRING)`)
+	run(t, e, `CREATE TABLE b (i BIGINT, s STRING)`)
+	run(t, e, `INSERT INTO a SELECT i, 'a' || i FROM range(30000) r(i)`)
+	run(t, e, `INSERT INTO b SELECT i * 2, 'b' || i FROM range(20000) r(i)`)
+	qs := []struct {
+		q    string
+		want [][]string
+	}{
+		{`SELECT count(*), sum(i), max(s) FROM "a$rt"`, [][]string{{"30000", "449985000", "a9999"}}},
+		{`SELECT count(*), sum(i), max(s) FROM "b$rt"`, [][]string{{"20000", "399980000", "b9999"}}},
+		{`SELECT count(*), sum(x.i) FROM "a$rt" x JOIN "b$rt" y USING (i)`, [][]string{{"15000", "224985000"}}},
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := 0; k < 8; k++ {
+				c := qs[(g+k)%len(qs)]
+				res, err := e.Execute(context.Background(), c.q)
+				if err != nil {
+					errs <- err
+					return
+				}
+				var got [][]string
+				for res.Reader.Next() {
+					rec := res.Reader.RecordBatch()
+					for r := 0; r < int(rec.NumRows()); r++ {
+						row := make([]string, rec.NumCols())
+						for j := range row {
+							row[j] = strings.Clone(rec.Column(j).ValueStr(r))
+						}
+						got = append(got, row)
+					}
+				}
+				err = res.Reader.Err()
+				res.Reader.Release()
+				if err != nil {
+					errs <- err
+					return
+				}
+				if fmt.Sprint(got) != fmt.Sprint(c.want) {
+					errs <- fmt.Errorf("%s: got %v, want %v", c.q, got, c.want)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	require.Zero(t, liveScans.Load(), "scans left open")
+	require.Zero(t, liveBatches.Load(), "batches left held")
+}
