@@ -156,12 +156,15 @@ import (
 // projection optimizers stay on.
 //
 // Several DuckDB threads (at most scanThreads) call the function at once;
-// each pulls the next batch from the scan under a lock and hands DuckDB
-// slices of at most 2048 rows (DuckDB's vector size), converted in C
-// (duckdb_data_chunk_from_arrow, which takes ownership of the Arrow
-// buffers, no copy) and referenced into DuckDB's output chunk. Nothing is
-// filled value by value from Go. The batch order is the scan's; DuckDB
-// promises no order without ORDER BY.
+// each pulls the next batch from the scan under a lock, exports the
+// columns DuckDB reads once (Arrow C data interface), and hands DuckDB
+// slices of at most 2048 rows (DuckDB's vector size) of them, converted in
+// C (duckdb_data_chunk_from_arrow, which takes ownership of the slice, no
+// copy of the values) and referenced into DuckDB's output chunk. Nothing
+// is filled value by value from Go. The batch order is the scan's (the
+// lake scan decodes files in parallel but keeps their order: lakestream
+// offers no unordered scan yet); DuckDB promises no order without ORDER
+// BY.
 //
 // A client cannot use the function: it reads only tokens the engine
 // registered for a statement it is running (random, 128 bits, gone once the
