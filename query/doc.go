@@ -15,17 +15,19 @@
 //     else is refused as invalid, naming its kind. Before it runs, every
 //     table reference that names a flightd table (db.t or db."t$rt";
 //     unqualified names resolve in the database "default") is replaced by a
-//     per-query Arrow view over the table's scan. The rewrite works on
-//     DuckDB's own parse tree (json_serialize_sql / json_deserialize_sql), so
-//     any SQL DuckDB can run over those names works: joins, CTEs, subqueries,
-//     aggregates, window functions.
-//   - Each view reads only what the statement can use (pushdown.go): the
-//     columns it names (all of them after a star or a whole-row reference),
-//     and for WHERE conjuncts of the form column op constant (=, <, <=, >, >=,
-//     IN, BETWEEN; integer, string and DATE constants) only the partitions,
-//     buckets and data files whose values or key/value statistics can match.
-//     Pruning only skips files; DuckDB applies the whole WHERE, so a result
-//     never depends on it (TestPushdownNeverChangesResults).
+//     per-query view over flightd's scan table function (tablefn.go). The
+//     rewrite works on DuckDB's own parse tree (json_serialize_sql /
+//     json_deserialize_sql), so any SQL DuckDB can run over those names
+//     works: joins, CTEs, subqueries, aggregates, window functions.
+//   - Each reference's scan reads only what the statement can use: the
+//     columns DuckDB's projection pushdown asks for, and for WHERE
+//     conjuncts of the form column op constant (=, <, <=, >, >=, IN,
+//     BETWEEN; integer, string and DATE constants) only the partitions,
+//     buckets and data files whose values or key/value statistics can match
+//     (pushdown.go). Pruning only skips files; DuckDB applies the whole
+//     WHERE, so a result never depends on it
+//     (TestPushdownNeverChangesResults). Several DuckDB threads read one
+//     scan, each taking the next batch, handed over in C without a copy.
 //
 // An INSERT whose values do not match the columns it fills is refused:
 // every VALUES row is counted (sqlparse.ValuesList), and any other source
@@ -67,7 +69,7 @@
 // DuckDB's memory, without a copy, so DuckDB computes only as fast as the
 // caller reads. A batch is valid until the reader's next Next or Release;
 // whoever keeps it, or a string of it, retains it or copies the value.
-// The query's Arrow views, its connection and its memory-guard entry are
+// The query's views and scans, its connection and its memory-guard entry are
 // released with the reader. Result columns whose DuckDB Arrow type differs
 // from what clients have always got (INTERVAL, UUID, ENUM, ARRAY, UNION,
 // BIT, TIMETZ, UHUGEINT, JSON as text) keep the row path (rowreader.go):

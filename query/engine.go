@@ -4,6 +4,7 @@ package query
 
 import (
 	"context"
+	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,7 +39,7 @@ type Engine struct {
 	seq   atomic.Uint64
 	// shapes are the parse trees of statement shapes seen (parsecache.go).
 	shapes parseCache
-	// noPushdown turns projection and pruning off (tests compare results).
+	// noPushdown turns pruning off (tests compare results).
 	noPushdown atomic.Bool
 	// forceRows builds every result from rows (tests and benchmarks
 	// compare the paths).
@@ -47,6 +48,10 @@ type Engine struct {
 	// Options.MemoryCeiling; stopGuard ends its watch.
 	guard     *memguard.Guard
 	stopGuard chan struct{}
+	// scans are the table references of the statements running, read by
+	// the scan table function (tablefn.go) over fnConn.
+	scans  scanRegistry
+	fnConn driver.Conn
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -59,12 +64,6 @@ func New(ls *lakestream.Service, opts Options) (*Engine, error) {
 	if opts.Allocator == nil {
 		opts.Allocator = memory.DefaultAllocator
 	}
-	// DuckDB pushes filters and column projections into arrow_scan and then
-	// trusts the stream to have applied them; a plain Arrow C stream (our
-	// scans) cannot, so filters were lost and columns misread
-	// (TestFiltersAndProjectionsOverScans). Both stay above the scan
-	// (disabled_optimizers in lockdown); the scans do their own projection
-	// and pruning from the parse tree (pushdown.go) instead.
 	settings := lockdown(opts)
 	c, err := duckdb.NewConnector(lockdownDSN(settings), nil)
 	if err != nil {
@@ -80,6 +79,10 @@ func New(ls *lakestream.Service, opts Options) (*Engine, error) {
 	}
 	e := &Engine{ls: ls, drain: opts.Drain, conn: c, mem: opts.Allocator, lg: opts.Logger,
 		guard: memguard.New(opts.MemoryCeiling, nil), stopGuard: make(chan struct{})}
+	if err := e.registerScanFunction(context.Background()); err != nil {
+		c.Close()
+		return nil, err
+	}
 	go e.guard.Run(e.stopGuard, 50*time.Millisecond, func(cancelled int, rss int64) {
 		e.lg.Warn("query: resident memory passed its ceiling; the DuckDB statements running were cancelled",
 			"resident_mib", rss>>20, "ceiling_mib", opts.MemoryCeiling>>20, "cancelled", cancelled)
@@ -91,6 +94,7 @@ func New(ls *lakestream.Service, opts Options) (*Engine, error) {
 func (e *Engine) Close() error {
 	close(e.stopGuard)
 	e.pool.closeIdle()
+	_ = e.fnConn.Close()
 	return e.conn.Close()
 }
 
@@ -366,14 +370,14 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 		}
 		hs := analyse(tree)
 		qid := e.seq.Add(1)
-		// Every reference gets its own view and scan: an Arrow stream can
-		// be read once, and a self-join reads the table twice.
+		// Every reference gets its own view and scan: a self-join reads
+		// the table twice, each side pruned by its own WHERE conjuncts.
 		err := rewriteTree(tree, e.resolve, func(r tableRef, node *object) string {
 			n := fmt.Sprintf("__flightd_q%d_%d", qid, len(refs))
 			refs = append(refs, r)
 			h := hs.of(node)
 			if e.noPushdown.Load() {
-				h = scanHints{all: true}
+				h = scanHints{}
 			}
 			hints = append(hints, h)
 			names = append(names, n)
@@ -396,13 +400,14 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 			run = "SELECT * FROM (" + run + ") AS __flightd_prepare LIMIT 0"
 		}
 	}
-	var releases []func()
+	var tokens []string
+	var sources []*scanSource
 	dropViews := func() {
-		for i, rel := range releases {
+		for i, tok := range tokens {
 			_ = c.exec(context.Background(), fmt.Sprintf(`DROP VIEW IF EXISTS "%s"`, names[i]))
-			rel()
+			e.scans.remove(tok)
 		}
-		releases = nil
+		tokens = nil
 	}
 	// The views stay until the result is released: DuckDB reads the scans
 	// as the caller reads the result.
@@ -411,26 +416,6 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 			dropViews()
 		}
 	}()
-	// bind registers a view per reference; project applies the hints'
-	// projections (filters only prune, so they always apply).
-	bind := func(project bool) (projected bool, err error) {
-		for i, r := range refs {
-			h := hints[i]
-			h.all = h.all || !project
-			rd, p, err := e.scanHinted(ctx, r, h)
-			if err != nil {
-				return false, mapErr(err)
-			}
-			projected = projected || p
-			rel, err := c.ar.RegisterView(rd, names[i])
-			rd.Release() // the exported stream holds its own reference
-			if err != nil {
-				return false, fmt.Errorf("query: bind %s.%s: %w", r.db, r.table, err)
-			}
-			releases = append(releases, rel)
-		}
-		return projected, nil
-	}
 	// Only statements DuckDB runs are guarded: plain scans stream and hold
 	// a few batches.
 	ctx, guardDone := e.guard.Start(ctx)
@@ -439,26 +424,42 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 			guardDone()
 		}
 	}()
-	projected, err := bind(true)
-	if err != nil {
-		return nil, err
+	// Each reference becomes a view over the scan function (tablefn.go);
+	// DuckDB's projection pushdown picks its columns, the hints' filters
+	// prune its files.
+	for i, r := range refs {
+		sc, err := e.refSchema(r)
+		if err != nil {
+			return nil, mapErr(err)
+		}
+		src := &scanSource{e: e, ctx: ctx, ref: r, hints: hints[i], schema: sc}
+		tok, err := e.scans.add(src)
+		if err != nil {
+			return nil, fmt.Errorf("query: %w", err)
+		}
+		tokens = append(tokens, tok)
+		sources = append(sources, src)
+		if err := c.exec(ctx, fmt.Sprintf(`CREATE TEMP VIEW "%s" AS SELECT * FROM %s('%s')`, names[i], scanFunction, tok)); err != nil {
+			return nil, fmt.Errorf("query: bind %s.%s: %w", r.db, r.table, err)
+		}
 	}
 	if describe != nil {
 		return nil, describe(c, run)
 	}
 	r, err := e.run(ctx, c, run, func() { dropViews(); e.release(c); guardDone() })
-	if err != nil && projected && strings.Contains(err.Error(), "Binder Error") {
-		// A column the projection missed: run again with whole tables.
-		e.lg.Warn("query: projection missed a column; rerunning without it", "err", cleanDuckErr(err))
-		dropViews()
-		if _, err := bind(false); err != nil {
-			return nil, err
+	if err != nil {
+		for _, src := range sources {
+			if serr := src.firstErr(); serr != nil && errors.Is(serr, lakestream.ErrSchemaChanged) {
+				return nil, serr
+			}
 		}
-		r, err = e.run(ctx, c, run, func() { dropViews(); e.release(c); guardDone() })
 	}
 	if err != nil {
 		if cause := context.Cause(ctx); errors.Is(cause, memguard.ErrOverMemory) {
 			return nil, cause
+		}
+		if cause := context.Cause(ctx); cause != nil && errors.Is(err, cause) {
+			return nil, err // cancelled while DuckDB started the statement
 		}
 		if errors.Is(err, engine.ErrInvalid) {
 			return nil, err
@@ -616,23 +617,15 @@ func (e *Engine) scan(ctx context.Context, r tableRef) (array.RecordReader, erro
 	return e.ls.Scan(ctx, r.db, r.table, r.realtime)
 }
 
-// scanHinted opens the reader behind a reference with the projection and
-// pruning filter of h; projected reports whether columns were left out.
-func (e *Engine) scanHinted(ctx context.Context, r tableRef, h scanHints) (rd array.RecordReader, projected bool, err error) {
-	if r.system || r.changelog {
-		rd, err = e.scan(ctx, r)
-		return rd, false, err
+// refSchema is the Arrow schema of the rows behind a reference.
+func (e *Engine) refSchema(r tableRef) (*arrow.Schema, error) {
+	switch {
+	case r.system:
+		return lakestream.StatusSchema, nil
+	case r.changelog:
+		return e.ls.ChangelogSchema(r.db, r.table)
 	}
-	sc, err := e.ls.ArrowSchema(r.db, r.table)
-	if err != nil {
-		return nil, false, err
-	}
-	cols, filter := h.scanOptions(sc)
-	if afterSchema != nil {
-		afterSchema()
-	}
-	rd, err = e.ls.ScanWith(ctx, r.db, r.table, lakestream.ScanOptions{Realtime: r.realtime, Columns: cols, Filter: filter, Expect: sc})
-	return rd, cols != nil, err
+	return e.ls.ArrowSchema(r.db, r.table)
 }
 
 // resolve maps a DuckDB base-table reference to a flightd table.

@@ -39,13 +39,11 @@ import (
 // connection, before any client connects (checkLockdown), because DuckDB
 // refuses some settings once external access is off and nothing once the
 // configuration is locked, and the driver applies start settings in no
-// particular order. disabled_optimizers keeps filters and projections above
-// the Arrow scans (see New).
+// particular order.
 func lockdown(opts Options) [][2]string {
 	s := [][2]string{
 		{"allow_community_extensions", "false"},
 		{"allow_unsigned_extensions", "false"},
-		{"disabled_optimizers", "filter_pushdown,unused_columns"},
 	}
 	if opts.Threads > 0 {
 		s = append(s, [2]string{"threads", fmt.Sprint(opts.Threads)})

@@ -9,51 +9,38 @@ import (
 	"github.com/flightd/flightd/lake"
 )
 
-// Scan hints: what a statement needs from each table reference, found in
-// DuckDB's parse tree before it is rewritten. DuckDB's arrow_scan cannot be
-// trusted with projection and filter pushdown (see engine.go), so flightd
-// does its own, conservatively:
-//
-//   - Projection: a reference's view holds only the table's columns whose
-//     name appears anywhere in the statement (any column reference, USING
-//     list), unless a star, a whole-row reference or a construct that names
-//     columns implicitly (PIVOT, NATURAL joins, positional references) may
-//     need them all. Unused extra columns cost a little; a missing one would
-//     fail the statement, so a binder error reruns it without projection.
-//   - Filter: top-level AND-ed conjuncts of a SELECT's WHERE of the form
-//     column op constant (=, <, <=, >, >=, IN, BETWEEN) on a table of that
-//     SELECT's FROM. They only prune partitions, buckets and files (see
-//     lake.ScanOptions); DuckDB still applies the whole WHERE, so pruning
-//     cannot change a result. For outer joins this holds too: a WHERE
-//     conjunct on a table's column is false for rows that cannot match it
-//     and for the NULL rows an outer join makes up.
+// Scan hints: what a statement's WHERE clauses say about each table
+// reference, found in DuckDB's parse tree before it is rewritten. DuckDB's
+// projection pushdown reaches the scans (tablefn.go), its filters do not
+// (the C API's table functions have none), so flightd prunes from the
+// parse tree: top-level AND-ed conjuncts of a SELECT's WHERE of the form
+// column op constant (=, <, <=, >, >=, IN, BETWEEN) on a table of that
+// SELECT's FROM. They only prune partitions, buckets and files (see
+// lake.ScanOptions); DuckDB still applies the whole WHERE, so pruning
+// cannot change a result. For outer joins this holds too: a WHERE conjunct
+// on a table's column is false for rows that cannot match it and for the
+// NULL rows an outer join makes up.
 type scanHints struct {
-	all     bool            // every column
-	columns map[string]bool // lower-cased names referenced in the statement
-	filter  []lake.Predicate
+	filter []lake.Predicate
 }
 
 // hintSet holds the hints of every base-table node of one statement.
 type hintSet struct {
-	columns map[string]bool
-	all     bool // a construct that may use any column of any table
-	full    map[*object]bool
 	filters map[*object][]lake.Predicate
 }
 
 func analyse(tree *object) *hintSet {
-	h := &hintSet{columns: map[string]bool{}, full: map[*object]bool{}, filters: map[*object][]lake.Predicate{}}
+	h := &hintSet{filters: map[*object][]lake.Predicate{}}
 	h.collect(tree)
 	return h
 }
 
 // of returns the hints of one base-table node.
 func (h *hintSet) of(node *object) scanHints {
-	return scanHints{all: h.all || h.full[node], columns: h.columns, filter: h.filters[node]}
+	return scanHints{filter: h.filters[node]}
 }
 
-// collect walks the whole tree: column names everywhere, and per SELECT
-// node its stars and WHERE conjuncts.
+// collect walks the whole tree for SELECT nodes' WHERE conjuncts.
 func (h *hintSet) collect(n any) {
 	switch v := n.(type) {
 	case []any:
@@ -61,26 +48,8 @@ func (h *hintSet) collect(n any) {
 			h.collect(c)
 		}
 	case *object:
-		switch v.get("class") {
-		case "COLUMN_REF":
-			for _, p := range strList(v.get("column_names")) {
-				h.columns[strings.ToLower(p)] = true
-			}
-		case "POSITIONAL_REFERENCE":
-			h.all = true
-		}
-		switch v.get("type") {
-		case "SELECT_NODE":
+		if v.get("type") == "SELECT_NODE" {
 			h.selectNode(v)
-		case "PIVOT", "SHOW_REF", "COLUMN_DATA", "DELIM_GET":
-			h.all = true
-		case "JOIN":
-			for _, c := range strList(v.get("using_columns")) {
-				h.columns[strings.ToLower(c)] = true
-			}
-			if v.get("ref_type") == "NATURAL" {
-				h.all = true
-			}
 		}
 		for _, k := range v.keys {
 			h.collect(v.vals[k])
@@ -135,49 +104,6 @@ func (h *hintSet) selectNode(node *object) {
 	byName := map[string]*object{}
 	for _, t := range tables {
 		byName[refName(t)] = t
-	}
-	// Stars and whole-row references in this node's own expressions (not in
-	// nested SELECTs, which are visited on their own).
-	var own func(n any)
-	own = func(n any) {
-		switch v := n.(type) {
-		case []any:
-			for _, c := range v {
-				own(c)
-			}
-		case *object:
-			if v.get("type") == "SELECT_NODE" || v.get("type") == "SET_OPERATION_NODE" {
-				return
-			}
-			switch v.get("class") {
-			case "STAR":
-				if r, _ := v.get("relation_name").(string); r != "" {
-					if t := byName[strings.ToLower(r)]; t != nil {
-						h.full[t] = true
-					}
-				} else {
-					for _, t := range tables {
-						h.full[t] = true
-					}
-				}
-			case "COLUMN_REF":
-				if names := strList(v.get("column_names")); len(names) == 1 {
-					if t := byName[strings.ToLower(names[0])]; t != nil {
-						h.full[t] = true // SELECT t FROM t: the row as a struct
-					}
-				}
-			}
-			for _, k := range v.keys {
-				if k != "from_table" {
-					own(v.vals[k])
-				}
-			}
-		}
-	}
-	for _, k := range node.keys {
-		if k != "from_table" {
-			own(node.vals[k])
-		}
 	}
 	where, _ := node.get("where_clause").(*object)
 	if where == nil {
@@ -370,10 +296,9 @@ func constantOf(e *object) (any, bool) {
 	return nil, false
 }
 
-// scanOptions turns hints into the projection and filter of a scan of a
-// table with schema sc: the table's columns the statement names, in table
-// order (at least one, so that rows can be counted), or nil for all.
-func (s scanHints) scanOptions(sc *arrow.Schema) (columns []string, filter []lake.Predicate) {
+// filterFor is the pruning filter of hints for a table with schema sc,
+// its columns spelled as sc spells them.
+func (s scanHints) filterFor(sc *arrow.Schema) (filter []lake.Predicate) {
 	for _, p := range expandBetween(s.filter) {
 		for _, f := range sc.Fields() {
 			if strings.EqualFold(f.Name, p.Column) {
@@ -383,19 +308,5 @@ func (s scanHints) scanOptions(sc *arrow.Schema) (columns []string, filter []lak
 			}
 		}
 	}
-	if s.all {
-		return nil, filter
-	}
-	for _, f := range sc.Fields() {
-		if s.columns[strings.ToLower(f.Name)] {
-			columns = append(columns, f.Name)
-		}
-	}
-	if len(columns) == sc.NumFields() {
-		return nil, filter
-	}
-	if len(columns) == 0 {
-		columns = []string{sc.Field(0).Name}
-	}
-	return columns, filter
+	return filter
 }

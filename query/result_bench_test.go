@@ -11,7 +11,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -128,6 +130,7 @@ func BenchmarkResults(b *testing.B) {
 				e.forceRows.Store(path == "rows")
 				defer e.forceRows.Store(false)
 				var peak int64
+				cpu := cpuSeconds()
 				for b.Loop() {
 					n, p := read(b, fmt.Sprintf(q.sql, "db.t"))
 					peak = max(peak, p)
@@ -135,6 +138,7 @@ func BenchmarkResults(b *testing.B) {
 						b.Fatalf("%d rows, want %d", n, rows)
 					}
 				}
+				b.ReportMetric((cpuSeconds()-cpu)/float64(b.N), "cpu-s/op")
 				b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 				b.ReportMetric(float64(peak)/(1<<20), "peak-rss-MiB")
 			})
@@ -160,6 +164,7 @@ func BenchmarkResults(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			cpu := cpuSeconds()
 			for b.Loop() {
 				r, err := ar.QueryContext(ctx, fmt.Sprintf(q.sql, "read_parquet(["+list+"])"))
 				if err != nil {
@@ -172,7 +177,17 @@ func BenchmarkResults(b *testing.B) {
 				}
 				r.Release()
 			}
+			b.ReportMetric((cpuSeconds()-cpu)/float64(b.N), "cpu-s/op")
 			b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 		})
 	}
+}
+
+// cpuSeconds is the process's user and system CPU time so far.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
