@@ -47,6 +47,7 @@ type Engine struct {
 	// guard cancels DuckDB statements while the process's memory is above
 	// Options.MemoryCeiling; stopGuard ends its watch.
 	guard     *memguard.Guard
+	spill     *memguard.Guard // nil: DuckDB's spill is not watched
 	stopGuard chan struct{}
 	// scans are the table references of the statements running, read by
 	// the scan table function (tablefn.go) over fnConn.
@@ -79,6 +80,9 @@ func New(ls *lakestream.Service, opts Options) (*Engine, error) {
 	}
 	e := &Engine{ls: ls, drain: opts.Drain, conn: c, mem: opts.Allocator, lg: opts.Logger,
 		guard: memguard.New(opts.MemoryCeiling, nil), stopGuard: make(chan struct{})}
+	if opts.MaxTempBytes > 0 && opts.TempDir != "" {
+		e.spill = memguard.NewSpill(opts.MaxTempBytes, opts.TempDir)
+	}
 	if err := e.registerScanFunction(context.Background()); err != nil {
 		c.Close()
 		return nil, err
@@ -86,6 +90,10 @@ func New(ls *lakestream.Service, opts Options) (*Engine, error) {
 	go e.guard.Run(e.stopGuard, 50*time.Millisecond, func(cancelled int, rss int64) {
 		e.lg.Warn("query: resident memory passed its ceiling; the DuckDB statements running were cancelled",
 			"resident_mib", rss>>20, "ceiling_mib", opts.MemoryCeiling>>20, "cancelled", cancelled)
+	})
+	go e.spill.Run(e.stopGuard, 50*time.Millisecond, func(cancelled int, size int64) {
+		e.lg.Warn("query: DuckDB's spill directory passed --max-spill; the DuckDB statements running were cancelled",
+			"spilled_mib", size>>20, "bound_mib", opts.MaxTempBytes>>20, "cancelled", cancelled)
 	})
 	return e, nil
 }
@@ -418,7 +426,9 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 	}()
 	// Only statements DuckDB runs are guarded: plain scans stream and hold
 	// a few batches.
-	ctx, guardDone := e.guard.Start(ctx)
+	ctx, memDone := e.guard.Start(ctx)
+	ctx, spillDone := e.spill.Start(ctx)
+	guardDone := func() { spillDone(); memDone() }
 	defer func() {
 		if !ok {
 			guardDone()
@@ -455,7 +465,7 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 		}
 	}
 	if err != nil {
-		if cause := context.Cause(ctx); errors.Is(cause, memguard.ErrOverMemory) {
+		if cause := context.Cause(ctx); errors.Is(cause, memguard.ErrOverMemory) || errors.Is(cause, memguard.ErrOverSpill) {
 			return nil, cause
 		}
 		if cause := context.Cause(ctx); cause != nil && errors.Is(err, cause) {

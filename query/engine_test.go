@@ -36,6 +36,9 @@ func newTestEngineWith(t testing.TB, opts Options) *Engine {
 	if opts.TempDir == "" {
 		opts.TempDir = filepath.Join(dir, "duckdb-tmp")
 	}
+	if opts.MaxTempBytes == 0 {
+		opts.MaxTempBytes = 1 << 30 // no test may fill the disk
+	}
 	e, err := New(lakestream.New(cat, log, lakestream.Options{}), opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { e.Close() })

@@ -54,6 +54,9 @@ func lockdown(opts Options) [][2]string {
 	if opts.TempDir != "" {
 		s = append(s, [2]string{"temp_directory", opts.TempDir})
 	}
+	if opts.MaxTempBytes > 0 {
+		s = append(s, [2]string{"max_temp_directory_size", fmt.Sprintf("%dMiB", max(opts.MaxTempBytes>>20, 1))})
+	}
 	return append(s,
 		[2]string{"autoinstall_known_extensions", "false"},
 		[2]string{"autoload_known_extensions", "false"},
@@ -91,7 +94,7 @@ func verifyLockdown(ctx context.Context, c driver.Conn, settings [][2]string) er
 	var names []string
 	for _, kv := range settings {
 		switch kv[0] {
-		case "threads", "memory_limit", "temp_directory":
+		case "threads", "memory_limit", "temp_directory", "max_temp_directory_size":
 			continue // sizes and paths DuckDB reports in its own words
 		}
 		want[kv[0]] = kv[1]

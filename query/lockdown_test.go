@@ -181,3 +181,29 @@ func TestHugeResultStreamsUnderMemoryCeiling(t *testing.T) {
 	require.GreaterOrEqual(t, rows, int64(20_000_000))
 	require.Equal(t, [][]string{{"42"}}, run(t, e, "SELECT 42"))
 }
+
+// DuckDB's own bound on spilling is 90% of the free disk, which a client's
+// query could take from the log and the lake (a cancelled test once left
+// 60 GB in its spill directory), and its max_temp_directory_size does not
+// hold for a sort (600 MB spilled under a 2 MiB bound): the spill guard
+// cancels the statement once the directory passes MaxTempBytes, the
+// client gets RESOURCE_EXHAUSTED, and the engine serves on.
+func TestSpillBeyondMaxTempBytesFails(t *testing.T) {
+	const sortBig = `SELECT md5(i::VARCHAR) AS h, md5(h) AS h2, i FROM range(3000000) r(i) ORDER BY h`
+	spill := func(limit int64) error {
+		e := newTestEngineWith(t, Options{Threads: 1, MemoryLimit: "64MiB", MaxTempBytes: limit})
+		res, err := e.Execute(context.Background(), sortBig)
+		if err == nil {
+			for res.Reader.Next() {
+			}
+			err = res.Reader.Err()
+			res.Reader.Release()
+		}
+		require.Equal(t, [][]string{{"2"}}, run(t, e, `SELECT 1 + 1`), "the engine serves on")
+		return err
+	}
+	require.NoError(t, spill(1<<30), "the sort spills within 1 GiB")
+	err := spill(16 << 20)
+	require.ErrorIs(t, err, engine.ErrExhausted, "the same sort may not spill more than 16 MiB")
+	require.ErrorContains(t, err, "--max-spill")
+}

@@ -29,6 +29,11 @@ type Options struct {
 	// turns spilling off (an operation that needs more fails instead). It
 	// must not be the directory that holds the log and auth.key.
 	TempDir string
+	// MaxTempBytes bounds what DuckDB spills into TempDir, for all
+	// statements together (DuckDB's max_temp_directory_size; its own
+	// default is 90% of the free disk, which a client's query could take
+	// from the log and the lake). 0 leaves DuckDB's default.
+	MaxTempBytes int64
 	// Drain moves a table's log into the lake; ALTER TABLE ... SET
 	// ('lakestream.enabled' = 'false') needs it (tiering.Service.Drain).
 	Drain lakestream.DrainFunc

@@ -25,6 +25,7 @@ type Limits struct {
 	MaxStatementBytes    string        // SQL text
 	MaxMessageBytes      string        // one gRPC message received (an ingest batch), and parameter values per DoPut
 	MaxResultBatchBytes  string        // Arrow data of one result message sent
+	MaxSpill             string        // disk DuckDB may spill to (all statements together)
 	ShutdownGrace        time.Duration // SIGTERM to exit, whatever is running
 }
 
@@ -39,6 +40,7 @@ func defaultLimits() Limits {
 		MaxStatementBytes:    "1MiB",
 		MaxMessageBytes:      "64MiB",
 		MaxResultBatchBytes:  "4MiB",
+		MaxSpill:             "10GiB",
 		ShutdownGrace:        10 * time.Second,
 	}
 }
@@ -68,6 +70,9 @@ func (l *Limits) env() error {
 	}
 	if v := os.Getenv("FLIGHTD_MAX_RESULT_BATCH_BYTES"); v != "" {
 		l.MaxResultBatchBytes = v
+	}
+	if v := os.Getenv("FLIGHTD_MAX_SPILL"); v != "" {
+		l.MaxSpill = v
 	}
 	for name, dst := range map[string]*time.Duration{
 		"FLIGHTD_QUERY_TIMEOUT":         &l.QueryTimeout,
@@ -108,6 +113,7 @@ func (l *Limits) flags(fs *flag.FlagSet) {
 	fs.StringVar(&l.MaxStatementBytes, "max-statement-bytes", l.MaxStatementBytes, "longest SQL text accepted; longer is INVALID_ARGUMENT (env FLIGHTD_MAX_STATEMENT_BYTES)")
 	fs.StringVar(&l.MaxMessageBytes, "max-message-bytes", l.MaxMessageBytes, "largest gRPC message received (one ingest batch), and most parameter values one DoPut binds (env FLIGHTD_MAX_MESSAGE_BYTES)")
 	fs.StringVar(&l.MaxResultBatchBytes, "max-result-batch-bytes", l.MaxResultBatchBytes, "most Arrow data in one result message sent: larger batches are sent in slices, a single larger row alone; keep it under the clients' receive limit, 16MiB for ADBC (env FLIGHTD_MAX_RESULT_BATCH_BYTES)")
+	fs.StringVar(&l.MaxSpill, "max-spill", l.MaxSpill, "disk DuckDB may spill to under <data-dir>/duckdb-tmp for all statements together (sorts, joins and aggregates larger than --memory-limit); a statement needing more fails (env FLIGHTD_MAX_SPILL)")
 	fs.DurationVar(&l.ShutdownGrace, "shutdown-grace", l.ShutdownGrace, "on SIGTERM or SIGINT, the process exits within this long whatever is running: calls get most of it, then they are cut off (env FLIGHTD_SHUTDOWN_GRACE)")
 }
 
@@ -146,8 +152,14 @@ func (l Limits) validate() error {
 	if n, err := parseSize(l.MaxResultBatchBytes); err != nil || n < 64<<10 || n > 1<<30 {
 		return fmt.Errorf("--max-result-batch-bytes %q: want a size between 64KiB and 1GiB", l.MaxResultBatchBytes)
 	}
+	if n, err := parseSize(l.MaxSpill); err != nil || n < 1<<20 {
+		return fmt.Errorf("--max-spill %q: want a size of at least 1MiB", l.MaxSpill)
+	}
 	return nil
 }
+
+// spillBytes is the validated --max-spill.
+func (l Limits) spillBytes() int64 { n, _ := parseSize(l.MaxSpill); return n }
 
 // statementBytes, messageBytes and resultBatchBytes are the validated sizes.
 func (l Limits) statementBytes() int { n, _ := parseSize(l.MaxStatementBytes); return int(n) }
@@ -250,6 +262,6 @@ func systemMemory() (int64, string) {
 }
 
 func (l Limits) String() string {
-	return fmt.Sprintf("--memory-limit=%s --memory-ceiling=%s --query-timeout=%s --max-concurrent-queries=%d --max-prepared=%d --prepared-idle-timeout=%s --max-statement-bytes=%s --max-message-bytes=%s --max-result-batch-bytes=%s --shutdown-grace=%s",
-		l.MemoryLimit, l.MemoryCeiling, l.QueryTimeout, l.MaxConcurrentQueries, l.MaxPrepared, l.PreparedIdleTimeout, l.MaxStatementBytes, l.MaxMessageBytes, l.MaxResultBatchBytes, l.ShutdownGrace)
+	return fmt.Sprintf("--memory-limit=%s --memory-ceiling=%s --query-timeout=%s --max-concurrent-queries=%d --max-prepared=%d --prepared-idle-timeout=%s --max-statement-bytes=%s --max-message-bytes=%s --max-result-batch-bytes=%s --max-spill=%s --shutdown-grace=%s",
+		l.MemoryLimit, l.MemoryCeiling, l.QueryTimeout, l.MaxConcurrentQueries, l.MaxPrepared, l.PreparedIdleTimeout, l.MaxStatementBytes, l.MaxMessageBytes, l.MaxResultBatchBytes, l.MaxSpill, l.ShutdownGrace)
 }

@@ -3,6 +3,8 @@ package memguard
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -92,4 +94,27 @@ func TestGuardOffAndResident(t *testing.T) {
 	require.False(t, crossed)
 	require.False(t, errors.Is(context.Cause(ctx), ErrOverMemory))
 	require.Positive(t, ResidentBytes())
+}
+
+// A spill guard measures the files under its directory (subdirectories
+// included) and cancels with ErrOverSpill, naming --max-spill.
+func TestSpillGuardCancelsOverItsBound(t *testing.T) {
+	dir := t.TempDir()
+	g := NewSpill(1000, dir)
+	ctx, done := g.Start(context.Background())
+	defer done()
+	crossed, _, size := g.Check()
+	require.False(t, crossed)
+	require.Zero(t, size)
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "sub"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.tmp"), make([]byte, 600), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "sub", "b.tmp"), make([]byte, 600), 0o644))
+	require.EqualValues(t, 1200, DirBytes(dir))
+	crossed, n, _ := g.Check()
+	require.True(t, crossed)
+	require.Equal(t, 1, n)
+	require.ErrorIs(t, context.Cause(ctx), ErrOverSpill)
+	require.ErrorIs(t, context.Cause(ctx), engine.ErrExhausted)
+	require.ErrorContains(t, context.Cause(ctx), "--max-spill")
+	require.Zero(t, DirBytes(filepath.Join(dir, "missing")))
 }
