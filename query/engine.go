@@ -551,7 +551,7 @@ func (e *Engine) plainScan(ctx context.Context, ps plainScan, schemaOnly bool) (
 		r, err = array.NewRecordReader(sc, nil)
 	case ps.ref.system || ps.ref.changelog || len(preds) == 0:
 		r, err = e.scan(ctx, ps.ref)
-		if err == nil && !sameColumns(r.Schema(), sc) {
+		if err == nil && !arrowutil.SameColumns(r.Schema(), sc) {
 			// changed by another engine since sc was read: idx and preds
 			// would name other columns
 			r.Release()
@@ -596,18 +596,6 @@ func (e *Engine) plainScan(ctx context.Context, ps plainScan, schemaOnly bool) (
 	return r, true, nil
 }
 
-// sameColumns reports whether a and b have the same column names and types.
-func sameColumns(a, b *arrow.Schema) bool {
-	if a.NumFields() != b.NumFields() {
-		return false
-	}
-	for i := range a.Fields() {
-		if a.Field(i).Name != b.Field(i).Name || !arrow.TypeEqual(a.Field(i).Type, b.Field(i).Type) {
-			return false
-		}
-	}
-	return true
-}
 
 func cleanDuckErr(err error) string {
 	return strings.TrimSpace(err.Error())

@@ -508,7 +508,7 @@ func (s *scanSource) open(cols []int) (array.RecordReader, error) {
 		if err != nil {
 			return nil, mapErr(err)
 		}
-		if !sameColumns(rd.Schema(), s.schema) {
+		if !arrowutil.SameColumns(rd.Schema(), s.schema) {
 			rd.Release()
 			return nil, mapErr(fmt.Errorf("%w (%s.%s)", lakestream.ErrSchemaChanged, r.db, r.table))
 		}
