@@ -34,6 +34,12 @@ type ScanOptions struct {
 	// another engine in between), the scan fails with ErrSchemaChanged
 	// instead of returning columns the caller does not expect.
 	Expect *arrow.Schema
+	// Unordered lets the lake's batches come out in the order the scan's
+	// workers finish them instead of bucket by bucket (lake.ScanTuning):
+	// for a reader that does not need the rows in order (SQL without ORDER
+	// BY), it keeps both cores decoding. Each batch of a primary-key table
+	// is still in key order, and the log's rows of t$rt still come last.
+	Unordered bool
 }
 
 // Scan reads db.name: the newest lake snapshot, and with realtime also the
@@ -116,7 +122,7 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, o
 	}
 	lakeOpts := lake.ScanOptions{Columns: read, Filter: opts.Filter}
 	if !opts.Realtime {
-		lakeReader, err := m.table.Scan(ctx, snap, lakeOpts)
+		lakeReader, err := m.table.ScanWith(ctx, snap, lakeOpts, lake.ScanTuning{Unordered: opts.Unordered})
 		if err != nil {
 			return nil, err
 		}
@@ -170,7 +176,7 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, o
 	}
 	var out array.RecordReader
 	if len(m.pk) == 0 {
-		lakeReader, err := m.table.Scan(ctx, snap, lakeOpts)
+		lakeReader, err := m.table.ScanWith(ctx, snap, lakeOpts, lake.ScanTuning{Unordered: opts.Unordered})
 		if err != nil {
 			releaseLog(log)
 			return nil, err
@@ -186,7 +192,7 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, o
 		if err != nil {
 			return nil, fmt.Errorf("lakestream: %s.%s: %w", db, name, err)
 		}
-		lakeReader, err := m.table.ScanWith(ctx, snap, lakeOpts, lake.ScanTuning{Transform: merged.LakeFilter()})
+		lakeReader, err := m.table.ScanWith(ctx, snap, lakeOpts, lake.ScanTuning{Unordered: opts.Unordered, Transform: merged.LakeFilter()})
 		if err != nil {
 			merged.Release()
 			return nil, err

@@ -582,7 +582,7 @@ func (e *Engine) plainScan(ctx context.Context, ps plainScan, schemaOnly bool) (
 				preds[i].col = pos[preds[i].col]
 			}
 		}
-		r, err = e.ls.ScanWith(ctx, ps.ref.db, ps.ref.table, lakestream.ScanOptions{Realtime: ps.ref.realtime, Columns: read, Filter: ps.filter, Expect: sc})
+		r, err = e.ls.ScanWith(ctx, ps.ref.db, ps.ref.table, lakestream.ScanOptions{Realtime: ps.ref.realtime, Columns: read, Filter: ps.filter, Expect: sc, Unordered: true})
 	}
 	if err != nil {
 		return nil, false, mapErr(err)

@@ -519,7 +519,7 @@ func (s *scanSource) open(cols []int) (array.RecordReader, error) {
 		names[i] = s.schema.Field(c).Name
 	}
 	filter := s.hints.filterFor(s.schema)
-	rd, err := s.e.ls.ScanWith(s.ctx, r.db, r.table, lakestream.ScanOptions{Realtime: r.realtime, Columns: names, Filter: filter, Expect: s.schema})
+	rd, err := s.e.ls.ScanWith(s.ctx, r.db, r.table, lakestream.ScanOptions{Realtime: r.realtime, Columns: names, Filter: filter, Expect: s.schema, Unordered: true})
 	if err != nil {
 		return nil, mapErr(err)
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/flightd/flightd/internal/arrowutil"
 )
 
 // Row kinds as Paimon writes them in _VALUE_KIND.
@@ -274,25 +276,7 @@ func notIn[K cmp.Ordered](keys, set []K) []bool {
 // filterBatch returns the rows of rec where keep is true: rec itself
 // (retained) when all are kept, nil when none are.
 func filterBatch(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch, keep []bool) (arrow.RecordBatch, error) {
-	n := 0
-	for _, k := range keep {
-		if k {
-			n++
-		}
-	}
-	switch n {
-	case 0:
-		return nil, nil
-	case len(keep):
-		rec.Retain()
-		return rec, nil
-	}
-	bb := array.NewBooleanBuilder(mem)
-	defer bb.Release()
-	bb.AppendValues(keep, nil)
-	mask := bb.NewArray()
-	defer mask.Release()
-	res, err := compute.FilterRecordBatch(ctx, rec, mask, compute.DefaultFilterOptions())
+	res, err := arrowutil.FilterRecord(ctx, mem, rec, keep)
 	if err != nil {
 		return nil, fmt.Errorf("union: filter batch: %w", err)
 	}

@@ -1,0 +1,128 @@
+package lake
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// BenchmarkScanDecode: the whole-table scan of a primary-key table of the
+// read benchmark's 8 columns (bench/readpath_bench_test.go) and 4 buckets,
+// one file per bucket (read without merging), LAKE_SCAN_ROWS rows
+// (default 2M), with 1 and 2 workers. It reports rows/s and CPU-seconds
+// per million rows (this process, all goroutines, GC included): the cost
+// of decoding Parquet into Arrow, which bounds every read of the lake.
+func BenchmarkScanDecode(b *testing.B) {
+	ctx := context.Background()
+	n := 2_000_000
+	if s := os.Getenv("LAKE_SCAN_ROWS"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	c, err := OpenCatalog(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := c.CreateDatabase("db", false); err != nil {
+		b.Fatal(err)
+	}
+	var cols []Column
+	for _, col := range []struct{ n, t string }{{"id", "BIGINT NOT NULL"}, {"k", "INT"}, {"x", "DOUBLE"}, {"y", "DOUBLE"},
+		{"customer", "STRING"}, {"token", "STRING"}, {"ts", "TIMESTAMP(6)"}, {"amount", "DECIMAL(10, 2)"}} {
+		dt, err := ParseType(col.t)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cols = append(cols, Column{Name: col.n, Type: dt})
+	}
+	tb, err := c.CreateTable("db", "t", Schema{Columns: cols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "4"}}, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
+	w := tb.NewWrite(ctx)
+	const chunk = 250_000
+	for start := 0; start < n; start += chunk {
+		rb := array.NewRecordBuilder(memory.DefaultAllocator, tb.Schema().ArrowSchema())
+		m := min(chunk, n-start)
+		for i := 0; i < m; i++ {
+			id := int64(start + i)
+			rb.Field(0).(*array.Int64Builder).Append(id)
+			rb.Field(1).(*array.Int32Builder).Append(rng.Int32N(1000))
+			rb.Field(2).(*array.Float64Builder).Append(rng.Float64())
+			rb.Field(3).(*array.Float64Builder).Append(rng.NormFloat64())
+			rb.Field(4).(*array.StringBuilder).Append("customer-" + strconv.Itoa(rng.IntN(50_000)))
+			rb.Field(5).(*array.StringBuilder).Append(fmt.Sprintf("%016x", rng.Uint64()))
+			rb.Field(6).(*array.TimestampBuilder).Append(arrow.Timestamp(base + id))
+			rb.Field(7).(*array.Decimal128Builder).Append(decimal128.FromI64(rng.Int64N(10_000_000)))
+		}
+		rec := rb.NewRecordBatch()
+		rb.Release()
+		buckets, err := tb.Buckets(rec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		byBucket := map[int32][]int64{}
+		for i, bk := range buckets {
+			byBucket[bk] = append(byBucket[bk], int64(i))
+		}
+		for bk, idx := range byBucket {
+			sub, err := takeRecord(ctx, rec, idx, memory.DefaultAllocator)
+			if err != nil {
+				b.Fatal(err)
+			}
+			seqs := make([]int64, len(idx))
+			for i := range seqs {
+				seqs[i] = int64(start) + idx[i]
+			}
+			if err := w.Write(ctx, bk, sub, make([]RowKind, len(idx)), seqs); err != nil {
+				b.Fatal(err)
+			}
+			sub.Release()
+		}
+		rec.Release()
+	}
+	snap, err := w.Commit(ctx, CommitOptions{CommitUser: "u", Identifier: 1, ExpectedLatest: 0})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, workers := range []int{1, 2, -2} {
+		name := fmt.Sprintf("workers=%d", workers)
+		if workers < 0 {
+			name = fmt.Sprintf("workers=%d/unordered", -workers)
+		}
+		b.Run(name, func(b *testing.B) {
+			cpu := time.Duration(0)
+			for b.Loop() {
+				start := cpuTime(b)
+				r, err := tb.ScanWith(ctx, snap, ScanOptions{}, ScanTuning{Workers: max(workers, -workers), Unordered: workers < 0})
+				if err != nil {
+					b.Fatal(err)
+				}
+				var got int64
+				for r.Next() {
+					got += r.RecordBatch().NumRows()
+				}
+				if err := r.Err(); err != nil || got != int64(n) {
+					b.Fatalf("scan: %d rows, %v", got, err)
+				}
+				r.Release()
+				cpu += cpuTime(b) - start
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+			b.ReportMetric(cpu.Seconds()/float64(b.N)/(float64(n)/1e6), "cpu-s/Mrows")
+		})
+	}
+}
