@@ -52,8 +52,10 @@ import (
 //     (the 8 value columns) into Arrow, 2 threads: rows/s and CPU-seconds
 //     per million rows, and flightd's t relative to both (on a shared
 //     machine the CPU ratio is the steadier one).
-//   - query=count-sum: SELECT count(*), sum(x) over t and t$rt: seconds
-//     and rows/s.
+//   - reference=duckdb-count-sum: DuckDB's SELECT count(*), sum(x)
+//     of read_parquet of the same files, 2 threads, in its own process.
+//   - query=count-sum: SELECT count(*), sum(x) over t and t$rt: seconds,
+//     rows/s and the time relative to DuckDB's.
 //   - lookup: FLIGHTD_READ_LOOKUPS (default 2,000) sequential point
 //     lookups SELECT * FROM t$rt WHERE id = ? (one prepared statement,
 //     each key bound), random existing keys, or as many as fit in
@@ -169,7 +171,7 @@ func BenchmarkReadPath(b *testing.B) {
 		var secs, cpu float64
 		runs := 0
 		for b.Loop() {
-			r := runDuckref(b, bin, files)
+			r := runDuckref(b, bin, files, "id, k, x, y, s1, s2, ts, flag")
 			if r.Rows != n {
 				b.Fatalf("DuckDB read %d rows from the %d files of bench.t, the table has %d: the directory holds files the snapshot does not name", r.Rows, len(files), n)
 			}
@@ -189,6 +191,25 @@ func BenchmarkReadPath(b *testing.B) {
 			vs = fmt.Sprintf("; flightd's t at %.2f of its rate, %.2f times its CPU", tRate/rate, tCPU/cpuPerM)
 		}
 		b.Logf("DuckDB read_parquet into Arrow, 2 threads, in process: %.2f M rows/s, %.3f CPU-s per M rows%s", rate/1e6, cpuPerM, vs)
+	})
+
+	// DuckDB aggregating the same files in its own process, the reference
+	// of the aggregates (count from the files' metadata, sum of one
+	// column). The table's parts hold disjoint keys, so the files hold
+	// each key once and the two answer the same.
+	var duckAgg float64
+	b.Run("reference=duckdb-count-sum/threads=2/"+rowsName, func(b *testing.B) {
+		bin := duckrefBinary(b)
+		var secs float64
+		runs := 0
+		for b.Loop() {
+			r := runDuckref(b, bin, files, "count(*), sum(x)")
+			secs += r.Seconds[medianIndex(r.Seconds)]
+			runs++
+		}
+		duckAgg = secs / float64(runs)
+		b.ReportMetric(duckAgg, "s/query")
+		b.Logf("DuckDB SELECT count(*), sum(x) FROM read_parquet(the table's files), 2 threads, in process: %.3f s", duckAgg)
 	})
 
 	for _, q := range []struct{ table, sql string }{
@@ -213,7 +234,12 @@ func BenchmarkReadPath(b *testing.B) {
 			b.ReportMetric(secs, "s/query")
 			b.ReportMetric(float64(n)/secs, "rows/s")
 			b.ReportMetric(cores, "server-cores")
-			b.Logf("SELECT count(*), sum(x) FROM %s: %.3f s, %.2f M rows/s, server %.2f cores", q.table, secs, float64(n)/secs/1e6, cores)
+			vs := ""
+			if duckAgg > 0 {
+				b.ReportMetric(secs/duckAgg, "x-duckdb-time")
+				vs = fmt.Sprintf(", %.2f times DuckDB's time", secs/duckAgg)
+			}
+			b.Logf("SELECT count(*), sum(x) FROM %s: %.3f s, %.2f M rows/s, server %.2f cores%s", q.table, secs, float64(n)/secs/1e6, cores, vs)
 		})
 	}
 
@@ -590,8 +616,8 @@ func duckrefBinary(b *testing.B) string {
 const duckrefRuns = 3
 
 // runDuckref reads files with DuckDB on 2 threads, duckrefRuns times.
-func runDuckref(b *testing.B, bin string, files []string) duckref {
-	args := append([]string{"-threads", "2", "-runs", fmt.Sprint(duckrefRuns), "-columns", "id, k, x, y, s1, s2, ts, flag"}, files...)
+func runDuckref(b *testing.B, bin string, files []string, columns string) duckref {
+	args := append([]string{"-threads", "2", "-runs", fmt.Sprint(duckrefRuns), "-columns", columns}, files...)
 	cmd := exec.Command(bin, args...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()

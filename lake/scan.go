@@ -204,9 +204,22 @@ func (r *scanReader) Next() bool {
 func (r *scanReader) tasks() []scanTask {
 	var out []scanTask
 	pk := r.t.schema.HasPrimaryKey()
+	var keyTypes []DataType
+	if pk {
+		for _, k := range r.t.schema.TrimmedPrimaryKeys() {
+			keyTypes = append(keyTypes, r.t.schema.Fields[r.t.schema.FieldIndex(k)].Type)
+		}
+	}
 	for _, g := range r.groups {
 		if pk && !((r.dvEnabled && rawConvertibleDV(g.files)) || (!r.dvEnabled && rawConvertible(g.files))) {
-			out = append(out, r.newMerge(g))
+			order, ok := disjointFiles(g.files, keyTypes)
+			if !ok {
+				out = append(out, r.newMerge(g))
+				continue
+			}
+			for _, i := range order {
+				out = append(out, &fileTask{r: r, g: g, f: &g.files[i]})
+			}
 			continue
 		}
 		for i := range g.files {
@@ -214,6 +227,25 @@ func (r *scanReader) tasks() []scanTask {
 		}
 	}
 	return out
+}
+
+// disjointFiles reports whether a primary-key bucket can be read without
+// merging because no two of its files can hold the same key: none holds a
+// retraction and their key ranges do not overlap, whatever their levels
+// (Java's MergeTreeSplitGenerator reads such a bucket raw too: each file is
+// a section of its own). Tiering keys that grow, such as event ids or
+// times, writes such buckets, and reading them raw decodes only the
+// projected columns, on as many workers as there are files. It returns the
+// files in key order, the order a merge would return the rows in.
+func disjointFiles(files []DataFileMeta, keyTypes []DataType) ([]int, bool) {
+	idx := make([]int, len(files))
+	for i, f := range files {
+		if f.DeleteRowCount == nil || *f.DeleteRowCount != 0 {
+			return nil, false
+		}
+		idx[i] = i
+	}
+	return levelRun(files, idx, keyTypes)
 }
 
 // fileTask reads one file's row groups, dropping empty batches.

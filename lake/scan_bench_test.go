@@ -98,31 +98,36 @@ func BenchmarkScanDecode(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, workers := range []int{1, 2, -2} {
-		name := fmt.Sprintf("workers=%d", workers)
-		if workers < 0 {
-			name = fmt.Sprintf("workers=%d/unordered", -workers)
-		}
-		b.Run(name, func(b *testing.B) {
-			cpu := time.Duration(0)
-			for b.Loop() {
-				start := cpuTime(b)
-				r, err := tb.ScanWith(ctx, snap, ScanOptions{}, ScanTuning{Workers: max(workers, -workers), Unordered: workers < 0})
-				if err != nil {
-					b.Fatal(err)
-				}
-				var got int64
-				for r.Next() {
-					got += r.RecordBatch().NumRows()
-				}
-				if err := r.Err(); err != nil || got != int64(n) {
-					b.Fatalf("scan: %d rows, %v", got, err)
-				}
-				r.Release()
-				cpu += cpuTime(b) - start
+	for _, cols := range [][]string{nil, {"x"}} {
+		for _, workers := range []int{1, 2, -2} {
+			name := fmt.Sprintf("workers=%d", workers)
+			if workers < 0 {
+				name = fmt.Sprintf("workers=%d/unordered", -workers)
 			}
-			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
-			b.ReportMetric(cpu.Seconds()/float64(b.N)/(float64(n)/1e6), "cpu-s/Mrows")
-		})
+			if cols != nil {
+				name = "columns=x/" + name
+			}
+			b.Run(name, func(b *testing.B) {
+				cpu := time.Duration(0)
+				for b.Loop() {
+					start := cpuTime(b)
+					r, err := tb.ScanWith(ctx, snap, ScanOptions{Columns: cols}, ScanTuning{Workers: max(workers, -workers), Unordered: workers < 0})
+					if err != nil {
+						b.Fatal(err)
+					}
+					var got int64
+					for r.Next() {
+						got += r.RecordBatch().NumRows()
+					}
+					if err := r.Err(); err != nil || got != int64(n) {
+						b.Fatalf("scan: %d rows, %v", got, err)
+					}
+					r.Release()
+					cpu += cpuTime(b) - start
+				}
+				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+				b.ReportMetric(cpu.Seconds()/float64(b.N)/(float64(n)/1e6), "cpu-s/Mrows")
+			})
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -715,6 +716,143 @@ func TestScanTransformFiltersOnWorkers(t *testing.T) {
 			rr.Release()
 			mem.AssertSize(t, 0)
 			require.True(t, waitGoroutines(before))
+		}
+	}
+}
+
+// TestScanReadsDisjointFilesRaw: a primary-key bucket whose files hold
+// disjoint key ranges and no retraction (keys that grow, tiered round by
+// round) is read file by file, in key order, instead of merged; a bucket
+// is merged as soon as two of its files' key ranges overlap or one holds a
+// retraction. The plan is checked against key ranges computed here with
+// Go's own order of the key type (strings order "10" before "9"), and the
+// rows against a model, in key order, with 1-3 workers and unordered.
+func TestScanReadsDisjointFilesRaw(t *testing.T) {
+	ctx := context.Background()
+	for _, keyType := range []string{"BIGINT", "STRING"} {
+		for seed := uint64(0); seed < 4; seed++ {
+			t.Run(fmt.Sprintf("key=%s/seed=%d", keyType, seed), func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(seed, 31))
+				c := newTestCatalog(t)
+				kt, err := ParseType(keyType + " NOT NULL")
+				require.NoError(t, err)
+				tb, err := c.CreateTable("db", "t", Schema{Columns: []Column{{Name: "k", Type: kt}, {Name: "v", Type: DataType{Root: TypeBigInt}}},
+					PrimaryKeys: []string{"k"}, Options: map[string]string{"bucket": "1"}}, false)
+				require.NoError(t, err)
+				// less is Go's order of the key as the table stores it.
+				less := func(a, b int) bool {
+					if keyType == "STRING" {
+						return strconv.Itoa(a) < strconv.Itoa(b)
+					}
+					return a < b
+				}
+				model := map[int]int64{}
+				var spans [][2]int // each commit's smallest and largest key
+				retracted := false
+				var snap *Snapshot
+				for step := int64(1); step <= 8; step++ {
+					var keys []int
+					kinds := []RowKind{}
+					switch op := rng.IntN(10); {
+					case op < 7 || len(model) == 0: // a window of new keys, inserted
+						lo, n := rng.IntN(2000), 1+rng.IntN(40)
+						for k := lo; k < lo+n; k++ {
+							keys = append(keys, k)
+							kinds = append(kinds, Insert)
+						}
+					case op < 9: // upserts of keys already there
+						for k := range model {
+							if len(keys) < 5 {
+								keys = append(keys, k)
+								kinds = append(kinds, UpdateAfter)
+							}
+						}
+					default: // a delete
+						for k := range model {
+							keys = []int{k}
+							kinds = []RowKind{Delete}
+							retracted = true
+							break
+						}
+					}
+					rb := array.NewRecordBuilder(memory.DefaultAllocator, tb.Schema().ArrowSchema())
+					seqs := make([]int64, len(keys))
+					span := [2]int{keys[0], keys[0]}
+					for i, k := range keys {
+						if keyType == "STRING" {
+							rb.Field(0).(*array.StringBuilder).Append(strconv.Itoa(k))
+						} else {
+							rb.Field(0).(*array.Int64Builder).Append(int64(k))
+						}
+						v := step*10_000 + int64(i)
+						rb.Field(1).(*array.Int64Builder).Append(v)
+						seqs[i] = step*1000 + int64(i)
+						if kinds[i] == Delete {
+							delete(model, k)
+						} else {
+							model[k] = v
+						}
+						if less(k, span[0]) {
+							span[0] = k
+						}
+						if less(span[1], k) {
+							span[1] = k
+						}
+					}
+					rec := rb.NewRecordBatch()
+					rb.Release()
+					w := tb.NewWrite(ctx)
+					require.NoError(t, w.Write(ctx, 0, rec, kinds, seqs))
+					rec.Release()
+					snap, err = w.Commit(ctx, CommitOptions{CommitUser: "u", Identifier: step, ExpectedLatest: step - 1})
+					require.NoError(t, err)
+					spans = append(spans, span)
+					mustMerge := retracted
+					for i := range spans {
+						for j := i + 1; j < len(spans); j++ {
+							if !less(spans[i][1], spans[j][0]) && !less(spans[j][1], spans[i][0]) {
+								mustMerge = true
+							}
+						}
+					}
+
+					rr, err := tb.Scan(ctx, snap, ScanOptions{})
+					require.NoError(t, err)
+					merges, files := 0, 0
+					for _, task := range rr.(*scanReader).tasks() {
+						switch task.(type) {
+						case *mergeTask:
+							merges++
+						case *fileTask:
+							files++
+						}
+					}
+					rr.Release()
+					if mustMerge {
+						require.Equal(t, 1, merges, "step %d: files that can share keys must be merged (spans %v)", step, spans)
+					} else {
+						require.Equal(t, [2]int{0, int(step)}, [2]int{merges, files}, "step %d: disjoint files are read raw (spans %v)", step, spans)
+					}
+
+					var want []string
+					var ks []int
+					for k := range model {
+						ks = append(ks, k)
+					}
+					sort.Slice(ks, func(i, j int) bool { return less(ks[i], ks[j]) })
+					for _, k := range ks {
+						want = append(want, fmt.Sprintf("%d|%d", k, model[k]))
+					}
+					for _, workers := range []int{1, 2, 3} {
+						require.Equal(t, want, scanTunedRows(t, tb, snap, nil, ScanTuning{Workers: workers}), "step %d, %d workers", step, workers)
+					}
+					got := scanTunedRows(t, tb, snap, nil, ScanTuning{Workers: 2, Unordered: true})
+					sort.Strings(got)
+					sorted := slices.Clone(want)
+					sort.Strings(sorted)
+					require.Equal(t, sorted, got, "step %d unordered", step)
+				}
+			})
 		}
 	}
 }
