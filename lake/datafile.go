@@ -143,7 +143,16 @@ func openParquet(ctx context.Context, fio FileIO, path string, mem memory.Alloca
 	if err != nil {
 		return nil, err
 	}
-	pr, err := file.NewParquetReader(f, file.WithReadProps(parquet.NewReaderProperties(mem)))
+	props := parquet.NewReaderProperties(mem)
+	if localReads(fio) {
+		// Read pages through a small buffer instead of each column chunk
+		// into a fresh buffer of its size: the allocation and zeroing of
+		// that buffer was a third of a one-column scan (BenchmarkScanDecode,
+		// columns=x: 1.45x the rows/s). Not on S3, where a read is a GET.
+		props.BufferedStreamEnabled = true
+		props.BufferSize = 64 * 1024
+	}
+	pr, err := file.NewParquetReader(f, file.WithReadProps(props))
 	if err != nil {
 		f.Close()
 		return nil, err

@@ -95,6 +95,18 @@ func (l LocalFileIO) Read(_ context.Context, path string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
+// localReads reports whether fio reads from a local file system, where a
+// small read is a system call, not a request to a store (S3: one GET each).
+func localReads(fio FileIO) bool {
+	switch f := fio.(type) {
+	case LocalFileIO:
+		return true
+	case *rootedFileIO:
+		return localReads(f.inner)
+	}
+	return false
+}
+
 // Open implements FileIO.
 func (l LocalFileIO) Open(_ context.Context, path string) (ReadAtSeekCloser, error) {
 	return l.sys().OpenFile(path, osRDONLY, 0)
