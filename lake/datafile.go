@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
@@ -138,6 +139,19 @@ type parquetFile struct {
 	path   string
 }
 
+// FooterCacheBytes bounds the decoded Parquet footers of data files kept
+// in memory (an estimate, footerCost times their encoded size). Data files
+// are immutable and named once, like manifests (see manifest_cache.go), so
+// a file opened again, as every point lookup of a bucket opens its files,
+// is not read and parsed again: parsing the footer was a fifth of a
+// lookup. Set it before the first scan; 0 disables the cache.
+var FooterCacheBytes int64 = 32 << 20
+
+// footerCost is the memory of a decoded footer per byte of its encoding.
+const footerCost = 4
+
+var parquetFooters = newLRUCache[*metadata.FileMetaData](&FooterCacheBytes)
+
 func openParquet(ctx context.Context, fio FileIO, path string, mem memory.Allocator) (*parquetFile, error) {
 	f, err := fio.Open(ctx, path)
 	if err != nil {
@@ -152,10 +166,18 @@ func openParquet(ctx context.Context, fio FileIO, path string, mem memory.Alloca
 		props.BufferedStreamEnabled = true
 		props.BufferSize = 64 * 1024
 	}
-	pr, err := file.NewParquetReader(f, file.WithReadProps(props))
+	opts := []file.ReadOption{file.WithReadProps(props)}
+	md, cached := parquetFooters.get(path)
+	if cached {
+		opts = append(opts, file.WithMetadata(md))
+	}
+	pr, err := file.NewParquetReader(f, opts...)
 	if err != nil {
 		f.Close()
 		return nil, err
+	}
+	if !cached {
+		parquetFooters.put(path, footerCost*int64(pr.MetaData().Size()), pr.MetaData())
 	}
 	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{Parallel: false, BatchSize: 64 * 1024}, mem)
 	if err != nil {

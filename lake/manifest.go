@@ -509,7 +509,7 @@ func (t *Table) readManifestList(ctx context.Context, name string) ([]ManifestFi
 	}
 	// An empty list is cached too (as an empty, non-nil slice): offset-only
 	// commits have one, and every scan would parse its Avro header again.
-	decodedManifests.put(&cachedManifest{path: p, size: emptyCost + metasSize(metas), metas: append(make([]ManifestFileMeta, 0, len(metas)), metas...)})
+	decodedManifests.put(p, emptyCost+metasSize(metas), &cachedManifest{metas: append(make([]ManifestFileMeta, 0, len(metas)), metas...)})
 	return metas, nil
 }
 
@@ -526,7 +526,7 @@ func (t *Table) readManifest(ctx context.Context, name string) ([]ManifestEntry,
 	if err != nil {
 		return nil, fmt.Errorf("lake: %s: decode manifest %s: %w: %w", t.FullName(), p, ErrCorrupt, err)
 	}
-	decodedManifests.put(&cachedManifest{path: p, size: emptyCost + entriesSize(entries), entries: append(make([]ManifestEntry, 0, len(entries)), entries...)})
+	decodedManifests.put(p, emptyCost+entriesSize(entries), &cachedManifest{entries: append(make([]ManifestEntry, 0, len(entries)), entries...)})
 	return entries, nil
 }
 

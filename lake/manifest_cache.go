@@ -17,16 +17,62 @@ import (
 // estimate of their size). Set it before the first scan; 0 disables the cache.
 var ManifestCacheBytes int64 = 64 << 20
 
-type decodedCache struct {
+// lruCache keeps decoded immutable files by path, least recently used out
+// first, within the byte limit *limit (read at each put; 0 disables it).
+type lruCache[V any] struct {
+	limit *int64
 	mu    sync.Mutex
 	size  int64
 	order *list.List // front = most recently used
 	items map[string]*list.Element
 }
 
+type lruItem[V any] struct {
+	path string
+	size int64
+	v    V
+}
+
+func newLRUCache[V any](limit *int64) *lruCache[V] {
+	return &lruCache[V]{limit: limit, order: list.New(), items: map[string]*list.Element{}}
+}
+
+func (c *lruCache[V]) get(path string) (V, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.items[path]
+	if !ok {
+		var zero V
+		return zero, false
+	}
+	c.order.MoveToFront(el)
+	return el.Value.(*lruItem[V]).v, true
+}
+
+// put caches v, which costs size bytes, unless it would take over a
+// quarter of the limit.
+func (c *lruCache[V]) put(path string, size int64, v V) {
+	limit := *c.limit
+	if limit <= 0 || size > limit/4 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.items[path]; ok {
+		return
+	}
+	c.items[path] = c.order.PushFront(&lruItem[V]{path: path, size: size, v: v})
+	c.size += size
+	for c.size > limit {
+		el := c.order.Back()
+		old := el.Value.(*lruItem[V])
+		c.order.Remove(el)
+		delete(c.items, old.path)
+		c.size -= old.size
+	}
+}
+
 type cachedManifest struct {
-	path    string
-	size    int64
 	entries []ManifestEntry    // a manifest (non-nil, possibly empty)
 	metas   []ManifestFileMeta // or a manifest list (non-nil, possibly empty)
 }
@@ -34,39 +80,7 @@ type cachedManifest struct {
 // emptyCost is what a cached manifest costs besides its entries.
 const emptyCost = 64
 
-var decodedManifests = &decodedCache{order: list.New(), items: map[string]*list.Element{}}
-
-func (c *decodedCache) get(path string) (*cachedManifest, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	el, ok := c.items[path]
-	if !ok {
-		return nil, false
-	}
-	c.order.MoveToFront(el)
-	return el.Value.(*cachedManifest), true
-}
-
-func (c *decodedCache) put(m *cachedManifest) {
-	limit := ManifestCacheBytes
-	if limit <= 0 || m.size > limit/4 {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.items[m.path]; ok {
-		return
-	}
-	c.items[m.path] = c.order.PushFront(m)
-	c.size += m.size
-	for c.size > limit {
-		el := c.order.Back()
-		old := el.Value.(*cachedManifest)
-		c.order.Remove(el)
-		delete(c.items, old.path)
-		c.size -= old.size
-	}
-}
+var decodedManifests = newLRUCache[*cachedManifest](&ManifestCacheBytes)
 
 // entriesSize estimates the memory of decoded manifest entries.
 func entriesSize(es []ManifestEntry) int64 {
