@@ -78,29 +78,8 @@ func BenchmarkPointLookupPK(b *testing.B) {
 		}
 		rec := rb.NewRecordBatch()
 		defer rec.Release()
-		buckets, err := tb.Buckets(rec)
-		if err != nil {
-			b.Fatal(err)
-		}
-		byBucket := map[int32][]int64{}
-		for i, bk := range buckets {
-			byBucket[bk] = append(byBucket[bk], int64(i))
-		}
 		w := tb.NewWrite(ctx)
-		for bk, idx := range byBucket {
-			sub, err := takeRecord(ctx, rec, idx, memory.DefaultAllocator)
-			if err != nil {
-				b.Fatal(err)
-			}
-			seqs := make([]int64, len(idx))
-			for i := range seqs {
-				seqs[i] = int64(i)
-			}
-			if err := w.Write(ctx, bk, sub, make([]RowKind, len(idx)), seqs); err != nil {
-				b.Fatal(err)
-			}
-			sub.Release()
-		}
+		writeByBucket(b, tb, w, rec, func(row int64) int64 { return row })
 		latest, err := tb.latestSnapshotID(ctx)
 		if err != nil {
 			b.Fatal(err)

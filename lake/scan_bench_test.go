@@ -70,28 +70,7 @@ func BenchmarkScanDecode(b *testing.B) {
 		}
 		rec := rb.NewRecordBatch()
 		rb.Release()
-		buckets, err := tb.Buckets(rec)
-		if err != nil {
-			b.Fatal(err)
-		}
-		byBucket := map[int32][]int64{}
-		for i, bk := range buckets {
-			byBucket[bk] = append(byBucket[bk], int64(i))
-		}
-		for bk, idx := range byBucket {
-			sub, err := takeRecord(ctx, rec, idx, memory.DefaultAllocator)
-			if err != nil {
-				b.Fatal(err)
-			}
-			seqs := make([]int64, len(idx))
-			for i := range seqs {
-				seqs[i] = int64(start) + idx[i]
-			}
-			if err := w.Write(ctx, bk, sub, make([]RowKind, len(idx)), seqs); err != nil {
-				b.Fatal(err)
-			}
-			sub.Release()
-		}
+		writeByBucket(b, tb, w, rec, func(i int64) int64 { return int64(start) + i })
 		rec.Release()
 	}
 	snap, err := w.Commit(ctx, CommitOptions{CommitUser: "u", Identifier: 1, ExpectedLatest: 0})
@@ -129,5 +108,33 @@ func BenchmarkScanDecode(b *testing.B) {
 				b.ReportMetric(cpu.Seconds()/float64(b.N)/(float64(n)/1e6), "cpu-s/Mrows")
 			})
 		}
+	}
+}
+
+// writeByBucket writes rec's rows as inserts, each to its bucket, with
+// sequence number seq(row).
+func writeByBucket(b testing.TB, tb *Table, w *Write, rec arrow.RecordBatch, seq func(row int64) int64) {
+	ctx := context.Background()
+	buckets, err := tb.Buckets(rec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	byBucket := map[int32][]int64{}
+	for i, bk := range buckets {
+		byBucket[bk] = append(byBucket[bk], int64(i))
+	}
+	for bk, idx := range byBucket {
+		sub, err := takeRecord(ctx, rec, idx, memory.DefaultAllocator)
+		if err != nil {
+			b.Fatal(err)
+		}
+		seqs := make([]int64, len(idx))
+		for i := range seqs {
+			seqs[i] = seq(idx[i])
+		}
+		if err := w.Write(ctx, bk, sub, make([]RowKind, len(idx)), seqs); err != nil {
+			b.Fatal(err)
+		}
+		sub.Release()
 	}
 }
