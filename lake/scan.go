@@ -218,7 +218,7 @@ func (r *scanReader) tasks() []scanTask {
 				continue
 			}
 			for _, i := range order {
-				out = append(out, &fileTask{r: r, g: g, f: &g.files[i]})
+				out = append(out, &fileTask{r: r, g: g, f: &g.files[i], dropRetractions: true})
 			}
 			continue
 		}
@@ -230,19 +230,19 @@ func (r *scanReader) tasks() []scanTask {
 }
 
 // disjointFiles reports whether a primary-key bucket can be read without
-// merging because no two of its files can hold the same key: none holds a
-// retraction and their key ranges do not overlap, whatever their levels
-// (Java's MergeTreeSplitGenerator reads such a bucket raw too: each file is
-// a section of its own). Tiering keys that grow, such as event ids or
-// times, writes such buckets, and reading them raw decodes only the
-// projected columns, on as many workers as there are files. It returns the
-// files in key order, the order a merge would return the rows in.
+// merging because no two of its files can hold the same key: their key
+// ranges do not overlap, whatever their levels. Each key is then in one
+// file, once, so the merge's result is each file's rows without the
+// retractions, which the file tasks drop (fileTask.dropRetractions; Java's
+// MergeTreeSplitGenerator reads a one-file section raw, but trusts
+// _DELETE_ROW_COUNT for that). Tiering keys that grow, such as event ids
+// or times, writes such buckets, and reading them raw decodes only the
+// projected columns and _VALUE_KIND, on as many workers as there are
+// files. It returns the files in key order, the order a merge would
+// return the rows in.
 func disjointFiles(files []DataFileMeta, keyTypes []DataType) ([]int, bool) {
 	idx := make([]int, len(files))
-	for i, f := range files {
-		if f.DeleteRowCount == nil || *f.DeleteRowCount != 0 {
-			return nil, false
-		}
+	for i := range files {
 		idx[i] = i
 	}
 	return levelRun(files, idx, keyTypes)
@@ -254,6 +254,11 @@ type fileTask struct {
 	g  *scanGroup
 	f  *DataFileMeta
 	fr *fileReader
+	// dropRetractions reads _VALUE_KIND too and drops the -U/-D rows, as
+	// a merge would: a file of a disjoint bucket (disjointFiles) holds
+	// each of its keys alone, and a writer may count its retractions
+	// wrong (pypaimon 2.1 records _DELETE_ROW_COUNT 0 for every file).
+	dropRetractions bool
 }
 
 func (ft *fileTask) next() (arrow.RecordBatch, error) {
@@ -262,9 +267,45 @@ func (ft *fileTask) next() (arrow.RecordBatch, error) {
 		if err != nil {
 			return nil, err
 		}
-		ft.fr = ft.r.newFileReader(ft.g, ft.f, ft.r.schema.Fields(), dvs[ft.f.FileName])
+		want := ft.r.schema.Fields()
+		if ft.dropRetractions {
+			want = append(want, arrow.Field{Name: valueKindField, Type: arrow.PrimitiveTypes.Int8})
+		}
+		ft.fr = ft.r.newFileReader(ft.g, ft.f, want, dvs[ft.f.FileName])
 	}
-	return ft.fr.next()
+	for {
+		rec, err := ft.fr.next()
+		if err != nil || rec == nil || !ft.dropRetractions {
+			return rec, err
+		}
+		rec, err = dropRetractionRows(ft.r.ctx, ft.r.mem, rec)
+		if err != nil || rec != nil {
+			return rec, err
+		}
+	}
+}
+
+// dropRetractionRows returns rec without its last column (_VALUE_KIND) and
+// without the rows that column marks -U or -D; nil when no row is left. It
+// releases rec.
+func dropRetractionRows(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	defer rec.Release()
+	last := int(rec.NumCols()) - 1
+	kinds := rec.Column(last).(*array.Int8)
+	keep := make([]bool, kinds.Len())
+	for i := range keep {
+		keep[i] = !RowKind(kinds.Value(i)).isRetract()
+	}
+	cols := rec.Columns()[:last]
+	fields := rec.Schema().Fields()[:last]
+	data := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, rec.NumRows())
+	defer data.Release()
+	out, err := arrowutil.FilterRecord(ctx, mem, data, keep)
+	if err != nil || out == nil || out.NumRows() > 0 {
+		return out, err
+	}
+	out.Release()
+	return nil, nil
 }
 
 func (ft *fileTask) close() {

@@ -721,12 +721,13 @@ func TestScanTransformFiltersOnWorkers(t *testing.T) {
 }
 
 // TestScanReadsDisjointFilesRaw: a primary-key bucket whose files hold
-// disjoint key ranges and no retraction (keys that grow, tiered round by
-// round) is read file by file, in key order, instead of merged; a bucket
-// is merged as soon as two of its files' key ranges overlap or one holds a
-// retraction. The plan is checked against key ranges computed here with
-// Go's own order of the key type (strings order "10" before "9"), and the
-// rows against a model, in key order, with 1-3 workers and unordered.
+// disjoint key ranges (keys that grow, tiered round by round) is read file
+// by file, in key order, instead of merged, and its retractions (deletes
+// of keys no other file holds) are dropped as a merge drops them; a bucket
+// is merged as soon as two of its files' key ranges overlap. The plan is
+// checked against key ranges computed here with Go's own order of the key
+// type (strings order "10" before "9"), and the rows against a model, in
+// key order, with 1-3 workers and unordered.
 func TestScanReadsDisjointFilesRaw(t *testing.T) {
 	ctx := context.Background()
 	for _, keyType := range []string{"BIGINT", "STRING"} {
@@ -748,17 +749,20 @@ func TestScanReadsDisjointFilesRaw(t *testing.T) {
 				}
 				model := map[int]int64{}
 				var spans [][2]int // each commit's smallest and largest key
-				retracted := false
 				var snap *Snapshot
 				for step := int64(1); step <= 8; step++ {
 					var keys []int
 					kinds := []RowKind{}
 					switch op := rng.IntN(10); {
-					case op < 7 || len(model) == 0: // a window of new keys, inserted
+					case op < 7 || len(model) == 0: // a window of new keys, inserted or deleted
 						lo, n := rng.IntN(2000), 1+rng.IntN(40)
 						for k := lo; k < lo+n; k++ {
 							keys = append(keys, k)
-							kinds = append(kinds, Insert)
+							kind := Insert
+							if _, there := model[k]; !there && rng.IntN(5) == 0 {
+								kind = Delete // a delete of a key no file holds
+							}
+							kinds = append(kinds, kind)
 						}
 					case op < 9: // upserts of keys already there
 						for k := range model {
@@ -767,11 +771,10 @@ func TestScanReadsDisjointFilesRaw(t *testing.T) {
 								kinds = append(kinds, UpdateAfter)
 							}
 						}
-					default: // a delete
+					default: // a delete of a key an older file holds
 						for k := range model {
 							keys = []int{k}
 							kinds = []RowKind{Delete}
-							retracted = true
 							break
 						}
 					}
@@ -807,7 +810,7 @@ func TestScanReadsDisjointFilesRaw(t *testing.T) {
 					snap, err = w.Commit(ctx, CommitOptions{CommitUser: "u", Identifier: step, ExpectedLatest: step - 1})
 					require.NoError(t, err)
 					spans = append(spans, span)
-					mustMerge := retracted
+					mustMerge := false
 					for i := range spans {
 						for j := i + 1; j < len(spans); j++ {
 							if !less(spans[i][1], spans[j][0]) && !less(spans[j][1], spans[i][0]) {
