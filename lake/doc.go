@@ -26,13 +26,14 @@
 //   - Scans merge primary-key buckets (highest sequence wins, -U/-D dropped) and concatenate append
 //     files. A bucket is merged as a stream: its sorted runs (each level-0 file, each level above
 //     0) are read a row group at a time, so a scan holds about a row group per run, not the
-//     bucket. A bucket whose files hold no retraction and disjoint key ranges is not merged:
-//     its files are read one by one in key order. Files and merged buckets are decoded by a pool of workers (ScanTuning.Workers,
-//     default GOMAXPROCS capped at the CPU count) with a bounded number of batches waiting;
-//     output order is deterministic (buckets in partition then bucket order, key order within a
-//     merged or disjoint bucket, other files in manifest order) unless ScanTuning.Unordered.
-//     Decoded Parquet footers of data files are cached by path (FooterCacheBytes). ScanOptions project columns (only those are read from Parquet) and prune with a
-//     conjunctive filter: partitions by their values, buckets when every bucket-key column is
+//     bucket. A bucket whose files hold disjoint key ranges is not merged: its files are read
+//     one by one in key order, dropping -U/-D rows. Files and merged buckets are decoded by a
+//     pool of workers (ScanTuning.Workers, default GOMAXPROCS capped at the CPU count) with a
+//     bounded number of batches waiting; output order is deterministic (buckets in partition
+//     then bucket order, key order within a merged or disjoint bucket, other files in manifest
+//     order) unless ScanTuning.Unordered. Decoded Parquet footers of data files are cached by
+//     path (FooterCacheBytes). ScanOptions project columns (only those are read from Parquet)
+//     and prune with a conjunctive filter: partitions by their values, buckets when every bucket-key column is
 //     fixed by = or IN, and files by key statistics (primary-key tables: every version of a key
 //     shares its key, so skipping by key never resurrects an older version) or value statistics
 //     (append tables), and row groups by their Parquet statistics alike. Value statistics of
