@@ -8,9 +8,10 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/google/uuid"
+
+	"github.com/flightd/flightd/internal/arrowutil"
 )
 
 // RowKind is Paimon's row kind byte.
@@ -270,28 +271,14 @@ func checkRecordSchema(ts *TableSchema, got *arrow.Schema) error {
 
 // takeRecord selects rows (in the given order).
 func takeRecord(ctx context.Context, rec arrow.RecordBatch, rows []int64, mem memory.Allocator) (arrow.RecordBatch, error) {
-	bld := array.NewInt64Builder(mem)
-	bld.AppendValues(rows, nil)
-	idx := bld.NewArray()
-	bld.Release()
-	defer idx.Release()
-	cols := make([]arrow.Array, rec.NumCols())
-	defer func() {
-		for _, c := range cols {
-			if c != nil {
-				c.Release()
-			}
+	idx := make([]int32, len(rows))
+	for i, r := range rows {
+		if r < 0 || r >= rec.NumRows() {
+			return nil, fmt.Errorf("lake: take of row %d from %d rows", r, rec.NumRows())
 		}
-	}()
-	ctx = compute.WithAllocator(ctx, mem)
-	for i := range cols {
-		c, err := compute.TakeArray(ctx, rec.Column(i), idx)
-		if err != nil {
-			return nil, err
-		}
-		cols[i] = c
+		idx[i] = int32(r)
 	}
-	return array.NewRecordBatch(rec.Schema(), cols, int64(len(rows))), nil
+	return arrowutil.TakeRecord(ctx, mem, rec, idx)
 }
 
 func (w *Write) release() {

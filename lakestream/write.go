@@ -271,12 +271,7 @@ func splitByBucket(ctx context.Context, mem memory.Allocator, rec arrow.RecordBa
 // takeRows returns the rows of rec at the indexes rows, in that order, with
 // their change kinds (none when kinds is nil).
 func takeRows(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch, kinds []byte, rows []int32) (arrow.RecordBatch, []byte, error) {
-	ib := array.NewInt32Builder(mem)
-	ib.AppendValues(rows, nil)
-	idx := ib.NewArray()
-	ib.Release()
-	defer idx.Release()
-	out, err := compute.Take(compute.WithAllocator(ctx, mem), *compute.DefaultTakeOptions(), compute.NewDatumWithoutOwning(rec), compute.NewDatumWithoutOwning(idx))
+	out, err := arrowutil.TakeRecord(ctx, mem, rec, rows)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -287,5 +282,5 @@ func takeRows(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch, 
 			taken[i] = kinds[r]
 		}
 	}
-	return out.(*compute.RecordDatum).Value, taken, nil
+	return out, taken, nil
 }

@@ -99,14 +99,10 @@ func filterRuns(mem memory.Allocator, arr arrow.Array, runs [][2]int, n int) arr
 		offs, data := copyVarBinary[int64](mem, d, runs, n)
 		buffers = []*memory.Buffer{nil, offs, data}
 	default:
-		fw, ok := dt.(arrow.FixedWidthDataType)
-		if !ok || fw.BitWidth()%8 != 0 || len(d.Buffers()) != 2 || len(d.Children()) != 0 || dt.ID() == arrow.DICTIONARY {
+		w, ok := fixedWidth(d)
+		if !ok {
 			return nil
 		}
-		if _, ext := dt.(arrow.ExtensionType); ext {
-			return nil
-		}
-		w := fw.BitWidth() / 8
 		src := d.Buffers()[1].Bytes()
 		buf := memory.NewResizableBuffer(mem)
 		buf.Resize(n * w)
@@ -122,6 +118,26 @@ func filterRuns(mem memory.Allocator, arr arrow.Array, runs [][2]int, n int) arr
 		buffers[0] = copyBits(mem, d.Buffers()[0].Bytes(), off, runs, n)
 		nulls = n - bitutil.CountSetBits(buffers[0].Bytes(), 0, n)
 	}
+	return newArray(dt, n, buffers, nulls)
+}
+
+// fixedWidth returns the byte width of the values of d, when d is an array
+// of a fixed-width type of whole bytes with a validity bitmap and one
+// values buffer (not dictionaries, extension or nested types).
+func fixedWidth(d arrow.ArrayData) (int, bool) {
+	dt := d.DataType()
+	fw, ok := dt.(arrow.FixedWidthDataType)
+	if !ok || fw.BitWidth()%8 != 0 || fw.BitWidth() == 0 || len(d.Buffers()) != 2 || len(d.Children()) != 0 || dt.ID() == arrow.DICTIONARY {
+		return 0, false
+	}
+	if _, ext := dt.(arrow.ExtensionType); ext {
+		return 0, false
+	}
+	return fw.BitWidth() / 8, true
+}
+
+// newArray makes an array of n values of buffers, which it takes over.
+func newArray(dt arrow.DataType, n int, buffers []*memory.Buffer, nulls int) arrow.Array {
 	out := array.NewData(dt, n, buffers, nil, nulls, 0)
 	for _, b := range buffers {
 		if b != nil {
@@ -148,26 +164,12 @@ func copyBits(mem memory.Allocator, src []byte, off int, runs [][2]int, n int) *
 // copyVarBinary copies the values of runs of a (large) string or binary
 // array into new offsets and data buffers.
 func copyVarBinary[O int32 | int64](mem memory.Allocator, d arrow.ArrayData, runs [][2]int, n int) (*memory.Buffer, *memory.Buffer) {
-	off := d.Offset()
-	var srcOffs []O
-	if b := d.Buffers()[1]; b != nil && b.Len() > 0 {
-		raw := b.Bytes()
-		srcOffs = unsafe.Slice((*O)(unsafe.Pointer(unsafe.SliceData(raw))), len(raw)/int(unsafe.Sizeof(O(0))))[off:]
-	}
-	var srcData []byte
-	if b := d.Buffers()[2]; b != nil {
-		srcData = b.Bytes()
-	}
+	srcOffs, srcData := varBinaryBuffers[O](d)
 	size := 0
 	for _, r := range runs {
 		size += int(srcOffs[r[1]] - srcOffs[r[0]])
 	}
-	ob := memory.NewResizableBuffer(mem)
-	ob.Resize((n + 1) * int(unsafe.Sizeof(O(0))))
-	offs := unsafe.Slice((*O)(unsafe.Pointer(unsafe.SliceData(ob.Bytes()))), n+1)
-	db := memory.NewResizableBuffer(mem)
-	db.Resize(size)
-	data := db.Bytes()
+	ob, offs, db, data := newVarBinaryBuffers[O](mem, n, size)
 	at, pos := 0, O(0)
 	for _, r := range runs {
 		base := srcOffs[r[0]]
@@ -179,4 +181,30 @@ func copyVarBinary[O int32 | int64](mem memory.Allocator, d arrow.ArrayData, run
 	}
 	offs[at] = pos
 	return ob, db
+}
+
+// varBinaryBuffers returns the offsets (from d's offset on) and the data of
+// a (large) string or binary array.
+func varBinaryBuffers[O int32 | int64](d arrow.ArrayData) ([]O, []byte) {
+	var offs []O
+	if b := d.Buffers()[1]; b != nil && b.Len() > 0 {
+		raw := b.Bytes()
+		offs = unsafe.Slice((*O)(unsafe.Pointer(unsafe.SliceData(raw))), len(raw)/int(unsafe.Sizeof(O(0))))[d.Offset():]
+	}
+	var data []byte
+	if b := d.Buffers()[2]; b != nil {
+		data = b.Bytes()
+	}
+	return offs, data
+}
+
+// newVarBinaryBuffers allocates the offsets of n values and size bytes of
+// data, and returns them with their typed views.
+func newVarBinaryBuffers[O int32 | int64](mem memory.Allocator, n, size int) (*memory.Buffer, []O, *memory.Buffer, []byte) {
+	ob := memory.NewResizableBuffer(mem)
+	ob.Resize((n + 1) * int(unsafe.Sizeof(O(0))))
+	offs := unsafe.Slice((*O)(unsafe.Pointer(unsafe.SliceData(ob.Bytes()))), n+1)
+	db := memory.NewResizableBuffer(mem)
+	db.Resize(size)
+	return ob, offs, db, db.Bytes()
 }

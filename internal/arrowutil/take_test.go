@@ -1,0 +1,92 @@
+package arrowutil
+
+import (
+	"context"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/stretchr/testify/require"
+)
+
+// TestTakeRecordMatchesTheTakeKernel: TakeRecord returns exactly the rows
+// arrow-go's Take kernel returns, for every type of filterTypes, with and
+// without nulls, of sliced and all-null columns, for random positions in
+// any order, repeated, and none.
+func TestTakeRecordMatchesTheTakeKernel(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(5, 9))
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	for round := 0; round < 60; round++ {
+		n := 1 + rng.IntN(300)
+		slice := rng.IntN(5)
+		nulls := []float64{0, 0.1, 1}[rng.IntN(3)]
+		var fields []arrow.Field
+		var cols []arrow.Array
+		for i, dt := range filterTypes {
+			fields = append(fields, arrow.Field{Name: "c" + strconv.Itoa(i), Type: dt, Nullable: true})
+			var full arrow.Array
+			if nulls == 1 && rng.IntN(2) == 0 {
+				full = array.MakeArrayOfNull(memory.DefaultAllocator, dt, n+slice)
+			} else {
+				full = randomArray(rng, dt, n+slice, nulls)
+			}
+			cols = append(cols, array.NewSlice(full, int64(slice), int64(slice+n)))
+			full.Release()
+		}
+		rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(n))
+		for _, c := range cols {
+			c.Release()
+		}
+		rows := make([]int32, rng.IntN(2*n))
+		for i := range rows {
+			rows[i] = rng.Int32N(int32(n))
+		}
+		if rng.IntN(2) == 0 { // ascending, as a split by bucket takes them
+			rows = rows[:0]
+			for r := int32(0); r < int32(n); r++ {
+				if rng.IntN(4) == 0 {
+					rows = append(rows, r)
+				}
+			}
+		}
+		got, err := TakeRecord(ctx, mem, rec, rows)
+		require.NoError(t, err)
+		ib := array.NewInt32Builder(memory.DefaultAllocator)
+		ib.AppendValues(rows, nil)
+		idx := ib.NewArray()
+		ib.Release()
+		wantD, err := compute.Take(ctx, *compute.DefaultTakeOptions(), compute.NewDatumWithoutOwning(rec), compute.NewDatumWithoutOwning(idx))
+		require.NoError(t, err)
+		idx.Release()
+		want := wantD.(*compute.RecordDatum).Value
+		require.Equal(t, want.NumRows(), got.NumRows(), "round %d", round)
+		require.NoError(t, ValidateRecord(got))
+		for c := range fields {
+			require.Truef(t, array.Equal(want.Column(c), got.Column(c)),
+				"round %d, column %s: got %v, want %v", round, fields[c].Type, got.Column(c), want.Column(c))
+			require.Equal(t, want.Column(c).NullN(), got.Column(c).NullN(), "round %d, column %s", round, fields[c].Type)
+		}
+		got.Release()
+		want.Release()
+		rec.Release()
+	}
+}
+
+// TestTakeRecordRefusesARowOutOfRange: a position past the batch is an
+// error, not a read past a buffer.
+func TestTakeRecordRefusesARowOutOfRange(t *testing.T) {
+	a := randomArray(rand.New(rand.NewPCG(1, 1)), arrow.BinaryTypes.String, 3, 0)
+	defer a.Release()
+	rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "a", Type: a.DataType()}}, nil), []arrow.Array{a}, 3)
+	defer rec.Release()
+	for _, r := range []int32{3, -1} {
+		_, err := TakeRecord(context.Background(), memory.DefaultAllocator, rec, []int32{0, r})
+		require.ErrorContains(t, err, "take of row "+strconv.Itoa(int(r))+" from 3 rows")
+	}
+}
