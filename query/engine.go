@@ -596,7 +596,6 @@ func (e *Engine) plainScan(ctx context.Context, ps plainScan, schemaOnly bool) (
 	return r, true, nil
 }
 
-
 func cleanDuckErr(err error) string {
 	return strings.TrimSpace(err.Error())
 }

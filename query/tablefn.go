@@ -347,22 +347,16 @@ func flightdScanBind(p unsafe.Pointer) {
 // conversion makes them.
 func (fn *scanFn) logicalTypes(sc *arrow.Schema) ([]bindings.LogicalType, error) {
 	cs, ed := bindings.SchemaFromArrow(fn.conn, sc)
-	if bindings.ErrorDataHasError(ed) {
-		msg := bindings.ErrorDataMessage(ed)
-		bindings.DestroyErrorData(&ed)
-		return nil, fmt.Errorf("query: DuckDB types of %s: %s", scanFunction, msg)
+	if err := errorData(ed); err != nil {
+		return nil, fmt.Errorf("query: DuckDB types of %s: %w", scanFunction, err)
 	}
-	bindings.DestroyErrorData(&ed)
 	defer bindings.DestroyArrowConvertedSchema(&cs)
 	rec := array.NewRecordBatch(sc, emptyColumns(sc), 0)
 	defer rec.Release()
 	ch, ed := bindings.DataChunkFromArrow(fn.conn, rec, cs)
-	if bindings.ErrorDataHasError(ed) {
-		msg := bindings.ErrorDataMessage(ed)
-		bindings.DestroyErrorData(&ed)
-		return nil, fmt.Errorf("query: DuckDB types of %s: %s", scanFunction, msg)
+	if err := errorData(ed); err != nil {
+		return nil, fmt.Errorf("query: DuckDB types of %s: %w", scanFunction, err)
 	}
-	bindings.DestroyErrorData(&ed)
 	defer bindings.DestroyDataChunk(&ch)
 	out := make([]bindings.LogicalType, sc.NumFields())
 	for i := range out {
@@ -475,14 +469,11 @@ func flightdScanInit(p unsafe.Pointer) {
 	for _, f := range rd.Schema().Fields() {
 		sc := arrow.NewSchema([]arrow.Field{f}, nil)
 		cs, ed := bindings.SchemaFromArrow(fn.conn, sc)
-		if bindings.ErrorDataHasError(ed) {
-			msg := bindings.ErrorDataMessage(ed)
-			bindings.DestroyErrorData(&ed)
+		if err := errorData(ed); err != nil {
 			st.close()
-			bindings.InitSetError(info, msg)
+			bindings.InitSetError(info, err.Error())
 			return
 		}
-		bindings.DestroyErrorData(&ed)
 		st.cs = append(st.cs, cs)
 		st.used = append(st.used, slices.Contains(out, len(st.used)))
 	}
@@ -606,15 +597,12 @@ func flightdScanFunc(p, outp unsafe.Pointer) {
 		}
 		var chp unsafe.Pointer
 		ed := bindings.ErrorData{Ptr: C.flightd_chunk(st.fn.conn.Ptr, st.cs[c].Ptr, l.shared[c], C.int64_t(l.off), C.int64_t(n), &chp)}
-		if bindings.ErrorDataHasError(ed) {
-			msg := bindings.ErrorDataMessage(ed)
-			bindings.DestroyErrorData(&ed)
+		if err := errorData(ed); err != nil {
 			ch := bindings.DataChunk{Ptr: chp}
 			bindings.DestroyDataChunk(&ch)
-			bindings.FunctionSetError(info, "query: "+scanFunction+": "+msg)
+			bindings.FunctionSetError(info, "query: "+scanFunction+": "+err.Error())
 			return
 		}
-		bindings.DestroyErrorData(&ed)
 		ch := bindings.DataChunk{Ptr: chp}
 		v := bindings.DataChunkGetVector(ch, 0)
 		for j, oc := range st.out {
