@@ -271,14 +271,7 @@ func checkRecordSchema(ts *TableSchema, got *arrow.Schema) error {
 
 // takeRecord selects rows (in the given order).
 func takeRecord(ctx context.Context, rec arrow.RecordBatch, rows []int64, mem memory.Allocator) (arrow.RecordBatch, error) {
-	idx := make([]int32, len(rows))
-	for i, r := range rows {
-		if r < 0 || r >= rec.NumRows() {
-			return nil, fmt.Errorf("lake: take of row %d from %d rows", r, rec.NumRows())
-		}
-		idx[i] = int32(r)
-	}
-	return arrowutil.TakeRecord(ctx, mem, rec, idx)
+	return arrowutil.TakeRecord(ctx, mem, rec, rows)
 }
 
 func (w *Write) release() {

@@ -54,23 +54,34 @@ func FilterRecord(ctx context.Context, mem memory.Allocator, rec arrow.RecordBat
 			mask.Release()
 		}
 	}()
-	cols := make([]arrow.Array, rec.NumCols())
-	for i, col := range rec.Columns() {
-		out := filterRuns(mem, col, runs, n)
-		if out == nil {
+	return selectRows(rec, n, "filter",
+		func(col arrow.Array) arrow.Array { return filterRuns(mem, col, runs, n) },
+		func(col arrow.Array) (arrow.Array, error) {
 			if mask == nil {
 				bb := array.NewBooleanBuilder(mem)
 				bb.AppendValues(keep, nil)
 				mask = bb.NewArray()
 				bb.Release()
 			}
+			return compute.FilterArray(compute.WithAllocator(ctx, mem), col, mask, *compute.DefaultFilterOptions())
+		})
+}
+
+// selectRows assembles the n rows a filter or a take of rec keeps: each
+// column as copyCol copies it, or, for a type copyCol does not copy (it
+// returns nil), as arrow-go's kernel does. what names the operation in
+// errors.
+func selectRows(rec arrow.RecordBatch, n int, what string, copyCol func(arrow.Array) arrow.Array, kernel func(arrow.Array) (arrow.Array, error)) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, rec.NumCols())
+	for i, col := range rec.Columns() {
+		out := copyCol(col)
+		if out == nil {
 			var err error
-			out, err = compute.FilterArray(compute.WithAllocator(ctx, mem), col, mask, *compute.DefaultFilterOptions())
-			if err != nil {
+			if out, err = kernel(col); err != nil {
 				for _, c := range cols[:i] {
 					c.Release()
 				}
-				return nil, fmt.Errorf("arrowutil: filter column %q: %w", rec.ColumnName(i), err)
+				return nil, fmt.Errorf("arrowutil: %s column %q: %w", what, rec.ColumnName(i), err)
 			}
 		}
 		cols[i] = out

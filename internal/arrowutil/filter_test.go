@@ -93,6 +93,33 @@ func randomArray(rng *rand.Rand, dt arrow.DataType, n int, nulls float64) arrow.
 	return b.NewArray()
 }
 
+// randomRecord returns 1 to 300 random rows of a column of every type of
+// filterTypes: no, some or only nulls (some columns made by
+// MakeArrayOfNull), each column a slice at an offset into its buffers.
+func randomRecord(rng *rand.Rand) arrow.RecordBatch {
+	n := 1 + rng.IntN(300)
+	slice := rng.IntN(5)
+	nulls := []float64{0, 0.1, 1}[rng.IntN(3)]
+	var fields []arrow.Field
+	var cols []arrow.Array
+	for i, dt := range filterTypes {
+		fields = append(fields, arrow.Field{Name: "c" + strconv.Itoa(i), Type: dt, Nullable: true})
+		var full arrow.Array
+		if nulls == 1 && rng.IntN(2) == 0 {
+			full = array.MakeArrayOfNull(memory.DefaultAllocator, dt, n+slice)
+		} else {
+			full = randomArray(rng, dt, n+slice, nulls)
+		}
+		cols = append(cols, array.NewSlice(full, int64(slice), int64(slice+n)))
+		full.Release()
+	}
+	rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(n))
+	for _, c := range cols {
+		c.Release()
+	}
+	return rec
+}
+
 // TestFilterRecordMatchesTheFilterKernel: FilterRecord keeps exactly the
 // rows arrow-go's Filter kernel keeps, for every type, with and without
 // nulls, of sliced columns (an offset into their buffers) and of all-null
@@ -103,26 +130,9 @@ func TestFilterRecordMatchesTheFilterKernel(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
 	for round := 0; round < 60; round++ {
-		n := 1 + rng.IntN(300)
-		slice := rng.IntN(5)
-		nulls := []float64{0, 0.1, 1}[rng.IntN(3)]
-		var fields []arrow.Field
-		var cols []arrow.Array
-		for i, dt := range filterTypes {
-			fields = append(fields, arrow.Field{Name: "c" + strconv.Itoa(i), Type: dt, Nullable: true})
-			var full arrow.Array
-			if nulls == 1 && rng.IntN(2) == 0 {
-				full = array.MakeArrayOfNull(memory.DefaultAllocator, dt, n+slice)
-			} else {
-				full = randomArray(rng, dt, n+slice, nulls)
-			}
-			cols = append(cols, array.NewSlice(full, int64(slice), int64(slice+n)))
-			full.Release()
-		}
-		rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(n))
-		for _, c := range cols {
-			c.Release()
-		}
+		rec := randomRecord(rng)
+		n := int(rec.NumRows())
+		fields := rec.Schema().Fields()
 		keep := make([]bool, n)
 		p := []float64{0, 0.01, 0.5, 0.99, 1}[rng.IntN(5)]
 		for i := range keep {

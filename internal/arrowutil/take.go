@@ -19,8 +19,8 @@ import (
 // value by value without arrow-go's Take kernel, whose bounds checks and
 // builders were a quarter of the server's CPU when ingest split each batch
 // by bucket; other types go through the kernel.
-func TakeRecord(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch, rows []int32) (arrow.RecordBatch, error) {
-	n := int32(rec.NumRows())
+func TakeRecord[I int32 | int64](ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch, rows []I) (arrow.RecordBatch, error) {
+	n := I(rec.NumRows())
 	for _, r := range rows {
 		if r < 0 || r >= n {
 			return nil, fmt.Errorf("arrowutil: take of row %d from %d rows", r, n)
@@ -32,37 +32,35 @@ func TakeRecord(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch
 			idx.Release()
 		}
 	}()
-	cols := make([]arrow.Array, rec.NumCols())
-	for i, col := range rec.Columns() {
-		out := takeRows(mem, col, rows)
-		if out == nil {
+	return selectRows(rec, len(rows), "take",
+		func(col arrow.Array) arrow.Array { return takeRows(mem, col, rows) },
+		func(col arrow.Array) (arrow.Array, error) {
 			if idx == nil {
-				ib := array.NewInt32Builder(mem)
-				ib.AppendValues(rows, nil)
-				idx = ib.NewArray()
-				ib.Release()
+				idx = indexArray(mem, rows)
 			}
-			var err error
-			out, err = compute.TakeArray(compute.WithAllocator(ctx, mem), col, idx)
-			if err != nil {
-				for _, c := range cols[:i] {
-					c.Release()
-				}
-				return nil, fmt.Errorf("arrowutil: take column %q: %w", rec.ColumnName(i), err)
-			}
-		}
-		cols[i] = out
+			return compute.TakeArray(compute.WithAllocator(ctx, mem), col, idx)
+		})
+}
+
+// indexArray is rows as an Arrow array of their width.
+func indexArray[I int32 | int64](mem memory.Allocator, rows []I) arrow.Array {
+	switch rows := any(rows).(type) {
+	case []int32:
+		b := array.NewInt32Builder(mem)
+		defer b.Release()
+		b.AppendValues(rows, nil)
+		return b.NewArray()
+	default:
+		b := array.NewInt64Builder(mem)
+		defer b.Release()
+		b.AppendValues(rows.([]int64), nil)
+		return b.NewArray()
 	}
-	res := array.NewRecordBatch(rec.Schema(), cols, int64(len(rows)))
-	for _, c := range cols {
-		c.Release()
-	}
-	return res, nil
 }
 
 // takeRows copies the values of arr at rows, or returns nil when its type
 // is not one it copies.
-func takeRows(mem memory.Allocator, arr arrow.Array, rows []int32) arrow.Array {
+func takeRows[I int32 | int64](mem memory.Allocator, arr arrow.Array, rows []I) arrow.Array {
 	d := arr.Data()
 	off := d.Offset()
 	dt := arr.DataType()
@@ -106,14 +104,14 @@ func takeRows(mem memory.Allocator, arr arrow.Array, rows []int32) arrow.Array {
 	return newArray(dt, n, buffers, nulls)
 }
 
-func takeFixed[T uint32 | uint64](dst, src []T, rows []int32) {
+func takeFixed[T uint32 | uint64, I int32 | int64](dst, src []T, rows []I) {
 	for i, r := range rows {
 		dst[i] = src[r]
 	}
 }
 
 // takeBits copies the bits at rows (shifted by off) into a new bitmap.
-func takeBits(mem memory.Allocator, src []byte, off int, rows []int32) *memory.Buffer {
+func takeBits[I int32 | int64](mem memory.Allocator, src []byte, off int, rows []I) *memory.Buffer {
 	buf := memory.NewResizableBuffer(mem)
 	buf.Resize(int(bitutil.BytesForBits(int64(len(rows)))))
 	dst := buf.Bytes()
@@ -127,7 +125,7 @@ func takeBits(mem memory.Allocator, src []byte, off int, rows []int32) *memory.B
 
 // takeVarBinary copies the values at rows of a (large) string or binary
 // array into new offsets and data buffers.
-func takeVarBinary[O int32 | int64](mem memory.Allocator, d arrow.ArrayData, rows []int32) (*memory.Buffer, *memory.Buffer) {
+func takeVarBinary[O, I int32 | int64](mem memory.Allocator, d arrow.ArrayData, rows []I) (*memory.Buffer, *memory.Buffer) {
 	srcOffs, srcData := varBinaryBuffers[O](d)
 	size := 0
 	for _, r := range rows {

@@ -16,33 +16,16 @@ import (
 // TestTakeRecordMatchesTheTakeKernel: TakeRecord returns exactly the rows
 // arrow-go's Take kernel returns, for every type of filterTypes, with and
 // without nulls, of sliced and all-null columns, for random positions in
-// any order, repeated, and none.
+// any order, repeated, and none, given as 32- or 64-bit integers.
 func TestTakeRecordMatchesTheTakeKernel(t *testing.T) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(5, 9))
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
 	for round := 0; round < 60; round++ {
-		n := 1 + rng.IntN(300)
-		slice := rng.IntN(5)
-		nulls := []float64{0, 0.1, 1}[rng.IntN(3)]
-		var fields []arrow.Field
-		var cols []arrow.Array
-		for i, dt := range filterTypes {
-			fields = append(fields, arrow.Field{Name: "c" + strconv.Itoa(i), Type: dt, Nullable: true})
-			var full arrow.Array
-			if nulls == 1 && rng.IntN(2) == 0 {
-				full = array.MakeArrayOfNull(memory.DefaultAllocator, dt, n+slice)
-			} else {
-				full = randomArray(rng, dt, n+slice, nulls)
-			}
-			cols = append(cols, array.NewSlice(full, int64(slice), int64(slice+n)))
-			full.Release()
-		}
-		rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(n))
-		for _, c := range cols {
-			c.Release()
-		}
+		rec := randomRecord(rng)
+		n := int(rec.NumRows())
+		fields := rec.Schema().Fields()
 		rows := make([]int32, rng.IntN(2*n))
 		for i := range rows {
 			rows[i] = rng.Int32N(int32(n))
@@ -55,7 +38,17 @@ func TestTakeRecordMatchesTheTakeKernel(t *testing.T) {
 				}
 			}
 		}
-		got, err := TakeRecord(ctx, mem, rec, rows)
+		var got arrow.RecordBatch
+		var err error
+		if round%2 == 0 {
+			got, err = TakeRecord(ctx, mem, rec, rows)
+		} else { // positions as 64-bit integers, as the lake's writes hold them
+			wide := make([]int64, len(rows))
+			for i, r := range rows {
+				wide[i] = int64(r)
+			}
+			got, err = TakeRecord(ctx, mem, rec, wide)
+		}
 		require.NoError(t, err)
 		ib := array.NewInt32Builder(memory.DefaultAllocator)
 		ib.AppendValues(rows, nil)
@@ -89,4 +82,6 @@ func TestTakeRecordRefusesARowOutOfRange(t *testing.T) {
 		_, err := TakeRecord(context.Background(), memory.DefaultAllocator, rec, []int32{0, r})
 		require.ErrorContains(t, err, "take of row "+strconv.Itoa(int(r))+" from 3 rows")
 	}
+	_, err := TakeRecord(context.Background(), memory.DefaultAllocator, rec, []int64{0, 1 << 40})
+	require.ErrorContains(t, err, "take of row 1099511627776 from 3 rows")
 }
