@@ -78,10 +78,9 @@ func (r *scanReader) mergeWant() []arrow.Field {
 
 func (r *scanReader) newMerge(g *scanGroup) *mergeTask {
 	ts := r.t.schema
-	m := &mergeTask{r: r, g: g, want: r.mergeWant()}
-	for i, k := range ts.TrimmedPrimaryKeys() {
+	m := &mergeTask{r: r, g: g, want: r.mergeWant(), keyTypes: ts.trimmedKeyTypes()}
+	for i := range m.keyTypes {
 		m.keyIdx = append(m.keyIdx, i)
-		m.keyTypes = append(m.keyTypes, ts.Fields[ts.FieldIndex(k)].Type)
 	}
 	for _, f := range r.schema.Fields() {
 		for j, wf := range m.want {

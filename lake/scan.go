@@ -204,12 +204,7 @@ func (r *scanReader) Next() bool {
 func (r *scanReader) tasks() []scanTask {
 	var out []scanTask
 	pk := r.t.schema.HasPrimaryKey()
-	var keyTypes []DataType
-	if pk {
-		for _, k := range r.t.schema.TrimmedPrimaryKeys() {
-			keyTypes = append(keyTypes, r.t.schema.Fields[r.t.schema.FieldIndex(k)].Type)
-		}
-	}
+	keyTypes := r.t.schema.trimmedKeyTypes()
 	for _, g := range r.groups {
 		if pk && !((r.dvEnabled && rawConvertibleDV(g.files)) || (!r.dvEnabled && rawConvertible(g.files))) {
 			order, ok := disjointFiles(g.files, keyTypes)
@@ -300,12 +295,7 @@ func dropRetractionRows(ctx context.Context, mem memory.Allocator, rec arrow.Rec
 	fields := rec.Schema().Fields()[:last]
 	data := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, rec.NumRows())
 	defer data.Release()
-	out, err := arrowutil.FilterRecord(ctx, mem, data, keep)
-	if err != nil || out == nil || out.NumRows() > 0 {
-		return out, err
-	}
-	out.Release()
-	return nil, nil
+	return arrowutil.FilterRecord(ctx, mem, data, keep)
 }
 
 func (ft *fileTask) close() {
@@ -555,10 +545,10 @@ func (r *scanReader) mergePK(g *scanGroup) (all arrow.RecordBatch, want []arrow.
 		return nil, nil, nil, err
 	}
 	n := int(all.NumRows())
-	keyTypes := make([]DataType, len(keyNames))
+	keyTypes := ts.trimmedKeyTypes()
 	keyIdx := make([]int, len(keyNames))
-	for i, k := range keyNames {
-		keyTypes[i], keyIdx[i] = ts.Fields[ts.FieldIndex(k)].Type, i
+	for i := range keyIdx {
+		keyIdx[i] = i
 	}
 	cmpKey := rowCompare(all, keyIdx, keyTypes)
 	seqs := all.Column(len(want) - 2).(*array.Int64)

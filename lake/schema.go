@@ -200,6 +200,16 @@ func (s *TableSchema) TrimmedPrimaryKeys() []string {
 	return out
 }
 
+// trimmedKeyTypes are the types of TrimmedPrimaryKeys, in their order: the
+// types of a data file's _MIN_KEY/_MAX_KEY rows.
+func (s *TableSchema) trimmedKeyTypes() []DataType {
+	var out []DataType
+	for _, k := range s.TrimmedPrimaryKeys() {
+		out = append(out, s.Fields[s.FieldIndex(k)].Type)
+	}
+	return out
+}
+
 // BucketKeys is option bucket-key, else the trimmed primary key.
 func (s *TableSchema) BucketKeys() []string {
 	if v := strings.TrimSpace(s.Options["bucket-key"]); v != "" {
