@@ -120,6 +120,24 @@ func randomRecord(rng *rand.Rand) arrow.RecordBatch {
 	return rec
 }
 
+// requireSameRows fails unless got is a valid batch with want's rows, and
+// each column has want's null count.
+func requireSameRows(t *testing.T, want, got arrow.RecordBatch, round int) {
+	t.Helper()
+	require.Equal(t, want.NumRows(), got.NumRows(), "round %d", round)
+	require.NoError(t, ValidateRecord(got))
+	for c, f := range want.Schema().Fields() {
+		require.Truef(t, array.Equal(want.Column(c), got.Column(c)),
+			"round %d, column %s: got %v, want %v", round, f.Type, got.Column(c), want.Column(c))
+		require.Equal(t, want.Column(c).NullN(), got.Column(c).NullN(), "round %d, column %s", round, f.Type)
+	}
+}
+
+// oneColumn is a batch of a alone.
+func oneColumn(a arrow.Array) arrow.RecordBatch {
+	return array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "a", Type: a.DataType()}}, nil), []arrow.Array{a}, int64(a.Len()))
+}
+
 // TestFilterRecordMatchesTheFilterKernel: FilterRecord keeps exactly the
 // rows arrow-go's Filter kernel keeps, for every type, with and without
 // nulls, of sliced columns (an offset into their buffers) and of all-null
@@ -132,7 +150,6 @@ func TestFilterRecordMatchesTheFilterKernel(t *testing.T) {
 	for round := 0; round < 60; round++ {
 		rec := randomRecord(rng)
 		n := int(rec.NumRows())
-		fields := rec.Schema().Fields()
 		keep := make([]bool, n)
 		p := []float64{0, 0.01, 0.5, 0.99, 1}[rng.IntN(5)]
 		for i := range keep {
@@ -151,12 +168,7 @@ func TestFilterRecordMatchesTheFilterKernel(t *testing.T) {
 			require.Nil(t, got, "round %d: no row kept", round)
 		} else {
 			require.NotNil(t, got, "round %d", round)
-			require.NoError(t, ValidateRecord(got))
-			for c := range fields {
-				require.Truef(t, array.Equal(want.Column(c), got.Column(c)),
-					"round %d, column %s: got %v, want %v", round, fields[c].Type, got.Column(c), want.Column(c))
-				require.Equal(t, want.Column(c).NullN(), got.Column(c).NullN(), "round %d, column %s", round, fields[c].Type)
-			}
+			requireSameRows(t, want, got, round)
 			got.Release()
 		}
 		want.Release()
@@ -168,7 +180,7 @@ func TestFilterRecordMatchesTheFilterKernel(t *testing.T) {
 func TestFilterRecordRefusesAMaskOfAnotherLength(t *testing.T) {
 	a := randomArray(rand.New(rand.NewPCG(1, 1)), arrow.PrimitiveTypes.Int64, 3, 0)
 	defer a.Release()
-	rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "a", Type: a.DataType()}}, nil), []arrow.Array{a}, 3)
+	rec := oneColumn(a)
 	defer rec.Release()
 	_, err := FilterRecord(context.Background(), memory.DefaultAllocator, rec, []bool{true})
 	require.ErrorContains(t, err, "3 rows with 1 keep flags")
