@@ -164,7 +164,7 @@ func openParquet(ctx context.Context, fio FileIO, path string, mem memory.Alloca
 		// that buffer was a third of a one-column scan (BenchmarkScanDecode,
 		// columns=x: 1.45x the rows/s). Not on S3, where a read is a GET.
 		props.BufferedStreamEnabled = true
-		props.BufferSize = 64 * 1024
+		props.BufferSize = seekBufferSize
 	}
 	opts := []file.ReadOption{file.WithReadProps(props)}
 	md, cached := parquetFooters.get(path)
@@ -339,8 +339,9 @@ func (p *parquetFile) readRows(ctx context.Context, rg int, want []arrow.Field, 
 // point lookup decompresses and decodes per column.
 const pkDataPageSize = 64 * 1024
 
-// seekBufferSize is the read size of seekRows' streams: a compressed page
-// of a primary-key file (pkDataPageSize before compression) or two.
+// seekBufferSize is the read size of page streams (seekRows', and every
+// read of a local file): a compressed page of a primary-key file
+// (pkDataPageSize before compression) or two.
 const seekBufferSize = 64 * 1024
 
 // maxSeekRuns is the most runs of consecutive rows of a row group readRows
@@ -399,7 +400,7 @@ func (p *parquetFile) seekRows(ctx context.Context, rg int, leaves []int, runs [
 		n := run[1] - run[0]
 		if p.seekPR == nil {
 			// A reader of its own that streams a column chunk from the page
-			// it seeks to (the scan's reader loads whole chunks).
+			// it seeks to (the scan's reader loads whole chunks on S3).
 			props := parquet.NewReaderProperties(p.mem)
 			props.BufferedStreamEnabled = true
 			props.BufferSize = seekBufferSize
