@@ -95,9 +95,9 @@ func readPlanned(ctx context.Context, pf *parquetFile, rg int, plan []fileColumn
 	return readPlannedRows(ctx, pf, rg, plan, want, nil, mem)
 }
 
-// readPlannedRows is readPlanned of the rows of row group rg (ascending
-// positions; nil: all), see parquetFile.readRows.
-func readPlannedRows(ctx context.Context, pf *parquetFile, rg int, plan []fileColumn, want []arrow.Field, rows []int64, mem memory.Allocator) (arrow.RecordBatch, error) {
+// readPlannedRows is readPlanned of the rows of row group rg (nil: all),
+// see parquetFile.readRows.
+func readPlannedRows(ctx context.Context, pf *parquetFile, rg int, plan []fileColumn, want []arrow.Field, rows rowRuns, mem memory.Allocator) (arrow.RecordBatch, error) {
 	var read []arrow.Field
 	pos := make([]int, len(plan))
 	for i, p := range plan {
@@ -109,7 +109,7 @@ func readPlannedRows(ctx context.Context, pf *parquetFile, rg int, plan []fileCo
 	}
 	nrows := pf.pr.MetaData().RowGroups[rg].NumRows
 	if rows != nil {
-		nrows = int64(len(rows))
+		nrows = rows.count()
 	}
 	var rec arrow.RecordBatch
 	if len(read) > 0 {

@@ -65,21 +65,22 @@ func (p *pruner) readRowGroup(ctx context.Context, pf *parquetFile, rg int, plan
 	}
 	defer keys.Release()
 	keep := p.keyRows(keys)
-	var rows, local []int64 // positions in the row group, and in keys
+	var rows rowRuns  // the rows to read of the other columns
+	var local []int64 // their positions in keys
 	switch {
 	case keep != nil:
+		var pos []int64
+		at := newRunCursor(cand)
 		for r, ok := range keep {
 			if ok {
 				local = append(local, int64(r))
-				rows = append(rows, int64(r))
-				if cand != nil {
-					rows[len(rows)-1] = cand[r]
-				}
+				pos = append(pos, at.position(int64(r)))
 			}
 		}
-		if len(rows) == 0 {
+		if len(pos) == 0 {
 			return emptyRecord(want, mem), nil
 		}
+		rows = runsOf(pos)
 	case cand != nil:
 		rows = cand
 	}
@@ -133,13 +134,13 @@ func emptyRecord(fields []arrow.Field, mem memory.Allocator) arrow.RecordBatch {
 	return rec
 }
 
-// keyPages returns the rows of row group rg (ascending) on the pages that
+// keyPages returns the rows of row group rg on the pages that
 // can hold a matching key, by the Parquet column index of the first
 // constrained key column of an integer type that has one in the file
 // (flightd writes it for primary-key files); indexed is false when no such
 // column does (all rows are candidates). A page of nulls only holds no
 // match. A column index that cannot be read keeps every row.
-func (p *pruner) keyPages(pf *parquetFile, rg int, keyPlan []fileColumn) (rows []int64, indexed bool) {
+func (p *pruner) keyPages(pf *parquetFile, rg int, keyPlan []fileColumn) (rows rowRuns, indexed bool) {
 	pir := pf.pr.GetPageIndexReader()
 	if pir == nil || !strings.HasPrefix(pf.pr.MetaData().GetCreatedBy(), "flightd") {
 		return nil, false
@@ -194,11 +195,40 @@ func (p *pruner) keyPages(pf *parquetFile, rg int, keyPlan []fileColumn) (rows [
 			if j+1 < len(pages) {
 				end = pages[j+1].FirstRowIndex
 			}
-			for r := pg.FirstRowIndex; r < end; r++ {
-				rows = append(rows, r)
+			if n := len(rows); n > 0 && rows[n-1][1] == pg.FirstRowIndex {
+				rows[n-1][1] = end
+			} else {
+				rows = append(rows, [2]int64{pg.FirstRowIndex, end})
 			}
 		}
 		return rows, true
 	}
 	return nil, false
+}
+
+// runCursor maps the i-th row of runs (ascending i) to its position; nil
+// runs are every row, so the i-th row is at i.
+type runCursor struct {
+	runs rowRuns
+	run  int   // current run
+	base int64 // rows before it
+}
+
+func newRunCursor(runs rowRuns) *runCursor { return &runCursor{runs: runs} }
+
+// position returns the position of the i-th row; i never decreases between
+// calls.
+func (c *runCursor) position(i int64) int64 {
+	if c.runs == nil {
+		return i
+	}
+	for c.run < len(c.runs) {
+		r := c.runs[c.run]
+		if i < c.base+r[1]-r[0] {
+			return r[0] + i - c.base
+		}
+		c.base += r[1] - r[0]
+		c.run++
+	}
+	panic("lake: row past its runs")
 }

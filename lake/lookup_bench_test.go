@@ -137,7 +137,7 @@ func BenchmarkPointLookupPK(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		const lookups = 50
+		const lookups = 300
 		start, wall := cpuTime(b), time.Now()
 		for i := 0; i < lookups; i++ {
 			lookup(tb, s, int64(i)*7919%int64(n))

@@ -506,3 +506,27 @@ func TestSchemaByIDReadsAnOlderSchemaOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.Same(t, first, again)
 }
+
+// TestRowRunsMapPositions checks the run helpers a lookup uses to keep its
+// candidate pages as runs: random ascending positions survive runsOf and
+// positions, and the cursor maps the i-th candidate row to its position.
+func TestRowRunsMapPositions(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for iter := 0; iter < 200; iter++ {
+		var rows []int64
+		for r := int64(rng.IntN(3)); r < 500; r += 1 + int64(rng.IntN(4)*rng.IntN(3)) {
+			rows = append(rows, r)
+		}
+		runs := runsOf(rows)
+		require.Equal(t, int64(len(rows)), runs.count())
+		require.Equal(t, rows, runs.positions())
+		for i := 1; i < len(runs); i++ {
+			require.Less(t, runs[i-1][1], runs[i][0], "runs touch or overlap")
+		}
+		c := newRunCursor(runs)
+		for i := 0; i < len(rows); i += 1 + rng.IntN(5) {
+			require.Equal(t, rows[i], c.position(int64(i)))
+		}
+	}
+	require.Equal(t, int64(42), newRunCursor(nil).position(42))
+}

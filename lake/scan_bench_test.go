@@ -77,14 +77,14 @@ func BenchmarkScanDecode(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, cols := range [][]string{nil, {"x"}} {
+	for _, cols := range [][]string{nil, {"x"}, {"id"}} {
 		for _, workers := range []int{1, 2, -2} {
 			name := fmt.Sprintf("workers=%d", workers)
 			if workers < 0 {
 				name = fmt.Sprintf("workers=%d/unordered", -workers)
 			}
 			if cols != nil {
-				name = "columns=x/" + name
+				name = "columns=" + cols[0] + "/" + name
 			}
 			b.Run(name, func(b *testing.B) {
 				cpu := time.Duration(0)
