@@ -754,6 +754,17 @@ func TestScanReadsDisjointFilesRaw(t *testing.T) {
 					var keys []int
 					kinds := []RowKind{}
 					switch op := rng.IntN(10); {
+					case op == 6: // a window of deletes of keys no file holds (a file of -D only)
+						lo, n := rng.IntN(2000), 1+rng.IntN(40)
+						for k := lo; k < lo+n; k++ {
+							if _, there := model[k]; !there {
+								keys = append(keys, k)
+								kinds = append(kinds, Delete)
+							}
+						}
+						if len(keys) == 0 {
+							keys, kinds = []int{-1}, []RowKind{Delete}
+						}
 					case op < 7 || len(model) == 0: // a window of new keys, inserted or deleted
 						lo, n := rng.IntN(2000), 1+rng.IntN(40)
 						for k := lo; k < lo+n; k++ {
