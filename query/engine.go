@@ -367,6 +367,7 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 		return nil, fmt.Errorf("query: serialise statement: %w", err)
 	}
 	run := sql
+	stmt := "" // with schemaOnly, the statement run wraps
 	var refs []tableRef
 	var hints []scanHints
 	var names []string
@@ -405,6 +406,7 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 			}
 		}
 		if schemaOnly {
+			stmt = run
 			run = "SELECT * FROM (" + run + ") AS __flightd_prepare LIMIT 0"
 		}
 	}
@@ -456,7 +458,19 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 	if describe != nil {
 		return nil, describe(c, run)
 	}
-	r, err := e.run(ctx, c, run, func() { dropViews(); e.release(c); guardDone() })
+	var r array.RecordReader
+	var cols []string // the statement's own column names, for schemaOnly
+	if stmt != "" {
+		cols, err = c.columnNames(stmt)
+	}
+	if err == nil {
+		r, err = e.run(ctx, c, run, func() { dropViews(); e.release(c); guardDone() })
+		if err == nil && cols != nil {
+			// Releasing the result (renameColumns does) ran the cleanup.
+			ok = true
+			return renameColumns(r, cols)
+		}
+	}
 	if err != nil {
 		for _, src := range sources {
 			if serr := src.firstErr(); serr != nil && errors.Is(serr, lakestream.ErrSchemaChanged) {
@@ -478,6 +492,31 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 	}
 	ok = true
 	return r, nil
+}
+
+// renameColumns gives the schema-only result r (no rows) the statement's
+// own column names. The LIMIT 0 wrapper that computes it is a subquery, and
+// DuckDB renames a subquery's duplicate names (SELECT 1 AS a, 2 AS a: a,
+// a_1), while the statement run streams them as they are: clients compare
+// the two schemas and refused every result with a repeated column name
+// (SELECT * of a join of tables sharing a column) as inconsistent.
+func renameColumns(r array.RecordReader, names []string) (array.RecordReader, error) {
+	defer r.Release()
+	sc := r.Schema()
+	if len(names) != sc.NumFields() {
+		return nil, fmt.Errorf("query: the statement has %d columns, its schema %d", len(names), sc.NumFields())
+	}
+	fields := sc.Fields()
+	for i := range fields {
+		fields[i].Name = names[i]
+	}
+	for r.Next() {
+	}
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	md := sc.Metadata()
+	return array.NewRecordReader(arrow.NewSchema(fields, &md), nil)
 }
 
 // run runs the query sql on c and returns its result; onClose runs once

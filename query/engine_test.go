@@ -189,3 +189,41 @@ func TestCreateTableRefusesUnsupportedOptions(t *testing.T) {
 	require.ErrorIs(t, err, engine.ErrUnsupported)
 	require.ErrorContains(t, err, "partial-update")
 }
+
+// TestRepeatedColumnNamesKeepPreparedSchema: a result whose columns repeat a
+// name (SELECT * of a join of tables that share columns) came back from
+// Prepare with DuckDB's subquery names (a, a_1) and from the run as a, a,
+// so ADBC refused every such result as "inconsistent schema". The prepared
+// schema must be the one the statement streams, with or without parameters.
+func TestRepeatedColumnNamesKeepPreparedSchema(t *testing.T) {
+	e := newTestEngine(t)
+	ctx := context.Background()
+	run(t, e, "CREATE DATABASE shop")
+	run(t, e, "CREATE TABLE shop.t (id BIGINT, s STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '2')")
+	run(t, e, "INSERT INTO shop.t VALUES (1, 'a'), (2, 'b')")
+	for _, q := range []struct{ prepare, run string }{
+		{`SELECT 1 AS a, 2 AS a, 3 AS a_1, 4 AS A, 5 AS a_1`, ""},
+		{`SELECT * FROM shop."t$rt" x JOIN shop."t$rt" y USING (id)`, ""},
+		{`SELECT * FROM shop."t$rt" x JOIN shop."t$rt" y ON x.id = y.id`, ""},
+		{`SELECT * FROM shop."t$rt" x, shop.t y`, ""},
+		{`SELECT x.*, y.* FROM shop."t$rt" x JOIN shop."t$rt" y ON x.id = y.id WHERE x.id = ?`,
+			`SELECT x.*, y.* FROM shop."t$rt" x JOIN shop."t$rt" y ON x.id = y.id WHERE x.id = 1`},
+	} {
+		p, err := e.Prepare(ctx, q.prepare)
+		require.NoError(t, err, q.prepare)
+		sql := q.run
+		if sql == "" {
+			sql = q.prepare
+		}
+		res, err := e.Execute(ctx, sql)
+		require.NoError(t, err, sql)
+		got := res.Reader.Schema()
+		drain(t, res.Reader)
+		require.True(t, p.DatasetSchema.Equal(got), "%s\nprepared: %s\nstreamed: %s", q.prepare, p.DatasetSchema, got)
+		names := map[string]int{}
+		for _, f := range got.Fields() {
+			names[f.Name]++
+		}
+		require.Less(t, len(names), got.NumFields(), "%s: the test needs a repeated name", sql)
+	}
+}

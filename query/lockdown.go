@@ -165,6 +165,27 @@ var errMultipleStatements = fmt.Errorf("%w: the text holds more than one stateme
 // prepareOne prepares sql on c as exactly one DuckDB statement and returns
 // it if it is a query. Nothing of sql runs here: DuckDB parses and binds
 // it only.
+// columnNames prepares sql (without running it) and returns the names of
+// its result columns.
+func (c *conn) columnNames(sql string) ([]string, error) {
+	st, err := c.prepareOne(sql)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	n, err := st.ColumnCount()
+	if err != nil {
+		return nil, fmt.Errorf("query: result columns: %w", err)
+	}
+	names := make([]string, n)
+	for i := range names {
+		if names[i], err = st.ColumnName(i); err != nil {
+			return nil, fmt.Errorf("query: result column %d: %w", i, err)
+		}
+	}
+	return names, nil
+}
+
 func (c *conn) prepareOne(sql string) (*duckdb.Stmt, error) {
 	dc, ok := c.c.(*duckdb.Conn)
 	if !ok {
