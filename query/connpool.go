@@ -15,12 +15,11 @@ import (
 const maxIdleConns = 8
 
 // conn is one DuckDB connection with its Arrow interface and, once used,
-// its prepared json_serialize_sql and json_deserialize_sql statements.
+// its prepared json_serialize_sql statement.
 type conn struct {
-	c     driver.Conn
-	ar    *duckdb.Arrow
-	ser   driver.Stmt
-	deser driver.Stmt
+	c   driver.Conn
+	ar  *duckdb.Arrow
+	ser driver.Stmt
 }
 
 // connPool keeps idle connections: opening one (duckdb_connect and the
@@ -79,10 +78,8 @@ func (p *connPool) closeIdle() {
 }
 
 func (c *conn) close() {
-	for _, st := range []driver.Stmt{c.ser, c.deser} {
-		if st != nil {
-			_ = st.Close()
-		}
+	if c.ser != nil {
+		_ = c.ser.Close()
 	}
 	_ = c.c.Close()
 }
@@ -90,12 +87,6 @@ func (c *conn) close() {
 // serialize returns DuckDB's JSON parse tree of sql (json_serialize_sql).
 func (c *conn) serialize(ctx context.Context, sql string) (string, error) {
 	return c.scalar(ctx, &c.ser, "SELECT json_serialize_sql(?::VARCHAR)::VARCHAR", sql)
-}
-
-// deserialize returns the SQL text of a JSON parse tree
-// (json_deserialize_sql).
-func (c *conn) deserialize(ctx context.Context, tree string) (string, error) {
-	return c.scalar(ctx, &c.deser, "SELECT json_deserialize_sql(?::JSON)::VARCHAR", tree)
 }
 
 // scalar runs query, prepared once per connection into *st, with one

@@ -12,13 +12,14 @@
 //   - A query runs on DuckDB, locked down (lockdown.go): no files, network,
 //     extensions or settings, and what runs is the one statement DuckDB's
 //     parser finds in the text, which must be a SELECT or EXPLAIN; anything
-//     else is refused as invalid, naming its kind. Before it runs, every
-//     table reference that names a flightd table (db.t or db."t$rt";
-//     unqualified names resolve in the database "default") is replaced by a
-//     per-query view over flightd's scan table function (tablefn.go). The
-//     rewrite works on DuckDB's own parse tree (json_serialize_sql /
-//     json_deserialize_sql), so any SQL DuckDB can run over those names
-//     works: joins, CTEs, subqueries, aggregates, window functions.
+//     else is refused as invalid, naming its kind. The statement runs as
+//     written: every name of a flightd table (db.t or db."t$rt";
+//     unqualified names resolve in the database "default") is a view in
+//     DuckDB's catalog over flightd's scan table function (views.go,
+//     tablefn.go), and the statement's scans are found from DuckDB's own
+//     parse tree (json_serialize_sql), so any SQL DuckDB can run over
+//     those names works: joins, CTEs, subqueries, aggregates, window
+//     functions, EXPLAIN.
 //   - Each reference's scan reads only what the statement can use: the
 //     columns DuckDB's projection pushdown asks for, and for WHERE
 //     conjuncts of the form column op constant (=, <, <=, >, >=, IN,
@@ -58,7 +59,7 @@
 // point lookups, pruning and the parse cache apply.
 //
 // DuckDB connections are reused (at most 8 idle), each with its prepared
-// json_serialize_sql and json_deserialize_sql statements. Parse trees are
+// json_serialize_sql statement. Parse trees are
 // cached by statement shape, the text without its integer and string
 // literals (parsecache.go): a shape is learnt only when a second parse with
 // other literals differs in nothing but one constant per literal, so a

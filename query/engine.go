@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -52,6 +53,7 @@ type Engine struct {
 	// scans are the table references of the statements running, read by
 	// the scan table function (tablefn.go) over fnConn.
 	scans  scanRegistry
+	views  viewSet // the views DuckDB reads flightd's tables through
 	fnConn driver.Conn
 }
 
@@ -359,7 +361,7 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 	ok := false
 	defer func() {
 		if !ok {
-			e.release(c) // after dropViews, deferred later
+			e.release(c) // after forget, deferred later
 		}
 	}()
 	tree, parsed, err := e.parse(ctx, c, sql)
@@ -367,63 +369,75 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 		return nil, fmt.Errorf("query: serialise statement: %w", err)
 	}
 	run := sql
+	explain := false
+	if !parsed {
+		// EXPLAIN [ANALYZE] of a query: DuckDB serialises only the query.
+		if inner, analyze, ok := explained(sql); ok {
+			if tree, parsed, err = e.parse(ctx, c, inner); err != nil {
+				return nil, fmt.Errorf("query: serialise statement: %w", err)
+			}
+			explain = true
+			if schemaOnly && analyze {
+				run = "EXPLAIN " + inner // its columns, without running the query
+			}
+		}
+	}
 	stmt := "" // with schemaOnly, the statement run wraps
-	var refs []tableRef
-	var hints []scanHints
-	var names []string
+	var keys []viewKey
+	var uses map[viewKey]*refUse
 	if parsed {
-		if ps, ok := asPlainScan(tree, e.resolve); ok && describe == nil {
+		if ps, ok := asPlainScan(tree, e.resolve); ok && describe == nil && !explain {
 			if r, ok, err := e.plainScan(ctx, ps, schemaOnly); ok || err != nil {
 				return r, err
 			}
 		}
 		hs := analyse(tree)
-		qid := e.seq.Add(1)
-		// Every reference gets its own view and scan: a self-join reads
-		// the table twice, each side pruned by its own WHERE conjuncts.
-		err := rewriteTree(tree, e.resolve, func(r tableRef, node *object) string {
-			n := fmt.Sprintf("__flightd_q%d_%d", qid, len(refs))
-			refs = append(refs, r)
+		uses = map[viewKey]*refUse{}
+		err := findRefs(tree, e.resolve, func(k viewKey, r tableRef, node *object) error {
 			h := hs.of(node)
 			if e.noPushdown.Load() {
 				h = scanHints{}
 			}
-			hints = append(hints, h)
-			names = append(names, n)
-			return n
+			u, seen := uses[k]
+			if !seen {
+				uses[k] = &refUse{ref: r, hints: h}
+				keys = append(keys, k)
+				return nil
+			}
+			if u.ref != r {
+				return fmt.Errorf("%w: %s.%s names both %s.%s and %s.%s in one statement; qualify it", engine.ErrInvalid, k.schema, k.name, u.ref.db, u.ref.table, r.db, r.table)
+			}
+			// Several references read one scan each, pruned by what
+			// they all allow.
+			if !reflect.DeepEqual(u.hints, h) {
+				u.hints = scanHints{}
+			}
+			return nil
 		})
 		if err != nil {
 			return nil, err
 		}
-		if len(refs) > 0 {
-			b, err := json.Marshal(tree)
-			if err != nil {
-				return nil, fmt.Errorf("query: %w", err)
-			}
-			run, err = c.deserialize(ctx, string(b))
-			if err != nil {
-				return nil, fmt.Errorf("query: rewrite statement: %w", err)
-			}
-		}
-		if schemaOnly {
+		if schemaOnly && !explain {
 			stmt = run
 			run = "SELECT * FROM (" + run + ") AS __flightd_prepare LIMIT 0"
 		}
 	}
-	var tokens []string
+	var token string
 	var sources []*scanSource
-	dropViews := func() {
-		for i, tok := range tokens {
-			_ = c.exec(context.Background(), fmt.Sprintf(`DROP VIEW IF EXISTS "%s"`, names[i]))
-			e.scans.remove(tok)
+	forget := func() {
+		if token != "" {
+			e.scans.remove(token)
+			token = ""
+			// A statement on the connection also ends the finished one's
+			// execution in DuckDB, which holds its scans until then.
+			_ = c.setToken(context.Background(), "")
 		}
-		tokens = nil
 	}
-	// The views stay until the result is released: DuckDB reads the scans
-	// as the caller reads the result.
+	// The sources stay registered until the result is released: DuckDB
+	// reads the scans as the caller reads the result.
 	defer func() {
 		if !ok {
-			dropViews()
+			forget()
 		}
 	}()
 	// Only statements DuckDB runs are guarded: plain scans stream and hold
@@ -436,23 +450,33 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 			guardDone()
 		}
 	}()
-	// Each reference becomes a view over the scan function (tablefn.go);
-	// DuckDB's projection pushdown picks its columns, the hints' filters
-	// prune its files.
-	for i, r := range refs {
-		sc, err := e.refSchema(r)
-		if err != nil {
-			return nil, mapErr(err)
+	// Each name the statement reads is a view over the scan function
+	// (views.go, tablefn.go); DuckDB's projection pushdown picks its
+	// columns, the hints' filters prune its files.
+	if len(keys) > 0 {
+		srcs := make(map[viewKey]*scanSource, len(keys))
+		schemas := make([]*arrow.Schema, len(keys))
+		for i, k := range keys {
+			u := uses[k]
+			sc, err := e.refSchema(u.ref)
+			if err != nil {
+				return nil, mapErr(err)
+			}
+			schemas[i] = sc
+			src := &scanSource{e: e, ctx: ctx, ref: u.ref, hints: u.hints, schema: sc}
+			srcs[k] = src
+			sources = append(sources, src)
 		}
-		src := &scanSource{e: e, ctx: ctx, ref: r, hints: hints[i], schema: sc}
-		tok, err := e.scans.add(src)
-		if err != nil {
+		if token, err = e.scans.add(srcs); err != nil {
 			return nil, fmt.Errorf("query: %w", err)
 		}
-		tokens = append(tokens, tok)
-		sources = append(sources, src)
-		if err := c.exec(ctx, fmt.Sprintf(`CREATE TEMP VIEW "%s" AS SELECT * FROM %s('%s')`, names[i], scanFunction, tok)); err != nil {
-			return nil, fmt.Errorf("query: bind %s.%s: %w", r.db, r.table, err)
+		if err := c.setToken(ctx, token); err != nil {
+			return nil, fmt.Errorf("query: %w", err)
+		}
+		for i, k := range keys {
+			if err := e.ensureView(ctx, c, k, schemas[i]); err != nil {
+				return nil, fmt.Errorf("query: bind %s.%s: %w", uses[k].ref.db, uses[k].ref.table, err)
+			}
 		}
 	}
 	if describe != nil {
@@ -464,7 +488,7 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 		cols, err = c.columnNames(stmt)
 	}
 	if err == nil {
-		r, err = e.run(ctx, c, run, func() { dropViews(); e.release(c); guardDone() })
+		r, err = e.run(ctx, c, run, func() { forget(); e.release(c); guardDone() })
 		if err == nil && cols != nil {
 			// Releasing the result (renameColumns does) ran the cleanup.
 			ok = true
@@ -476,6 +500,9 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 			if serr := src.firstErr(); serr != nil && errors.Is(serr, lakestream.ErrSchemaChanged) {
 				return nil, serr
 			}
+		}
+		if viewAltered(err) {
+			return nil, fmt.Errorf("%w: %s", lakestream.ErrSchemaChanged, cleanDuckErr(err))
 		}
 	}
 	if err != nil {
@@ -492,6 +519,33 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 	}
 	ok = true
 	return r, nil
+}
+
+// refUse is what one statement reads through one view: the table and the
+// hints of its references.
+type refUse struct {
+	ref   tableRef
+	hints scanHints
+}
+
+// explained returns the query of an EXPLAIN [ANALYZE] statement.
+func explained(sql string) (inner string, analyze, ok bool) {
+	rest := strings.TrimLeft(sql, " \t\r\n")
+	word := func() string {
+		i := strings.IndexFunc(rest, func(r rune) bool { return r == ' ' || r == '\t' || r == '\r' || r == '\n' || r == '(' })
+		if i < 0 {
+			return rest
+		}
+		return rest[:i]
+	}
+	if !strings.EqualFold(word(), "EXPLAIN") {
+		return "", false, false
+	}
+	rest = strings.TrimLeft(rest[len("EXPLAIN"):], " \t\r\n")
+	if strings.EqualFold(word(), "ANALYZE") {
+		rest, analyze = rest[len("ANALYZE"):], true
+	}
+	return rest, analyze, true
 }
 
 // renameColumns gives the schema-only result r (no rows) the statement's

@@ -227,3 +227,49 @@ func TestRepeatedColumnNamesKeepPreparedSchema(t *testing.T) {
 		require.Less(t, len(names), got.NumFields(), "%s: the test needs a repeated name", sql)
 	}
 }
+
+// TestStatementsRunAsWritten: flightd's tables are views DuckDB resolves
+// itself, so a statement runs as the client wrote it. Column names made
+// from expressions over them held the names of per-statement views
+// (__flightd_q95_0), which also differed between Prepare and the run, so
+// ADBC refused the result; EXPLAIN could not see the tables at all.
+func TestStatementsRunAsWritten(t *testing.T) {
+	e := newTestEngine(t)
+	ctx := context.Background()
+	run(t, e, "CREATE DATABASE shop")
+	run(t, e, "CREATE TABLE shop.t (id BIGINT, s STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '2')")
+	run(t, e, "CREATE TABLE u (i BIGINT)")
+	run(t, e, "INSERT INTO shop.t VALUES (1, 'a'), (2, 'b')")
+	run(t, e, "INSERT INTO u VALUES (1), (5)")
+	for _, q := range []string{
+		`SELECT 1 IN (SELECT id FROM shop."t$rt"), 2`,
+		`SELECT (SELECT max(i) FROM "u$rt"), (SELECT min(i) FROM "default"."u$rt")`,
+		`SELECT * FROM "u$rt" WHERE i > (SELECT count(*) FROM shop."t$rt" x JOIN shop."t$rt" y USING (id))`,
+		`WITH "u$rt" AS (SELECT 42 AS i) SELECT i FROM "u$rt"`,
+		`EXPLAIN SELECT s FROM shop."t$rt" WHERE id = 1`,
+		`EXPLAIN ANALYZE SELECT count(*) FROM "u$rt"`,
+		`  explain   SELECT * FROM "u$rt"`,
+	} {
+		p, err := e.Prepare(ctx, q)
+		require.NoError(t, err, q)
+		res, err := e.Execute(ctx, q)
+		require.NoError(t, err, q)
+		got := res.Reader.Schema()
+		rows := drain(t, res.Reader)
+		require.NotEmpty(t, rows, q)
+		require.True(t, p.DatasetSchema.Equal(got), "%s\nprepared: %s\nstreamed: %s", q, p.DatasetSchema, got)
+		for _, f := range got.Fields() {
+			require.NotContains(t, f.Name, "__flightd", q)
+		}
+	}
+	require.Equal(t, [][]string{{"42"}}, run(t, e, `WITH "u$rt" AS (SELECT 42 AS i) SELECT i FROM "u$rt"`), "a CTE shadows the table")
+	require.Equal(t, [][]string{{"true", "2"}}, run(t, e, `SELECT 1 IN (SELECT id FROM shop."t$rt"), 2`))
+
+	// A table dropped and created again with other columns: its view
+	// follows.
+	run(t, e, "DROP TABLE u")
+	run(t, e, "CREATE TABLE u (i BIGINT, note STRING)")
+	run(t, e, "INSERT INTO u VALUES (7, 'x')")
+	require.Equal(t, [][]string{{"7", "x"}}, run(t, e, `SELECT * FROM "u$rt"`))
+	require.Equal(t, [][]string{{"7", "x"}}, run(t, e, `SELECT * FROM "default"."u$rt" WHERE i IN (SELECT i FROM "u$rt")`))
+}

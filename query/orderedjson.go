@@ -8,9 +8,9 @@ import (
 	"strings"
 )
 
-// object is a JSON object that keeps its key order: DuckDB's
-// json_deserialize_sql reads properties in the order it wrote them and
-// silently skips optional ones that come out of order.
+// object is a JSON object of DuckDB's parse tree that keeps its key order,
+// so walks of a tree visit it as DuckDB wrote it, the same way every time
+// (the parse cache's literal slots, the order of a statement's tables).
 type object struct {
 	keys []string
 	vals map[string]any

@@ -10,7 +10,7 @@ import (
 )
 
 // Scan hints: what a statement's WHERE clauses say about each table
-// reference, found in DuckDB's parse tree before it is rewritten. DuckDB's
+// reference, found in DuckDB's parse tree of the statement. DuckDB's
 // projection pushdown reaches the scans (tablefn.go), its filters do not
 // (the C API's table functions have none), so flightd prunes from the
 // parse tree: top-level AND-ed conjuncts of a SELECT's WHERE of the form

@@ -145,15 +145,15 @@ import (
 )
 
 // Scans reach DuckDB through one table function, scanFunction, registered
-// once per database. A statement's references to flightd tables become
-// per-statement temporary views over it (engine.go queryWith), each naming
-// a token that the engine registered for that reference (scanRegistry): the
-// view binds to the table's schema, DuckDB's projection pushdown tells the
-// function's init which columns the statement reads, and the scan opens
-// with exactly those (plus the parse tree's filters for pruning,
-// pushdown.go). The function claims no filter pushdown (the C API has
-// none), so DuckDB applies every filter itself and its filter and
-// projection optimizers stay on.
+// once per database. Every name a statement uses for a flightd table is a
+// view over it (views.go) that passes the view's schema and name and the
+// connection's statement token; the engine registered a source for each
+// (scanRegistry). The view binds to the table's schema, DuckDB's
+// projection pushdown tells the function's init which columns the
+// statement reads, and the scan opens with exactly those (plus the parse
+// tree's filters for pruning, pushdown.go). The function claims no filter
+// pushdown (the C API has none), so DuckDB applies every filter itself and
+// its filter and projection optimizers stay on.
 //
 // Several DuckDB threads (at most scanThreads) call the function at once;
 // each pulls the next batch from the scan under a lock, exports the
@@ -166,11 +166,12 @@ import (
 // offers no unordered scan yet); DuckDB promises no order without ORDER
 // BY.
 //
-// A client cannot use the function: it reads only tokens the engine
-// registered for a statement it is running (random, 128 bits, gone once the
-// statement is released), and refuses any other argument naming what it
-// is. It opens no files of its own: it reads the tables through lakestream
-// like every scan.
+// A client gains nothing by calling the function: it reads only sources
+// the engine registered for the statement it is running (under a random
+// 128-bit token, gone once the statement is released), which are the
+// tables the statement names anyway, and refuses anything else, naming
+// what it is. It opens no files of its own: it reads the tables through
+// lakestream like every scan.
 const scanFunction = "__flightd_scan"
 
 // liveScans counts the scans open and liveBatches the batches DuckDB
@@ -205,13 +206,15 @@ func (s *scanSource) firstErr() error {
 	return s.err
 }
 
-// scanRegistry holds the sources of the statements running.
+// scanRegistry holds the sources of the statements running: under each
+// statement's token, one source per view it reads.
 type scanRegistry struct {
 	mu  sync.Mutex
-	src map[string]*scanSource
+	src map[string]map[viewKey]*scanSource
 }
 
-func (r *scanRegistry) add(s *scanSource) (string, error) {
+// add registers a statement's sources under a new token (random, 128 bits).
+func (r *scanRegistry) add(srcs map[viewKey]*scanSource) (string, error) {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", err
@@ -219,17 +222,17 @@ func (r *scanRegistry) add(s *scanSource) (string, error) {
 	tok := hex.EncodeToString(b[:])
 	r.mu.Lock()
 	if r.src == nil {
-		r.src = map[string]*scanSource{}
+		r.src = map[string]map[viewKey]*scanSource{}
 	}
-	r.src[tok] = s
+	r.src[tok] = srcs
 	r.mu.Unlock()
 	return tok, nil
 }
 
-func (r *scanRegistry) get(tok string) *scanSource {
+func (r *scanRegistry) get(tok string, k viewKey) *scanSource {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.src[tok]
+	return r.src[tok][k]
 }
 
 func (r *scanRegistry) remove(tok string) {
@@ -268,7 +271,9 @@ func (e *Engine) registerScanFunction(ctx context.Context) error {
 	defer bindings.DestroyTableFunction(&f)
 	bindings.TableFunctionSetName(f, scanFunction)
 	vt := bindings.CreateLogicalType(bindings.TypeVarchar)
-	bindings.TableFunctionAddParameter(f, vt)
+	for range 3 { // the view's schema and name, the statement's token
+		bindings.TableFunctionAddParameter(f, vt)
+	}
 	bindings.DestroyLogicalType(&vt)
 	bindings.TableFunctionSetExtraInfo(f, newHandle(fn), unsafe.Pointer(C.flightd_cb1(C.flightdScanDelete)))
 	bindings.TableFunctionSetBind(f, unsafe.Pointer(C.flightd_cb1(C.flightdScanBind)))
@@ -319,14 +324,19 @@ const errNotAScan = scanFunction + " is flightd's internal table scan and reads 
 func flightdScanBind(p unsafe.Pointer) {
 	info := bindings.BindInfo{Ptr: p}
 	fn, _ := handleValue(bindings.BindGetExtraInfo(info)).(*scanFn)
-	if fn == nil || bindings.BindGetParameterCount(info) != 1 {
+	if fn == nil || bindings.BindGetParameterCount(info) != 3 {
 		bindings.BindSetError(info, errNotAScan)
 		return
 	}
-	v := bindings.BindGetParameter(info, 0)
-	tok := bindings.GetVarchar(v)
-	bindings.DestroyValue(&v)
-	src := fn.e.scans.get(tok)
+	var args [3]string
+	for i := range args {
+		v := bindings.BindGetParameter(info, bindings.IdxT(i))
+		if !bindings.IsNullValue(v) {
+			args[i] = bindings.GetVarchar(v)
+		}
+		bindings.DestroyValue(&v)
+	}
+	src := fn.e.scans.get(args[2], viewKey{schema: args[0], name: args[1]})
 	if src == nil {
 		bindings.BindSetError(info, errNotAScan)
 		return

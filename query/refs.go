@@ -1,6 +1,11 @@
 package query
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/flightd/flightd/engine"
+)
 
 // tableRef is a reference to a flightd table found in a statement.
 type tableRef struct {
@@ -15,18 +20,24 @@ type tableRef struct {
 // error for names that look like flightd tables but do not exist.
 type resolver func(schema, table string) (ref tableRef, ok bool, err error)
 
-// rewriteTree replaces, in DuckDB's JSON parse tree, every base-table
-// reference that resolve accepts by a reference to a view name chosen by
-// name(ref). CTE names shadow tables of the same name when unqualified.
-func rewriteTree(tree any, resolve resolver, name func(tableRef, *object) string) error {
-	return walk(tree, map[string]bool{}, resolve, name)
+// viewKey is where DuckDB looks a base-table reference up: the schema as
+// written (main, DuckDB's default, when unqualified) and the name, lower
+// case, as DuckDB compares names. A flightd table is a view of that name
+// (views.go), so the statement runs as written.
+type viewKey struct{ schema, name string }
+
+// findRefs calls visit for every base-table reference in DuckDB's JSON
+// parse tree that resolve accepts, with where DuckDB looks it up. CTE names
+// shadow tables of the same name when unqualified.
+func findRefs(tree any, resolve resolver, visit func(viewKey, tableRef, *object) error) error {
+	return walk(tree, map[string]bool{}, resolve, visit)
 }
 
-func walk(n any, ctes map[string]bool, resolve resolver, name func(tableRef, *object) string) error {
+func walk(n any, ctes map[string]bool, resolve resolver, visit func(viewKey, tableRef, *object) error) error {
 	switch v := n.(type) {
 	case []any:
 		for _, c := range v {
-			if err := walk(c, ctes, resolve, name); err != nil {
+			if err := walk(c, ctes, resolve, visit); err != nil {
 				return err
 			}
 		}
@@ -54,21 +65,20 @@ func walk(n any, ctes map[string]bool, resolve resolver, name func(tableRef, *ob
 				return nil
 			}
 			ref, ok, err := resolve(schema, table)
-			if err != nil {
+			if err != nil || !ok {
 				return err
 			}
-			if ok {
-				v.set("catalog_name", "")
-				v.set("schema_name", "")
-				v.set("table_name", name(ref, v))
-				if a, _ := v.get("alias").(string); a == "" {
-					v.set("alias", table)
-				}
+			if catalog, _ := v.get("catalog_name").(string); catalog != "" {
+				return fmt.Errorf("%w: %s.%s.%s: flightd tables are named db.table, without a catalog", engine.ErrInvalid, catalog, schema, table)
 			}
-			return nil
+			k := viewKey{schema: strings.ToLower(schema), name: strings.ToLower(table)}
+			if k.schema == "" {
+				k.schema = "main"
+			}
+			return visit(k, ref, v)
 		}
 		for _, k := range v.keys {
-			if err := walk(v.vals[k], ctes, resolve, name); err != nil {
+			if err := walk(v.vals[k], ctes, resolve, visit); err != nil {
 				return err
 			}
 		}

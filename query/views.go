@@ -1,0 +1,85 @@
+//go:build duckdb_arrow
+
+package query
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// DuckDB reads flightd's tables through views in its own catalog, one per
+// name a statement uses: the view shop."t$rt" is
+//
+//	SELECT * FROM __flightd_scan('shop', 't$rt', getvariable('__flightd_query'))
+//
+// and an unqualified t is the view main.t, DuckDB's default schema. So the
+// statement runs exactly as the client wrote it: DuckDB's binder resolves
+// the names (CTEs shadow them, as in DuckDB), and column names built from
+// expressions are DuckDB's own. Before it runs, the engine registers the
+// statement's scans under a token (scanRegistry) and sets the token as the
+// connection's variable, which the view hands to the scan function's bind:
+// the same view serves every connection, each with its own scans.
+//
+// A view stores the types it was bound with; it is created the first time
+// a name is used and replaced when its table's schema changes. A statement
+// bound while another replaces the view fails with "Contents of view were
+// altered", which is retried as a schema change (query).
+
+// queryVariable is the DuckDB variable that holds the running statement's
+// token on its connection.
+const queryVariable = "__flightd_query"
+
+// viewSet is the views the engine created, with the schema each was bound
+// with.
+type viewSet struct {
+	mu      sync.Mutex
+	have    map[viewKey]*arrow.Schema
+	schemas map[string]bool
+}
+
+// ensureView creates or replaces the view k, bound with sc, on c, whose
+// token variable names a source for k of that schema.
+func (e *Engine) ensureView(ctx context.Context, c *conn, k viewKey, sc *arrow.Schema) error {
+	e.views.mu.Lock()
+	defer e.views.mu.Unlock()
+	if old, ok := e.views.have[k]; ok && old.Equal(sc) {
+		return nil
+	}
+	if !e.views.schemas[k.schema] {
+		if err := c.exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+quoteIdent(k.schema)); err != nil {
+			return fmt.Errorf("query: schema for %s.%s: %w", k.schema, k.name, err)
+		}
+		if e.views.schemas == nil {
+			e.views.schemas = map[string]bool{}
+		}
+		e.views.schemas[k.schema] = true
+	}
+	q := fmt.Sprintf("CREATE OR REPLACE VIEW %s.%s AS SELECT * FROM %s(%s, %s, getvariable(%s))",
+		quoteIdent(k.schema), quoteIdent(k.name), scanFunction, quoteString(k.schema), quoteString(k.name), quoteString(queryVariable))
+	if err := c.exec(ctx, q); err != nil {
+		delete(e.views.have, k)
+		return fmt.Errorf("query: view of %s.%s: %w", k.schema, k.name, err)
+	}
+	if e.views.have == nil {
+		e.views.have = map[viewKey]*arrow.Schema{}
+	}
+	e.views.have[k] = sc
+	return nil
+}
+
+// setToken makes tok the statement token of c's next statement.
+func (c *conn) setToken(ctx context.Context, tok string) error {
+	return c.exec(ctx, "SET VARIABLE "+queryVariable+" = "+quoteString(tok))
+}
+
+func quoteString(s string) string { return `'` + strings.ReplaceAll(s, `'`, `''`) + `'` }
+
+// viewAltered reports whether err is DuckDB's refusal of a view whose
+// table changed between its creation and a statement's binding.
+func viewAltered(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "Contents of view were altered")
+}
