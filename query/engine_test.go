@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/stretchr/testify/require"
 
@@ -190,6 +191,21 @@ func TestCreateTableRefusesUnsupportedOptions(t *testing.T) {
 	require.ErrorContains(t, err, "partial-update")
 }
 
+// preparedAsRun prepares prepare and runs sql (the same statement, with its
+// parameters bound), checks that Prepare's schema is the one the run
+// streams, and returns it with the rows.
+func preparedAsRun(t *testing.T, e *Engine, prepare, sql string) (*arrow.Schema, [][]string) {
+	t.Helper()
+	p, err := e.Prepare(context.Background(), prepare)
+	require.NoError(t, err, prepare)
+	res, err := e.Execute(context.Background(), sql)
+	require.NoError(t, err, sql)
+	got := res.Reader.Schema()
+	rows := drain(t, res.Reader)
+	require.True(t, p.DatasetSchema.Equal(got), "%s\nprepared: %s\nstreamed: %s", prepare, p.DatasetSchema, got)
+	return got, rows
+}
+
 // TestRepeatedColumnNamesKeepPreparedSchema: a result whose columns repeat a
 // name (SELECT * of a join of tables that share columns) came back from
 // Prepare with DuckDB's subquery names (a, a_1) and from the run as a, a,
@@ -197,7 +213,6 @@ func TestCreateTableRefusesUnsupportedOptions(t *testing.T) {
 // schema must be the one the statement streams, with or without parameters.
 func TestRepeatedColumnNamesKeepPreparedSchema(t *testing.T) {
 	e := newTestEngine(t)
-	ctx := context.Background()
 	run(t, e, "CREATE DATABASE shop")
 	run(t, e, "CREATE TABLE shop.t (id BIGINT, s STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '2')")
 	run(t, e, "INSERT INTO shop.t VALUES (1, 'a'), (2, 'b')")
@@ -209,17 +224,11 @@ func TestRepeatedColumnNamesKeepPreparedSchema(t *testing.T) {
 		{`SELECT x.*, y.* FROM shop."t$rt" x JOIN shop."t$rt" y ON x.id = y.id WHERE x.id = ?`,
 			`SELECT x.*, y.* FROM shop."t$rt" x JOIN shop."t$rt" y ON x.id = y.id WHERE x.id = 1`},
 	} {
-		p, err := e.Prepare(ctx, q.prepare)
-		require.NoError(t, err, q.prepare)
 		sql := q.run
 		if sql == "" {
 			sql = q.prepare
 		}
-		res, err := e.Execute(ctx, sql)
-		require.NoError(t, err, sql)
-		got := res.Reader.Schema()
-		drain(t, res.Reader)
-		require.True(t, p.DatasetSchema.Equal(got), "%s\nprepared: %s\nstreamed: %s", q.prepare, p.DatasetSchema, got)
+		got, _ := preparedAsRun(t, e, q.prepare, sql)
 		names := map[string]int{}
 		for _, f := range got.Fields() {
 			names[f.Name]++
@@ -235,7 +244,6 @@ func TestRepeatedColumnNamesKeepPreparedSchema(t *testing.T) {
 // ADBC refused the result; EXPLAIN could not see the tables at all.
 func TestStatementsRunAsWritten(t *testing.T) {
 	e := newTestEngine(t)
-	ctx := context.Background()
 	run(t, e, "CREATE DATABASE shop")
 	run(t, e, "CREATE TABLE shop.t (id BIGINT, s STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '2')")
 	run(t, e, "CREATE TABLE u (i BIGINT)")
@@ -250,14 +258,8 @@ func TestStatementsRunAsWritten(t *testing.T) {
 		`EXPLAIN ANALYZE SELECT count(*) FROM "u$rt"`,
 		`  explain   SELECT * FROM "u$rt"`,
 	} {
-		p, err := e.Prepare(ctx, q)
-		require.NoError(t, err, q)
-		res, err := e.Execute(ctx, q)
-		require.NoError(t, err, q)
-		got := res.Reader.Schema()
-		rows := drain(t, res.Reader)
+		got, rows := preparedAsRun(t, e, q, q)
 		require.NotEmpty(t, rows, q)
-		require.True(t, p.DatasetSchema.Equal(got), "%s\nprepared: %s\nstreamed: %s", q, p.DatasetSchema, got)
 		for _, f := range got.Fields() {
 			require.NotContains(t, f.Name, "__flightd", q)
 		}
