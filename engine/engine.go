@@ -44,10 +44,22 @@ type Prepared struct {
 
 // TableInfo describes one table or view that metadata calls list.
 type TableInfo struct {
-	Database string
-	Name     string
-	Type     string // "TABLE" for t, "VIEW" for t$rt
-	Schema   *arrow.Schema
+	Database    string
+	Name        string
+	Type        string // "TABLE" for t, "VIEW" for t$rt
+	Schema      *arrow.Schema
+	PrimaryKeys []string // in key order; t$rt has t's
+	// Columns describes Schema's fields as the table declares them (nil
+	// where only the Arrow types are known).
+	Columns []ColumnInfo
+}
+
+// ColumnInfo is a column's declared SQL type: what JDBC's getColumns and a
+// tool's table editor show.
+type ColumnInfo struct {
+	TypeName  string // as declared, e.g. VARCHAR(100), DECIMAL(38, 10), TIMESTAMP(3)
+	Precision int32  // decimal digits, character or byte length, fractional seconds; 0 if none
+	Scale     int32  // decimal scale
 }
 
 // Engine runs SQL and writes batches. Implementations are safe for

@@ -156,8 +156,10 @@ func (s *Service) Tables(db string) ([]string, error) { return s.cat.ListTables(
 
 // CreateTable creates a lake-stream enabled Paimon table.
 func (s *Service) CreateTable(ctx context.Context, db, name string, sc lake.Schema, ifNotExists bool) error {
-	if strings.HasSuffix(name, RealtimeSuffix) {
-		return fmt.Errorf("%w: table name %q may not end in %q: that suffix names the real-time view", lake.ErrInvalidName, name, RealtimeSuffix)
+	for _, suffix := range []string{RealtimeSuffix, ChangelogSuffix} {
+		if strings.HasSuffix(strings.ToLower(name), suffix) {
+			return fmt.Errorf("%w: table name %q may not end in %q: that suffix names a table's read-only view", lake.ErrInvalidName, name, suffix)
+		}
 	}
 	opts := make(map[string]string, len(sc.Options)+3)
 	for k, v := range sc.Options {

@@ -253,6 +253,9 @@ func (e *Engine) ddl(ctx context.Context, kind sqlparse.Kind, sql string) error 
 		if err != nil {
 			return invalid(err)
 		}
+		if err := e.writable(dbOr(st.Name.Database), st.Name.Table); err != nil {
+			return err
+		}
 		return mapErr(e.ls.DropTable(ctx, dbOr(st.Name.Database), st.Name.Table, st.IfExists))
 	case sqlparse.KindAlterTable:
 		st, err := sqlparse.ParseAlterTable(sql)
@@ -263,6 +266,9 @@ func (e *Engine) ddl(ctx context.Context, kind sqlparse.Kind, sql string) error 
 			return fmt.Errorf("%w: ALTER TABLE ... RESET is not supported yet", engine.ErrUnsupported)
 		}
 		db := dbOr(st.Name.Database)
+		if err := e.writable(db, st.Name.Table); err != nil {
+			return err
+		}
 		set := make(map[string]string, len(st.Set))
 		for k, v := range st.Set {
 			set[k] = v
@@ -785,6 +791,30 @@ func (e *Engine) lookupDatabase(db string) (string, bool, error) {
 // Databases lists databases.
 func (e *Engine) Databases(ctx context.Context) ([]string, error) { return e.ls.Databases() }
 
+// columnInfos are the declared types of sc's fields, found by name in ts;
+// nil unless every field is there.
+func columnInfos(ts *lake.TableSchema, sc *arrow.Schema) []engine.ColumnInfo {
+	out := make([]engine.ColumnInfo, sc.NumFields())
+	for i, f := range sc.Fields() {
+		j := ts.FieldIndex(f.Name)
+		if j < 0 {
+			return nil
+		}
+		t := ts.Fields[j].Type
+		c := engine.ColumnInfo{TypeName: t.WithNullable(true).String()}
+		switch t.Root {
+		case lake.TypeDecimal:
+			c.Precision, c.Scale = int32(t.Precision), int32(t.Scale)
+		case lake.TypeChar, lake.TypeVarChar, lake.TypeBinary, lake.TypeVarBinary:
+			c.Precision = int32(t.Length)
+		case lake.TypeTime, lake.TypeTimestamp, lake.TypeTimestampLTZ:
+			c.Precision = int32(t.Precision)
+		}
+		out[i] = c
+	}
+	return out
+}
+
 // Tables lists db's tables, each followed by its t$rt view when enabled.
 func (e *Engine) Tables(ctx context.Context, db string) ([]engine.TableInfo, error) {
 	names, err := e.ls.Tables(db)
@@ -801,9 +831,11 @@ func (e *Engine) Tables(ctx context.Context, db string) ([]engine.TableInfo, err
 		if err != nil {
 			continue
 		}
-		out = append(out, engine.TableInfo{Database: db, Name: n, Type: "TABLE", Schema: sc})
+		keys := t.Schema().PrimaryKeys
+		cols := columnInfos(t.Schema(), sc)
+		out = append(out, engine.TableInfo{Database: db, Name: n, Type: "TABLE", Schema: sc, PrimaryKeys: keys, Columns: cols})
 		if lakestream.Realtime(t) {
-			out = append(out, engine.TableInfo{Database: db, Name: n + lakestream.RealtimeSuffix, Type: "VIEW", Schema: sc})
+			out = append(out, engine.TableInfo{Database: db, Name: n + lakestream.RealtimeSuffix, Type: "VIEW", Schema: sc, PrimaryKeys: keys, Columns: cols})
 			if cs, err := e.ls.ChangelogSchema(db, n); err == nil {
 				out = append(out, engine.TableInfo{Database: db, Name: n + lakestream.ChangelogSuffix, Type: "VIEW", Schema: cs})
 			}

@@ -275,3 +275,45 @@ func TestStatementsRunAsWritten(t *testing.T) {
 	require.Equal(t, [][]string{{"7", "x"}}, run(t, e, `SELECT * FROM "u$rt"`))
 	require.Equal(t, [][]string{{"7", "x"}}, run(t, e, `SELECT * FROM "default"."u$rt" WHERE i IN (SELECT i FROM "u$rt")`))
 }
+
+// TestWritesToReadOnlyNamesSayWhy: t$rt and t$changelog exist (they read),
+// so a write to one answered NOT_FOUND "table db.t$rt not found", and
+// CREATE TABLE of such a name failed inside. Each now says what the name
+// is and where to write instead.
+func TestWritesToReadOnlyNamesSayWhy(t *testing.T) {
+	e := newTestEngine(t)
+	ctx := context.Background()
+	run(t, e, "CREATE DATABASE shop")
+	run(t, e, "CREATE TABLE shop.t (id BIGINT, s STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '2')")
+	for _, c := range []struct {
+		sql  string
+		want error
+		says string
+	}{
+		{`INSERT INTO shop."t$rt" VALUES (1, 'a')`, engine.ErrInvalid, `shop.t$rt is the read-only real-time view of shop.t; write to shop.t`},
+		{`INSERT INTO shop."t$RT" VALUES (1, 'a')`, engine.ErrInvalid, `read-only real-time view`},
+		{`INSERT INTO shop."t$changelog" VALUES (1, 'a')`, engine.ErrInvalid, `read-only changelog of shop.t`},
+		{`INSERT INTO shop."nope$rt" VALUES (1, 'a')`, engine.ErrNotFound, `table shop.nope does not exist`},
+		{`INSERT INTO sys.tiering VALUES (1)`, engine.ErrInvalid, `read-only system tables`},
+		{`DROP TABLE shop."t$rt"`, engine.ErrInvalid, `read-only real-time view`},
+		{`ALTER TABLE shop."t$rt" SET ('lakestream.freshness' = '5s')`, engine.ErrInvalid, `read-only real-time view`},
+		{`CREATE TABLE shop."fresh$rt" (i INT)`, engine.ErrInvalid, `may not end in "$rt"`},
+		{`CREATE TABLE shop."fresh$changelog" (i INT)`, engine.ErrInvalid, `may not end in "$changelog"`},
+	} {
+		_, err := e.Execute(ctx, c.sql)
+		require.ErrorIs(t, err, c.want, c.sql)
+		require.ErrorContains(t, err, c.says, c.sql)
+	}
+	sc, err := e.ls.ArrowSchema("shop", "t")
+	require.NoError(t, err)
+	_, err = e.Ingest(ctx, "shop", "t$rt", false, emptyReader(t, sc))
+	require.ErrorIs(t, err, engine.ErrInvalid)
+	require.ErrorContains(t, err, "read-only real-time view")
+	require.Equal(t, [][]string{{"0"}}, run(t, e, `SELECT count(*) FROM shop."t$rt"`), "nothing was written")
+}
+
+func emptyReader(t *testing.T, sc *arrow.Schema) array.RecordReader {
+	r, err := array.NewRecordReader(sc, nil)
+	require.NoError(t, err)
+	return r
+}

@@ -25,12 +25,41 @@ const insertBatchRows = 64 << 10
 
 // insert runs INSERT INTO t [(cols)] <query>: the query runs on DuckDB with
 // its columns cast to t's types, and the rows go to t's log.
+// writable refuses a write to a name that reads but cannot be written:
+// t$rt and t$changelog, which are views of t, and flightd's system tables.
+// Their base tables exist, so "not found" (what looking the name up as a
+// table says) would be wrong.
+func (e *Engine) writable(db, table string) error {
+	if strings.EqualFold(db, SystemDatabase) {
+		return fmt.Errorf("%w: %s.%s is one of flightd's read-only system tables", engine.ErrInvalid, db, table)
+	}
+	lower := strings.ToLower(table)
+	for _, suffix := range []string{lakestream.RealtimeSuffix, lakestream.ChangelogSuffix} {
+		if !strings.HasSuffix(lower, suffix) {
+			continue
+		}
+		base := table[:len(table)-len(suffix)]
+		if _, err := e.ls.Table(db, base); err != nil {
+			return fmt.Errorf("%w: table %s.%s does not exist, so neither does %s.%s", engine.ErrNotFound, db, base, db, table)
+		}
+		what := "real-time view"
+		if suffix == lakestream.ChangelogSuffix {
+			what = "changelog"
+		}
+		return fmt.Errorf("%w: %s.%s is the read-only %s of %s.%s; write to %s.%s", engine.ErrInvalid, db, table, what, db, base, db, base)
+	}
+	return nil
+}
+
 func (e *Engine) insert(ctx context.Context, sql string) (int64, error) {
 	st, err := sqlparse.ParseInsert(sql)
 	if err != nil {
 		return 0, invalid(err)
 	}
 	db := dbOr(st.Name.Database)
+	if err := e.writable(db, st.Name.Table); err != nil {
+		return 0, err
+	}
 	schema, err := e.ls.ArrowSchema(db, st.Name.Table)
 	if err != nil {
 		return 0, mapErr(err)
@@ -240,6 +269,9 @@ func fieldIndex(s *arrow.Schema, name string) int {
 // the table would refuse leaves no table behind.
 func (e *Engine) Ingest(ctx context.Context, db, table string, create bool, r array.RecordReader) (int64, error) {
 	db = dbOr(db)
+	if err := e.writable(db, table); err != nil {
+		return 0, err
+	}
 	schema, serr := e.ls.ArrowSchema(db, table)
 	var first arrow.RecordBatch // converted; written first
 	defer func() {
