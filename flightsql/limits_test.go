@@ -131,7 +131,7 @@ func TestQueriesRunAtDoGetNotAtGetFlightInfo(t *testing.T) {
 	require.EqualValues(t, 0, eng.executes.Load(), "GetFlightInfo of a query must not run it")
 	sc, err := flight.DeserializeSchema(info.Schema, memory.DefaultAllocator)
 	require.NoError(t, err)
-	require.True(t, sc.Equal(numSchema))
+	require.True(t, sc.Equal(resultSchema(numSchema)), "the result schema, with its column metadata")
 	n, err := doGet(ctx, cl, info)
 	require.NoError(t, err)
 	require.EqualValues(t, len("SELECT 12345"), n)

@@ -50,9 +50,7 @@ func (s *Server) GetFlightInfoCatalogs(ctx context.Context, desc *flight.FlightD
 
 // DoGetCatalogs returns an empty list.
 func (s *Server) DoGetCatalogs(ctx context.Context) (*arrow.Schema, <-chan flight.StreamChunk, error) {
-	b := array.NewRecordBuilder(s.Alloc, schema_ref.Catalogs)
-	defer b.Release()
-	return s.single(b.NewRecordBatch())
+	return s.empty(schema_ref.Catalogs)
 }
 
 // GetFlightInfoSchemas lists databases.
@@ -134,25 +132,8 @@ func appendTable(b *array.RecordBuilder, t engine.TableInfo, withSchema bool, s 
 	b.Field(2).(*array.StringBuilder).Append(t.Name)
 	b.Field(3).(*array.StringBuilder).Append(t.Type)
 	if withSchema {
-		b.Field(4).(*array.BinaryBuilder).Append(flight.SerializeSchema(withColumnMetadata(t.Schema), s.Alloc))
+		b.Field(4).(*array.BinaryBuilder).Append(flight.SerializeSchema(tableSchema(t), s.Alloc))
 	}
-}
-
-// withColumnMetadata adds the ARROW:FLIGHT:SQL:* field metadata that JDBC
-// reads for getColumns.
-func withColumnMetadata(sc *arrow.Schema) *arrow.Schema {
-	fields := make([]arrow.Field, sc.NumFields())
-	for i, f := range sc.Fields() {
-		mb := flightsql.NewColumnMetadataBuilder()
-		mb.TypeName(f.Type.String())
-		if d, ok := f.Type.(*arrow.Decimal128Type); ok {
-			mb.Precision(d.Precision).Scale(d.Scale)
-		}
-		mb.IsReadOnly(false)
-		f.Metadata = mb.Metadata()
-		fields[i] = f
-	}
-	return arrow.NewSchema(fields, nil)
 }
 
 // GetFlightInfoTableTypes lists table types.
@@ -198,4 +179,89 @@ func likeMatcher(p *string) func(string) bool {
 		return func(s string) bool { ok, _ := path.Match(*p, s); return ok }
 	}
 	return rx.MatchString
+}
+
+// GetFlightInfoPrimaryKeys answers for a table's primary key.
+func (s *Server) GetFlightInfoPrimaryKeys(ctx context.Context, cmd flightsql.TableRef, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	return s.metaInfo(desc, schema_ref.PrimaryKeys), nil
+}
+
+// DoGetPrimaryKeys lists the primary-key columns of the tables cmd names
+// (t and t$rt share t's key), in key order: what JDBC's getPrimaryKeys and
+// a tool's data editor use to tell rows apart. A table without a key, or
+// one that does not exist, has no rows.
+func (s *Server) DoGetPrimaryKeys(ctx context.Context, cmd flightsql.TableRef) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	b := array.NewRecordBuilder(s.Alloc, schema_ref.PrimaryKeys)
+	defer b.Release()
+	if cmd.Catalog != nil && *cmd.Catalog != "" {
+		return s.single(b.NewRecordBatch())
+	}
+	dbs, err := s.eng.Databases(ctx)
+	if err != nil {
+		return nil, nil, toStatus(err)
+	}
+	for _, db := range dbs {
+		if cmd.DBSchema != nil && *cmd.DBSchema != db {
+			continue
+		}
+		tables, err := s.eng.Tables(ctx, db)
+		if err != nil {
+			continue // dropped while listing
+		}
+		for _, t := range tables {
+			if t.Name != cmd.Table {
+				continue
+			}
+			for i, k := range t.PrimaryKeys {
+				b.Field(0).AppendNull()
+				b.Field(1).(*array.StringBuilder).Append(t.Database)
+				b.Field(2).(*array.StringBuilder).Append(t.Name)
+				b.Field(3).(*array.StringBuilder).Append(k)
+				b.Field(4).(*array.Int32Builder).Append(int32(i + 1))
+				b.Field(5).AppendNull()
+			}
+		}
+	}
+	return s.single(b.NewRecordBatch())
+}
+
+// Paimon tables have no foreign keys: imported and exported keys and
+// cross references are empty lists, not errors (DBeaver's navigator asks
+// for them for every table).
+
+// GetFlightInfoImportedKeys answers with an empty list.
+func (s *Server) GetFlightInfoImportedKeys(ctx context.Context, cmd flightsql.TableRef, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	return s.metaInfo(desc, schema_ref.ImportedKeys, 0), nil
+}
+
+// DoGetImportedKeys returns no rows.
+func (s *Server) DoGetImportedKeys(ctx context.Context, cmd flightsql.TableRef) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	return s.empty(schema_ref.ImportedKeys)
+}
+
+// GetFlightInfoExportedKeys answers with an empty list.
+func (s *Server) GetFlightInfoExportedKeys(ctx context.Context, cmd flightsql.TableRef, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	return s.metaInfo(desc, schema_ref.ExportedKeys, 0), nil
+}
+
+// DoGetExportedKeys returns no rows.
+func (s *Server) DoGetExportedKeys(ctx context.Context, cmd flightsql.TableRef) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	return s.empty(schema_ref.ExportedKeys)
+}
+
+// GetFlightInfoCrossReference answers with an empty list.
+func (s *Server) GetFlightInfoCrossReference(ctx context.Context, cmd flightsql.CrossTableRef, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	return s.metaInfo(desc, schema_ref.CrossReference, 0), nil
+}
+
+// DoGetCrossReference returns no rows.
+func (s *Server) DoGetCrossReference(ctx context.Context, cmd flightsql.CrossTableRef) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	return s.empty(schema_ref.CrossReference)
+}
+
+// empty streams a result of sc without rows.
+func (s *Server) empty(sc *arrow.Schema) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	b := array.NewRecordBuilder(s.Alloc, sc)
+	defer b.Release()
+	return s.single(b.NewRecordBatch())
 }

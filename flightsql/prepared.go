@@ -54,6 +54,7 @@ func (s *Server) prepare(ctx context.Context, sql string) (engine.Prepared, erro
 	}
 	defer done()
 	p, err := s.eng.Prepare(qctx, sql)
+	p.DatasetSchema = resultSchema(p.DatasetSchema)
 	return p, s.statementStatus(qctx, err)
 }
 

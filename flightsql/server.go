@@ -243,7 +243,7 @@ func (s *Server) flightInfo(ctx context.Context, sql string, desc *flight.Flight
 		return nil, s.statementStatus(qctx, err)
 	}
 	if !p.Update && p.DatasetSchema != nil && isQuery(sql) {
-		return s.queryInfo(sql, p.DatasetSchema, desc)
+		return s.queryInfo(sql, resultSchema(p.DatasetSchema), desc)
 	}
 	n, err := s.execUpdate(qctx, sql)
 	if err != nil {
@@ -357,6 +357,8 @@ func (s *Server) runStream(ctx context.Context, sql string) (*arrow.Schema, <-ch
 	r := res.Reader
 	if r == nil {
 		r = s.affectedReader(res.Affected)
+	} else {
+		r = describeResult(r)
 	}
 	streaming = true
 	return s.stream(qctx, done, r)

@@ -138,7 +138,7 @@ func TestStatementQueryCarriesSchemaAndRows(t *testing.T) {
 	require.NoError(t, err)
 	sc, err := flight.DeserializeSchema(info.Schema, memory.DefaultAllocator)
 	require.NoError(t, err)
-	require.True(t, sc.Equal(numSchema))
+	require.True(t, sc.Equal(resultSchema(numSchema)), "the result schema, with its column metadata")
 	n, _ := readAll(t, cl, info)
 	require.EqualValues(t, len("SELECT 1234"), n)
 	// The ticket runs again when its parked result was already taken.
@@ -172,7 +172,7 @@ func TestPreparedStatements(t *testing.T) {
 	ctx := context.Background()
 	ps, err := cl.Prepare(ctx, "SELECT 12")
 	require.NoError(t, err)
-	require.True(t, ps.DatasetSchema().Equal(numSchema), "JDBC needs a dataset schema for queries")
+	require.True(t, ps.DatasetSchema().Equal(resultSchema(numSchema)), "JDBC needs a dataset schema for queries")
 	info, err := ps.Execute(ctx)
 	require.NoError(t, err)
 	n, _ := readAll(t, cl, info)

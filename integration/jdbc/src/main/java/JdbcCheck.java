@@ -1,3 +1,5 @@
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
 import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
@@ -7,6 +9,7 @@ import java.sql.ParameterMetaData;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
 import java.sql.Statement;
 import java.sql.Timestamp;
 import java.sql.Types;
@@ -139,6 +142,79 @@ public final class JdbcCheck {
       }
     }
     check("tables", List.of("orders:TABLE", "orders$rt:VIEW", "orders$changelog:VIEW"), tables);
+
+    // Columns as declared, and results with their SQL types.
+    List<String> cols = new ArrayList<>();
+    try (ResultSet rs = md.getColumns(null, db, "orders", "%")) {
+      while (rs.next()) {
+        cols.add(rs.getString("COLUMN_NAME") + " " + rs.getString("TYPE_NAME") + " "
+            + rs.getInt("COLUMN_SIZE") + "," + rs.getInt("DECIMAL_DIGITS"));
+      }
+    }
+    check("declared columns", List.of("id BIGINT 19,0", "customer STRING 2147483647,0",
+        "amount DECIMAL(10, 2) 10,2", "ts TIMESTAMP(6) 6,6", "day DATE 10,0"), cols);
+    try (Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT amount, amount * 2 AS twice, id FROM " + rt)) {
+      java.sql.ResultSetMetaData rm = rs.getMetaData();
+      check("result decimal precision and scale", "DECIMAL 10,2",
+          rm.getColumnTypeName(1) + " " + rm.getPrecision(1) + "," + rm.getScale(1));
+      check("precision and scale of an expression", "DECIMAL 18,2",
+          rm.getColumnTypeName(2) + " " + rm.getPrecision(2) + "," + rm.getScale(2));
+      check("result bigint type", "BIGINT", rm.getColumnTypeName(3));
+    }
+
+    // DBeaver's navigator: a table's keys tell its rows apart in the data
+    // editor; Paimon has no foreign keys, so those lists are empty.
+    check("primary key", List.of("id|1"), keys(md.getPrimaryKeys(null, db, "orders")));
+    check("primary key of t$rt", List.of("id|1"), keys(md.getPrimaryKeys(null, db, "orders$rt")));
+    check("no primary key of a missing table", List.of(), keys(md.getPrimaryKeys(null, db, "missing")));
+    check("imported keys", List.of(), rows(md.getImportedKeys(null, db, "orders")));
+    check("exported keys", List.of(), rows(md.getExportedKeys(null, db, "orders")));
+    check("cross reference", List.of(), rows(md.getCrossReference(null, db, "orders", null, db, "orders")));
+    // Every DatabaseMetaData property the driver implements answers: the
+    // driver unboxes a SqlInfo value the server did not send and throws
+    // NullPointerException (getDefaultTransactionIsolation,
+    // getMaxColumnNameLength, supportsBatchUpdates, ...).
+    int props = 0;
+    for (Method m : DatabaseMetaData.class.getMethods()) {
+      Class<?> r = m.getReturnType();
+      if (m.getParameterCount() != 0
+          || (r != boolean.class && r != int.class && r != long.class && r != String.class)) {
+        continue;
+      }
+      try {
+        m.invoke(md);
+        props++;
+      } catch (InvocationTargetException e) {
+        if (e.getCause() instanceof SQLFeatureNotSupportedException) {
+          continue; // the driver does not implement it
+        }
+        throw new AssertionError("DatabaseMetaData." + m.getName() + "(): " + e.getCause());
+      } catch (IllegalAccessException e) {
+        throw new AssertionError("DatabaseMetaData." + m.getName() + "(): " + e);
+      }
+    }
+    check("DatabaseMetaData properties answered (more than 100)", true, props > 100);
+    for (int type : new int[] {ResultSet.TYPE_FORWARD_ONLY, ResultSet.TYPE_SCROLL_INSENSITIVE,
+        ResultSet.TYPE_SCROLL_SENSITIVE}) {
+      md.supportsResultSetType(type);
+      md.supportsResultSetConcurrency(type, ResultSet.CONCUR_READ_ONLY);
+    }
+    check("forward-only results", true, md.supportsResultSetType(ResultSet.TYPE_FORWARD_ONLY));
+    check("no transactions", Connection.TRANSACTION_NONE, md.getDefaultTransactionIsolation());
+    check("batch updates", true, md.supportsBatchUpdates());
+    check("max statement length", true, md.getMaxStatementLength() > 0);
+  }
+
+  /** column|key sequence of a getPrimaryKeys result. */
+  private static List<String> keys(ResultSet rs) throws SQLException {
+    List<String> out = new ArrayList<>();
+    try (rs) {
+      while (rs.next()) {
+        out.add(rs.getString("COLUMN_NAME") + "|" + rs.getInt("KEY_SEQ"));
+      }
+    }
+    return out;
   }
 
   private static List<String> rows(ResultSet rs) throws SQLException {
