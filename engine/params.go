@@ -92,10 +92,16 @@ func within(ps []sqlparse.Param, pos, end int) bool {
 }
 
 // Literal writes row i of col as a SQL literal of DuckDB's dialect that
-// stands for the same value and type: integers and strings plainly (so that
-// key lookups and pruning see them), other types as a typed literal or cast.
+// stands for the same value and type: INTEGER values and strings plainly,
+// other integers cast to their width (DuckDB reads a plain integer as
+// INTEGER, so SELECT ? bound to a BIGINT came back INTEGER; key lookups and
+// pruning read through such casts), other types as a typed literal or
+// cast, and NULL cast to the column's type where DuckDB has it.
 func Literal(col arrow.Array, i int) (string, error) {
 	if col.IsNull(i) {
+		if t, ok := nullTypes[col.DataType().ID()]; ok {
+			return "CAST(NULL AS " + t + ")", nil
+		}
 		return "NULL", nil
 	}
 	switch a := col.(type) {
@@ -105,21 +111,21 @@ func Literal(col arrow.Array, i int) (string, error) {
 		}
 		return "FALSE", nil
 	case *array.Int8:
-		return strconv.FormatInt(int64(a.Value(i)), 10), nil
+		return "CAST(" + strconv.FormatInt(int64(a.Value(i)), 10) + " AS TINYINT)", nil
 	case *array.Int16:
-		return strconv.FormatInt(int64(a.Value(i)), 10), nil
+		return "CAST(" + strconv.FormatInt(int64(a.Value(i)), 10) + " AS SMALLINT)", nil
 	case *array.Int32:
 		return strconv.FormatInt(int64(a.Value(i)), 10), nil
 	case *array.Int64:
-		return strconv.FormatInt(a.Value(i), 10), nil
+		return "CAST(" + strconv.FormatInt(a.Value(i), 10) + " AS BIGINT)", nil
 	case *array.Uint8:
-		return strconv.FormatUint(uint64(a.Value(i)), 10), nil
+		return "CAST(" + strconv.FormatUint(uint64(a.Value(i)), 10) + " AS UTINYINT)", nil
 	case *array.Uint16:
-		return strconv.FormatUint(uint64(a.Value(i)), 10), nil
+		return "CAST(" + strconv.FormatUint(uint64(a.Value(i)), 10) + " AS USMALLINT)", nil
 	case *array.Uint32:
-		return strconv.FormatUint(uint64(a.Value(i)), 10), nil
+		return "CAST(" + strconv.FormatUint(uint64(a.Value(i)), 10) + " AS UINTEGER)", nil
 	case *array.Uint64:
-		return strconv.FormatUint(a.Value(i), 10), nil
+		return "CAST(" + strconv.FormatUint(a.Value(i), 10) + " AS UBIGINT)", nil
 	case *array.Float16:
 		return floatLiteral(float64(a.Value(i).Float32()), "FLOAT"), nil
 	case *array.Float32:
@@ -171,6 +177,14 @@ func Literal(col arrow.Array, i int) (string, error) {
 		return "NULL", nil
 	}
 	return "", fmt.Errorf("values of type %s cannot be bound; pass it as a string and CAST it in the statement", col.DataType())
+}
+
+// nullTypes are DuckDB's names of the Arrow types whose NULL is bound typed.
+var nullTypes = map[arrow.Type]string{
+	arrow.BOOL: "BOOLEAN", arrow.INT8: "TINYINT", arrow.INT16: "SMALLINT", arrow.INT32: "INTEGER", arrow.INT64: "BIGINT",
+	arrow.UINT8: "UTINYINT", arrow.UINT16: "USMALLINT", arrow.UINT32: "UINTEGER", arrow.UINT64: "UBIGINT",
+	arrow.FLOAT32: "FLOAT", arrow.FLOAT64: "DOUBLE", arrow.STRING: "VARCHAR", arrow.LARGE_STRING: "VARCHAR",
+	arrow.BINARY: "BLOB", arrow.LARGE_BINARY: "BLOB", arrow.DATE32: "DATE", arrow.DATE64: "DATE",
 }
 
 func floatLiteral(f float64, typ string) string {

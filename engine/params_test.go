@@ -26,12 +26,12 @@ func TestBindParams(t *testing.T) {
 
 	got, err := BindParams("SELECT * FROM t WHERE a = ? AND b = ? AND c = '?'", one)
 	require.NoError(t, err)
-	require.Equal(t, []string{"SELECT * FROM t WHERE a = 7 AND b = 'k' AND c = '?'"}, got)
+	require.Equal(t, []string{"SELECT * FROM t WHERE a = CAST(7 AS BIGINT) AND b = 'k' AND c = '?'"}, got)
 
 	// A one-row VALUES insert takes every row in one statement.
 	got, err = BindParams("INSERT INTO t (a, b) VALUES (?, upper(?));", rows)
 	require.NoError(t, err)
-	require.Equal(t, []string{"INSERT INTO t (a, b) VALUES (1, upper('x''y')), (NULL, upper('?'));"}, got)
+	require.Equal(t, []string{"INSERT INTO t (a, b) VALUES (CAST(1 AS BIGINT), upper('x''y')), (CAST(NULL AS BIGINT), upper('?'));"}, got)
 
 	// A row with something evaluated per row stays a statement per row.
 	got, err = BindParams("INSERT INTO t VALUES (?, (SELECT max(x) FROM u) || ?)", rows)
@@ -40,7 +40,7 @@ func TestBindParams(t *testing.T) {
 	// Anything else runs once per row.
 	got, err = BindParams("INSERT INTO t SELECT $2, $1", rows)
 	require.NoError(t, err)
-	require.Equal(t, []string{"INSERT INTO t SELECT 'x''y', 1", "INSERT INTO t SELECT '?', NULL"}, got)
+	require.Equal(t, []string{"INSERT INTO t SELECT 'x''y', CAST(1 AS BIGINT)", "INSERT INTO t SELECT '?', CAST(NULL AS BIGINT)"}, got)
 
 	got, err = BindParams("SELECT 1", nil)
 	require.NoError(t, err)
@@ -64,7 +64,9 @@ func TestLiteral(t *testing.T) {
 	}{
 		{arrow.FixedWidthTypes.Boolean, `true`, "TRUE"},
 		{arrow.PrimitiveTypes.Int32, `-5`, "-5"},
-		{arrow.PrimitiveTypes.Uint64, `18446744073709551615`, "18446744073709551615"},
+		{arrow.PrimitiveTypes.Uint64, `18446744073709551615`, "CAST(18446744073709551615 AS UBIGINT)"},
+		{arrow.PrimitiveTypes.Int64, `7`, "CAST(7 AS BIGINT)"},
+		{arrow.PrimitiveTypes.Int8, `-7`, "CAST(-7 AS TINYINT)"},
 		{arrow.PrimitiveTypes.Float64, `0.1`, "CAST('0.1' AS DOUBLE)"},
 		{arrow.PrimitiveTypes.Float32, `1.5`, "CAST('1.5' AS FLOAT)"},
 		{arrow.BinaryTypes.String, `"it's"`, "'it''s'"},
@@ -76,7 +78,8 @@ func TestLiteral(t *testing.T) {
 		{&arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "Europe/Berlin"}, `"2024-02-29T10:11:12Z"`, "CAST('2024-02-29 10:11:12+00' AS TIMESTAMPTZ)"},
 		{&arrow.Decimal128Type{Precision: 10, Scale: 2}, `"-12.30"`, "CAST('-12.30' AS DECIMAL(10, 2))"},
 		{arrow.Null, `null`, "NULL"},
-		{arrow.PrimitiveTypes.Int64, `null`, "NULL"},
+		{arrow.PrimitiveTypes.Int64, `null`, "CAST(NULL AS BIGINT)"},
+		{arrow.BinaryTypes.String, `null`, "CAST(NULL AS VARCHAR)"},
 	} {
 		rec := params(t, []arrow.Field{{Name: "p", Type: tc.typ, Nullable: true}}, `[{"p": `+tc.json+`}]`)
 		got, err := Literal(rec.Column(0), 0)

@@ -2,8 +2,11 @@ package flightsql
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -116,7 +119,7 @@ func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd flights
 	if sql == ps.sql && !ps.prep.Update && ps.prep.DatasetSchema != nil {
 		return s.queryInfo(sql, ps.prep.DatasetSchema, desc)
 	}
-	return s.flightInfo(ctx, sql, desc)
+	return s.flightInfo(ctx, sql, desc, true)
 }
 
 // GetSchemaPreparedStatement returns the schema found at prepare time.
@@ -144,7 +147,8 @@ func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd flightsql.Prepa
 
 // DoPutPreparedStatementQuery binds parameter values (one column per
 // placeholder, in order) for the next executions of the statement through
-// this handle. A query takes one row of values.
+// this handle. With several rows, an execution runs the query once per row
+// and returns the results one after another.
 func (s *Server) DoPutPreparedStatementQuery(ctx context.Context, cmd flightsql.PreparedStatementQuery, r flight.MessageReader, w flight.MetadataWriter) ([]byte, error) {
 	h := cmd.GetPreparedStatementHandle()
 	ps, err := s.preparedSQL(h)
@@ -162,9 +166,6 @@ func (s *Server) DoPutPreparedStatementQuery(ctx context.Context, cmd flightsql.
 	stmts, err := engine.BindParams(ps.sql, params)
 	if err != nil {
 		return nil, toStatus(err)
-	}
-	if !ps.prep.Update && len(stmts) != 1 {
-		return nil, status.Errorf(codes.InvalidArgument, "flightd: a query runs with one row of parameter values, but %d rows are bound; execute it once per row", len(stmts))
 	}
 	size := 0
 	for _, st := range stmts {
@@ -247,10 +248,11 @@ func (s *Server) boundQuery(handle []byte) (string, error) {
 		return "", unbound(ps)
 	case bound == nil:
 		return ps.sql, nil
-	case len(bound) != 1:
-		return "", status.Errorf(codes.InvalidArgument, "flightd: a query runs with one row of parameter values, but %d rows are bound; execute it once per row, or bind many rows to an INSERT run as an update", len(bound))
 	}
-	return bound[0], nil
+	// Several rows of values: the query runs once per row and the results
+	// follow each other (the Flight SQL spec). NUL separates them, which no
+	// statement holds (the engine refuses it).
+	return strings.Join(bound, "\x00"), nil
 }
 
 // params is how many parameters the statement takes.
@@ -302,4 +304,67 @@ func readParams(r flight.MessageReader, limit int64) (arrow.RecordBatch, error) 
 		return nil, status.Errorf(codes.InvalidArgument, "flightd: parameter batches: %v", err)
 	}
 	return out, nil
+}
+
+// rowsReader streams the results of a query run once per row of bound
+// values, one after the other: the first row's reader, then each next
+// statement's, run when the one before has ended. Every row's result must
+// have the first's column types.
+type rowsReader struct {
+	array.RecordReader // the current row's result
+	ctx                context.Context
+	eng                engine.Engine
+	rest               []string // the statements of the rows still to run
+	row                int      // the current row, from 0
+	err                error
+}
+
+func (r *rowsReader) Next() bool {
+	for r.err == nil {
+		if r.RecordReader.Next() {
+			return true
+		}
+		if r.err = r.RecordReader.Err(); r.err != nil || len(r.rest) == 0 {
+			return false
+		}
+		res, err := r.eng.Execute(r.ctx, r.rest[0])
+		if err != nil {
+			r.err = fmt.Errorf("parameter row %d: %w", r.row+2, err)
+			return false
+		}
+		if res.Reader == nil {
+			r.err = fmt.Errorf("%w: parameter row %d: not a query", engine.ErrInvalid, r.row+2)
+			return false
+		}
+		if err := sameColumns(r.RecordReader.Schema(), res.Reader.Schema()); err != nil {
+			res.Reader.Release()
+			r.err = fmt.Errorf("%w: parameter row %d: %w", engine.ErrInvalid, r.row+2, err)
+			return false
+		}
+		r.RecordReader.Release()
+		r.RecordReader, r.rest, r.row = res.Reader, r.rest[1:], r.row+1
+	}
+	return false
+}
+
+func (r *rowsReader) Schema() *arrow.Schema { return r.RecordReader.Schema() }
+
+func (r *rowsReader) Err() error {
+	if r.err != nil {
+		return r.err
+	}
+	return r.RecordReader.Err()
+}
+
+// sameColumns says how next's columns differ from first's, if they do.
+func sameColumns(first, next *arrow.Schema) error {
+	if first.NumFields() != next.NumFields() {
+		return fmt.Errorf("the result has %d columns where the first row's had %d", next.NumFields(), first.NumFields())
+	}
+	for i, f := range first.Fields() {
+		if g := next.Field(i); !arrow.TypeEqual(f.Type, g.Type) {
+			return fmt.Errorf("column %d (%s) is %s where the first row's was %s; CAST the parameter in the statement", i+1, g.Name, g.Type, f.Type)
+		}
+	}
+	return nil
 }

@@ -228,7 +228,11 @@ func (s *Server) affectedReader(n int64) array.RecordReader {
 // engine describes its result (Prepare) and the DoGet runs and streams it,
 // so nothing waits between the two calls. A statement that changes things
 // runs here, exactly once; its ticket carries its row count.
-func (s *Server) flightInfo(ctx context.Context, sql string, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+//
+// With rows, sql may be a query bound with several rows of parameter
+// values, its statements separated by NUL (boundQuery); client text never
+// is: the engine refuses a NUL in it.
+func (s *Server) flightInfo(ctx context.Context, sql string, desc *flight.FlightDescriptor, rows bool) (*flight.FlightInfo, error) {
 	if err := s.checkSQL(sql); err != nil {
 		return nil, err
 	}
@@ -237,13 +241,20 @@ func (s *Server) flightInfo(ctx context.Context, sql string, desc *flight.Flight
 		return nil, err
 	}
 	defer done()
-	p, err := s.eng.Prepare(qctx, sql)
+	first, several := sql, false
+	if rows {
+		first, _, several = strings.Cut(sql, "\x00")
+	}
+	p, err := s.eng.Prepare(qctx, first)
 	if err != nil {
-		s.lg.Debug("statement failed", "sql", sql, "err", err)
+		s.lg.Debug("statement failed", "sql", first, "err", err)
 		return nil, s.statementStatus(qctx, err)
 	}
-	if !p.Update && p.DatasetSchema != nil && isQuery(sql) {
+	if !p.Update && p.DatasetSchema != nil && isQuery(first) {
 		return s.queryInfo(sql, resultSchema(p.DatasetSchema), desc)
+	}
+	if several {
+		return nil, status.Error(codes.InvalidArgument, "flightd: several rows of parameter values are bound to a statement that is not a query; run it as an update (ExecuteUpdate), which runs every row")
 	}
 	n, err := s.execUpdate(qctx, sql)
 	if err != nil {
@@ -291,7 +302,7 @@ func (s *Server) queryInfo(sql string, sc *arrow.Schema, desc *flight.FlightDesc
 // GetFlightInfoStatement describes a query, or runs a statement that
 // changes things.
 func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.StatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	return s.flightInfo(ctx, cmd.GetQuery(), desc)
+	return s.flightInfo(ctx, cmd.GetQuery(), desc, false)
 }
 
 // GetSchemaStatement describes the statement without running it.
@@ -336,8 +347,11 @@ func (s *Server) runStream(ctx context.Context, sql string) (*arrow.Schema, <-ch
 	if err := s.checkSQL(sql); err != nil {
 		return nil, nil, err
 	}
-	if !isQuery(sql) {
-		return nil, nil, errRunsOnce()
+	stmts := strings.Split(sql, "\x00") // one per row of bound values
+	for _, st := range stmts {
+		if !isQuery(st) {
+			return nil, nil, errRunsOnce()
+		}
 	}
 	qctx, done, err := s.begin(ctx)
 	if err != nil {
@@ -349,15 +363,18 @@ func (s *Server) runStream(ctx context.Context, sql string) (*arrow.Schema, <-ch
 			done() // also when Execute panics
 		}
 	}()
-	res, err := s.eng.Execute(qctx, sql)
+	res, err := s.eng.Execute(qctx, stmts[0])
 	if err != nil {
-		s.lg.Debug("statement failed", "sql", sql, "err", err)
+		s.lg.Debug("statement failed", "sql", stmts[0], "err", err)
 		return nil, nil, s.statementStatus(qctx, err)
 	}
 	r := res.Reader
-	if r == nil {
+	switch {
+	case r == nil:
 		r = s.affectedReader(res.Affected)
-	} else {
+	case len(stmts) > 1:
+		r = describeResult(&rowsReader{ctx: qctx, eng: s.eng, RecordReader: r, rest: stmts[1:]})
+	default:
 		r = describeResult(r)
 	}
 	streaming = true

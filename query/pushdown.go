@@ -2,6 +2,7 @@ package query
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -249,23 +250,36 @@ func columnOf(e *object) []string {
 	return names
 }
 
-// constantOf reads an integer or string constant, or a string cast to
-// DATE (DATE '2024-01-01'). Anything else is not used for pruning.
+// constantOf reads an integer or string constant, a string cast to DATE
+// (DATE '2024-01-01') or an integer cast to an integer type it fits
+// (CAST(7 AS BIGINT), how a bound parameter reads). Anything else is not
+// used for pruning.
 func constantOf(e *object) (any, bool) {
 	if e == nil {
 		return nil, false
 	}
 	if e.get("class") == "CAST" {
 		ct, _ := e.get("cast_type").(*object)
-		if ct == nil || ct.get("id") != "DATE" {
+		if ct == nil {
 			return nil, false
 		}
 		child, _ := e.get("child").(*object)
 		v, ok := constantOf(child)
-		if _, isStr := v.(string); !ok || !isStr {
-			return nil, false
+		switch id, _ := ct.get("id").(string); id {
+		case "DATE":
+			if _, isStr := v.(string); !ok || !isStr {
+				return nil, false
+			}
+			return v, true
+		case "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT", "UINTEGER":
+			// A bound integer parameter (engine.Literal), in the cast's range.
+			n, isInt := v.(int64)
+			if !ok || !isInt || !fitsInteger(id, n) {
+				return nil, false
+			}
+			return n, true
 		}
-		return v, true
+		return nil, false
 	}
 	if e.get("class") != "CONSTANT" {
 		return nil, false
@@ -309,4 +323,17 @@ func (s scanHints) filterFor(sc *arrow.Schema) (filter []lake.Predicate) {
 		}
 	}
 	return filter
+}
+
+// integerRanges are the ranges of DuckDB's integer types that hold int64s.
+var integerRanges = map[string][2]int64{
+	"TINYINT": {math.MinInt8, math.MaxInt8}, "SMALLINT": {math.MinInt16, math.MaxInt16},
+	"INTEGER": {math.MinInt32, math.MaxInt32}, "BIGINT": {math.MinInt64, math.MaxInt64},
+	"UTINYINT": {0, math.MaxUint8}, "USMALLINT": {0, math.MaxUint16}, "UINTEGER": {0, math.MaxUint32},
+}
+
+// fitsInteger reports whether n is in the range of DuckDB's integer type id.
+func fitsInteger(id string, n int64) bool {
+	r, ok := integerRanges[id]
+	return ok && n >= r[0] && n <= r[1]
 }
