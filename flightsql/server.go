@@ -135,7 +135,29 @@ func New(eng engine.Engine, opts Options) (*Server, error) {
 }
 
 // FlightServer wraps s for registration with a flight.Server.
-func (s *Server) FlightServer() flight.FlightServer { return flightsql.NewFlightServer(s) }
+func (s *Server) FlightServer() flight.FlightServer {
+	return actionsServer{flightsql.NewFlightServer(s)}
+}
+
+// actionsServer is the Flight SQL service with ListActions naming only the
+// actions flightd answers: the framework's list also names transactions,
+// savepoints, Substrait plans, cancellation and endpoint renewal, which
+// answer Unimplemented here.
+type actionsServer struct{ flight.FlightServer }
+
+var servedActions = []*flight.ActionType{
+	{Type: flightsql.CreatePreparedStatementActionType, Description: "prepare a statement"},
+	{Type: flightsql.ClosePreparedStatementActionType, Description: "release a prepared statement"},
+}
+
+func (a actionsServer) ListActions(_ *flight.Empty, st flight.FlightService_ListActionsServer) error {
+	for _, t := range servedActions {
+		if err := st.Send(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // Close stops the background expiry and drops what waits.
 func (s *Server) Close() {

@@ -311,3 +311,30 @@ func TestStreamErrorNotReportedAsCancelled(t *testing.T) {
 	require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
 	require.ErrorContains(t, err, "bad_data/file-1.parquet")
 }
+
+// TestListActionsNamesOnlyServedActions: ListActions advertised
+// RenewFlightEndpoint, transactions and cancellation, which answered
+// Unimplemented. Each action listed is answered (an empty request is
+// refused as invalid, not as unknown).
+func TestListActionsNamesOnlyServedActions(t *testing.T) {
+	cl, _ := startTest(t)
+	ctx := context.Background()
+	st, err := cl.Client.ListActions(ctx, &flight.Empty{})
+	require.NoError(t, err)
+	var listed []string
+	for {
+		a, err := st.Recv()
+		if err != nil {
+			break
+		}
+		listed = append(listed, a.GetType())
+	}
+	require.ElementsMatch(t, []string{flightsql.CreatePreparedStatementActionType, flightsql.ClosePreparedStatementActionType}, listed)
+	for _, a := range listed {
+		rs, err := cl.Client.DoAction(ctx, &flight.Action{Type: a})
+		if err == nil {
+			_, err = rs.Recv()
+		}
+		require.NotEqual(t, codes.Unimplemented, status.Code(err), "%s: %v", a, err)
+	}
+}
