@@ -3,6 +3,7 @@ package flightsql
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -337,4 +338,36 @@ func TestListActionsNamesOnlyServedActions(t *testing.T) {
 		}
 		require.NotEqual(t, codes.Unimplemented, status.Code(err), "%s: %v", a, err)
 	}
+}
+
+// TestXdbcTypeInfoListsTableTypes: JDBC's getTypeInfo (DBeaver reads it on
+// connecting) answered UNIMPLEMENTED; it lists the types CREATE TABLE
+// takes, ordered by code, or those of one code.
+func TestXdbcTypeInfoListsTableTypes(t *testing.T) {
+	cl, _ := startTest(t)
+	ctx := context.Background()
+	names := func(code *int32) []string {
+		info, err := cl.GetXdbcTypeInfo(ctx, code)
+		require.NoError(t, err)
+		r, err := cl.DoGet(ctx, info.Endpoint[0].Ticket)
+		require.NoError(t, err)
+		defer r.Release()
+		var out []string
+		last := int32(math.MinInt32)
+		for r.Next() {
+			rec := r.RecordBatch()
+			for i := range int(rec.NumRows()) {
+				c := rec.Column(1).(*array.Int32).Value(i)
+				require.GreaterOrEqual(t, c, last, "ordered by code")
+				last = c
+				out = append(out, rec.Column(0).(*array.String).Value(i))
+			}
+		}
+		require.NoError(t, r.Err())
+		return out
+	}
+	all := names(nil)
+	require.Subset(t, all, []string{"BIGINT", "DECIMAL", "STRING", "VARCHAR", "TIMESTAMP", "BOOLEAN", "DATE"})
+	decimal := int32(3)
+	require.Equal(t, []string{"DECIMAL"}, names(&decimal))
 }

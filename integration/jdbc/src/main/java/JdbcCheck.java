@@ -168,6 +168,9 @@ public final class JdbcCheck {
     check("primary key", List.of("id|1"), keys(md.getPrimaryKeys(null, db, "orders")));
     check("primary key of t$rt", List.of("id|1"), keys(md.getPrimaryKeys(null, db, "orders$rt")));
     check("no primary key of a missing table", List.of(), keys(md.getPrimaryKeys(null, db, "missing")));
+    // The driver answers getTypeInfo itself (Avatica's empty list); it
+    // never asks the server (GetXdbcTypeInfo serves ADBC and ODBC).
+    rows(md.getTypeInfo());
     check("imported keys", List.of(), rows(md.getImportedKeys(null, db, "orders")));
     check("exported keys", List.of(), rows(md.getExportedKeys(null, db, "orders")));
     check("cross reference", List.of(), rows(md.getCrossReference(null, db, "orders", null, db, "orders")));
