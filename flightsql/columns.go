@@ -30,7 +30,7 @@ func tableSchema(t engine.TableInfo) *arrow.Schema {
 		if !ok {
 			c = sqlColumn(f.Type)
 		}
-		mb := columnMetadata(c)
+		mb := columnMetadata(c, isText(f.Type))
 		mb.SchemaName(t.Database).TableName(t.Name).IsReadOnly(t.Type != "TABLE")
 		f.Metadata = withMetadata(f.Metadata, mb.Metadata())
 		fields[i] = f
@@ -47,7 +47,7 @@ func resultSchema(sc *arrow.Schema) *arrow.Schema {
 	}
 	fields := make([]arrow.Field, sc.NumFields())
 	for i, f := range sc.Fields() {
-		mb := columnMetadata(sqlColumn(f.Type))
+		mb := columnMetadata(sqlColumn(f.Type), isText(f.Type))
 		mb.IsReadOnly(true)
 		f.Metadata = withMetadata(f.Metadata, mb.Metadata())
 		fields[i] = f
@@ -56,9 +56,9 @@ func resultSchema(sc *arrow.Schema) *arrow.Schema {
 	return arrow.NewSchema(fields, &md)
 }
 
-func columnMetadata(c engine.ColumnInfo) *flightsql.ColumnMetadataBuilder {
+func columnMetadata(c engine.ColumnInfo, text bool) *flightsql.ColumnMetadataBuilder {
 	mb := flightsql.NewColumnMetadataBuilder()
-	mb.TypeName(c.TypeName).IsAutoIncrement(false).IsCaseSensitive(true).IsSearchable(true)
+	mb.TypeName(c.TypeName).IsAutoIncrement(false).IsCaseSensitive(text).IsSearchable(true)
 	if c.Precision > 0 {
 		mb.Precision(c.Precision)
 	}
@@ -66,6 +66,15 @@ func columnMetadata(c engine.ColumnInfo) *flightsql.ColumnMetadataBuilder {
 		mb.Scale(c.Scale)
 	}
 	return mb
+}
+
+// isText reports whether values of dt compare as case-sensitive text.
+func isText(dt arrow.DataType) bool {
+	switch dt.ID() {
+	case arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW:
+		return true
+	}
+	return false
 }
 
 // withMetadata is a's keys with b's added (b wins).

@@ -20,7 +20,6 @@ type xdbcType struct {
 	prefix      string
 	params      []string // what CREATE TABLE takes in parentheses
 	numeric     bool
-	text        bool
 	minScale    int32
 	maxScale    int32
 	subcode     int32 // date 1, time 2, timestamp 3 (sql_data_type 9)
@@ -36,14 +35,14 @@ var xdbcTypes = []xdbcType{
 	{name: "BYTES", code: -3, size: 2147483647},
 	{name: "VARBINARY", code: -3, size: 2147483647, params: []string{"length"}},
 	{name: "BINARY", code: -2, size: 2147483647, params: []string{"length"}},
-	{name: "CHAR", code: 1, size: 2147483647, prefix: "'", params: []string{"length"}, text: true, caseMatters: true},
+	{name: "CHAR", code: 1, size: 2147483647, prefix: "'", params: []string{"length"}, caseMatters: true},
 	{name: "DECIMAL", code: 3, size: 38, params: []string{"precision", "scale"}, numeric: true, hasScale: true, maxScale: 38},
 	{name: "INT", code: 4, size: 10, numeric: true},
 	{name: "SMALLINT", code: 5, size: 5, numeric: true},
 	{name: "FLOAT", code: 7, size: 7, numeric: true},
 	{name: "DOUBLE", code: 8, size: 15, numeric: true},
-	{name: "STRING", code: 12, size: 2147483647, prefix: "'", text: true, caseMatters: true},
-	{name: "VARCHAR", code: 12, size: 2147483647, prefix: "'", params: []string{"length"}, text: true, caseMatters: true},
+	{name: "STRING", code: 12, size: 2147483647, prefix: "'", caseMatters: true},
+	{name: "VARCHAR", code: 12, size: 2147483647, prefix: "'", params: []string{"length"}, caseMatters: true},
 	{name: "BOOLEAN", code: 16, size: 1},
 	{name: "DATE", code: 91, size: 10, prefix: "DATE '", subcode: 1},
 	{name: "TIME", code: 92, size: 18, prefix: "TIME '", params: []string{"precision"}, subcode: 2, hasScale: true, maxScale: 9},
