@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 
 	"github.com/flightd/flightd/engine"
+	"github.com/flightd/flightd/internal/arrowutil"
 )
 
 // Flight SQL describes columns in Arrow field metadata (ARROW:FLIGHT:SQL:*):
@@ -141,41 +142,7 @@ var sqlNames = map[arrow.Type]string{
 	arrow.DURATION: "INTERVAL",
 }
 
-// describedReader is r with resultSchema's schema on it and its batches.
-type describedReader struct {
-	array.RecordReader
-	sc  *arrow.Schema
-	cur arrow.RecordBatch
-}
-
+// describeResult is r under resultSchema's schema.
 func describeResult(r array.RecordReader) array.RecordReader {
-	return &describedReader{RecordReader: r, sc: resultSchema(r.Schema())}
-}
-
-func (r *describedReader) Schema() *arrow.Schema { return r.sc }
-
-func (r *describedReader) Next() bool {
-	if r.cur != nil {
-		r.cur.Release()
-		r.cur = nil
-	}
-	if !r.RecordReader.Next() {
-		return false
-	}
-	b := r.RecordReader.RecordBatch()
-	r.cur = array.NewRecordBatch(r.sc, b.Columns(), b.NumRows())
-	return true
-}
-
-func (r *describedReader) RecordBatch() arrow.RecordBatch { return r.cur }
-
-//lint:ignore SA1019 the interface still requires it
-func (r *describedReader) Record() arrow.RecordBatch { return r.cur }
-
-func (r *describedReader) Release() {
-	if r.cur != nil {
-		r.cur.Release()
-		r.cur = nil
-	}
-	r.RecordReader.Release()
+	return arrowutil.NewSchemaReader(r, resultSchema(r.Schema()))
 }

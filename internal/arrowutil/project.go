@@ -8,7 +8,8 @@ import (
 )
 
 // ProjectReader hands out the columns idx of another reader's batches,
-// without copying. It takes over the caller's reference to r.
+// without copying, under its own schema. It takes over the caller's
+// reference to r.
 type ProjectReader struct {
 	refs   atomic.Int64
 	r      array.RecordReader
@@ -26,6 +27,18 @@ func NewProjectReader(r array.RecordReader, idx []int) *ProjectReader {
 		fields[i] = r.Schema().Field(j)
 	}
 	p := &ProjectReader{r: r, idx: idx, schema: arrow.NewSchema(fields, nil)}
+	p.refs.Store(1)
+	return p
+}
+
+// NewSchemaReader returns r's batches under schema, which has r's columns
+// with other names or metadata, without copying.
+func NewSchemaReader(r array.RecordReader, schema *arrow.Schema) *ProjectReader {
+	idx := make([]int, schema.NumFields())
+	for i := range idx {
+		idx[i] = i
+	}
+	p := &ProjectReader{r: r, idx: idx, schema: schema}
 	p.refs.Store(1)
 	return p
 }
