@@ -32,6 +32,19 @@ const (
 // RealtimeSuffix names the real-time view of a table: t$rt.
 const RealtimeSuffix = "$rt"
 
+// ViewSuffix returns the suffix of a table's read-only view that name ends
+// in, in any case (RealtimeSuffix or ChangelogSuffix), or "" for a table's
+// own name.
+func ViewSuffix(name string) string {
+	lower := strings.ToLower(name)
+	for _, s := range []string{RealtimeSuffix, ChangelogSuffix} {
+		if strings.HasSuffix(lower, s) {
+			return s
+		}
+	}
+	return ""
+}
+
 // DefaultPrimaryKeyBuckets is the bucket count given to a primary-key table
 // created without a 'bucket' option. Paimon's own default (-1, dynamic
 // buckets) needs a hash index that flightd does not maintain yet.
@@ -156,10 +169,8 @@ func (s *Service) Tables(db string) ([]string, error) { return s.cat.ListTables(
 
 // CreateTable creates a lake-stream enabled Paimon table.
 func (s *Service) CreateTable(ctx context.Context, db, name string, sc lake.Schema, ifNotExists bool) error {
-	for _, suffix := range []string{RealtimeSuffix, ChangelogSuffix} {
-		if strings.HasSuffix(strings.ToLower(name), suffix) {
-			return fmt.Errorf("%w: table name %q may not end in %q: that suffix names a table's read-only view", lake.ErrInvalidName, name, suffix)
-		}
+	if suffix := ViewSuffix(name); suffix != "" {
+		return fmt.Errorf("%w: table name %q may not end in %q: that suffix names a table's read-only view", lake.ErrInvalidName, name, suffix)
 	}
 	opts := make(map[string]string, len(sc.Options)+3)
 	for k, v := range sc.Options {

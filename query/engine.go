@@ -37,7 +37,6 @@ type Engine struct {
 	pool  connPool
 	mem   memory.Allocator
 	lg    *slog.Logger
-	seq   atomic.Uint64
 	// shapes are the parse trees of statement shapes seen (parsecache.go).
 	shapes parseCache
 	// noPushdown turns pruning off (tests compare results).
@@ -733,13 +732,9 @@ func (e *Engine) resolve(schema, table string) (tableRef, bool, error) {
 	if db == "" {
 		db = DefaultDatabase
 	}
-	name, realtime, changelog := table, false, false
-	switch lower := strings.ToLower(name); {
-	case strings.HasSuffix(lower, lakestream.RealtimeSuffix):
-		name, realtime = name[:len(name)-len(lakestream.RealtimeSuffix)], true
-	case strings.HasSuffix(lower, lakestream.ChangelogSuffix):
-		name, changelog = name[:len(name)-len(lakestream.ChangelogSuffix)], true
-	}
+	suffix := lakestream.ViewSuffix(table)
+	name := table[:len(table)-len(suffix)]
+	realtime, changelog := suffix == lakestream.RealtimeSuffix, suffix == lakestream.ChangelogSuffix
 	if _, err := e.ls.Table(db, name); err == nil {
 		// spelled as stored: no listing (the table's metadata is cached)
 		return tableRef{db: db, table: name, realtime: realtime, changelog: changelog}, true, nil

@@ -23,8 +23,6 @@ import (
 // insertBatchRows is how many rows an INSERT gathers into one log write.
 const insertBatchRows = 64 << 10
 
-// insert runs INSERT INTO t [(cols)] <query>: the query runs on DuckDB with
-// its columns cast to t's types, and the rows go to t's log.
 // writable refuses a write to a name that reads but cannot be written:
 // t$rt and t$changelog, which are views of t, and flightd's system tables.
 // Their base tables exist, so "not found" (what looking the name up as a
@@ -33,24 +31,23 @@ func (e *Engine) writable(db, table string) error {
 	if strings.EqualFold(db, SystemDatabase) {
 		return fmt.Errorf("%w: %s.%s is one of flightd's read-only system tables", engine.ErrInvalid, db, table)
 	}
-	lower := strings.ToLower(table)
-	for _, suffix := range []string{lakestream.RealtimeSuffix, lakestream.ChangelogSuffix} {
-		if !strings.HasSuffix(lower, suffix) {
-			continue
-		}
-		base := table[:len(table)-len(suffix)]
-		if _, err := e.ls.Table(db, base); err != nil {
-			return fmt.Errorf("%w: table %s.%s does not exist, so neither does %s.%s", engine.ErrNotFound, db, base, db, table)
-		}
-		what := "real-time view"
-		if suffix == lakestream.ChangelogSuffix {
-			what = "changelog"
-		}
-		return fmt.Errorf("%w: %s.%s is the read-only %s of %s.%s; write to %s.%s", engine.ErrInvalid, db, table, what, db, base, db, base)
+	suffix := lakestream.ViewSuffix(table)
+	if suffix == "" {
+		return nil
 	}
-	return nil
+	base := table[:len(table)-len(suffix)]
+	if _, err := e.ls.Table(db, base); err != nil {
+		return fmt.Errorf("%w: table %s.%s does not exist, so neither does %s.%s", engine.ErrNotFound, db, base, db, table)
+	}
+	what := "real-time view"
+	if suffix == lakestream.ChangelogSuffix {
+		what = "changelog"
+	}
+	return fmt.Errorf("%w: %s.%s is the read-only %s of %s.%s; write to %s.%s", engine.ErrInvalid, db, table, what, db, base, db, base)
 }
 
+// insert runs INSERT INTO t [(cols)] <query>: the query runs on DuckDB with
+// its columns cast to t's types, and the rows go to t's log.
 func (e *Engine) insert(ctx context.Context, sql string) (int64, error) {
 	st, err := sqlparse.ParseInsert(sql)
 	if err != nil {
