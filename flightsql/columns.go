@@ -97,22 +97,17 @@ func withMetadata(a, b arrow.Metadata) arrow.Metadata {
 // sqlColumn names an Arrow type as DuckDB's SQL does, with its precision.
 func sqlColumn(dt arrow.DataType) engine.ColumnInfo {
 	switch t := dt.(type) {
-	case *arrow.Decimal128Type:
-		return engine.ColumnInfo{TypeName: fmt.Sprintf("DECIMAL(%d, %d)", t.Precision, t.Scale), Precision: t.Precision, Scale: t.Scale}
-	case *arrow.Decimal256Type:
-		return engine.ColumnInfo{TypeName: fmt.Sprintf("DECIMAL(%d, %d)", t.Precision, t.Scale), Precision: t.Precision, Scale: t.Scale}
+	case *arrow.Decimal128Type, *arrow.Decimal256Type:
+		d := dt.(arrow.DecimalType)
+		return engine.ColumnInfo{TypeName: fmt.Sprintf("DECIMAL(%d, %d)", d.GetPrecision(), d.GetScale()), Precision: d.GetPrecision(), Scale: d.GetScale()}
 	case *arrow.TimestampType:
-		p := map[arrow.TimeUnit]int32{arrow.Second: 0, arrow.Millisecond: 3, arrow.Microsecond: 6, arrow.Nanosecond: 9}[t.Unit]
+		name := "TIMESTAMP"
 		if t.TimeZone != "" {
-			return engine.ColumnInfo{TypeName: "TIMESTAMP WITH TIME ZONE", Precision: p}
+			name = "TIMESTAMP WITH TIME ZONE"
 		}
-		return engine.ColumnInfo{TypeName: "TIMESTAMP", Precision: p}
+		return engine.ColumnInfo{TypeName: name, Precision: unitDigits[t.Unit]}
 	case *arrow.Time32Type, *arrow.Time64Type:
-		p := int32(6)
-		if tt, ok := t.(arrow.TemporalWithUnit); ok {
-			p = map[arrow.TimeUnit]int32{arrow.Second: 0, arrow.Millisecond: 3, arrow.Microsecond: 6, arrow.Nanosecond: 9}[tt.TimeUnit()]
-		}
-		return engine.ColumnInfo{TypeName: "TIME", Precision: p}
+		return engine.ColumnInfo{TypeName: "TIME", Precision: unitDigits[dt.(arrow.TemporalWithUnit).TimeUnit()]}
 	case *arrow.FixedSizeBinaryType:
 		return engine.ColumnInfo{TypeName: "BLOB", Precision: int32(t.ByteWidth)}
 	case arrow.ListLikeType:
@@ -129,6 +124,9 @@ func sqlColumn(dt arrow.DataType) engine.ColumnInfo {
 	}
 	return engine.ColumnInfo{TypeName: strings.ToUpper(dt.String())}
 }
+
+// unitDigits are the fractional-second digits of a time unit.
+var unitDigits = map[arrow.TimeUnit]int32{arrow.Second: 0, arrow.Millisecond: 3, arrow.Microsecond: 6, arrow.Nanosecond: 9}
 
 var sqlNames = map[arrow.Type]string{
 	arrow.NULL: "NULL", arrow.BOOL: "BOOLEAN",
