@@ -79,6 +79,11 @@ func (c *client) query(sql string) ([][]string, error) {
 		return nil, err
 	}
 	defer r.Release()
+	return rowsOf(r)
+}
+
+// rowsOf reads r's rows rendered as strings (NULL for a null).
+func rowsOf(r array.RecordReader) ([][]string, error) {
 	var out [][]string
 	for r.Next() {
 		rec := r.RecordBatch()

@@ -91,21 +91,11 @@ func TestParameters(t *testing.T) {
 			rec.Release()
 			r, _, err := q.ExecuteQuery(ctx)
 			require.NoError(t, err)
-			var bound []string
-			for r.Next() {
-				b := r.RecordBatch()
-				for i := range int(b.NumRows()) {
-					name := "NULL"
-					if b.Column(1).IsValid(i) {
-						name = b.Column(1).ValueStr(i)
-					}
-					bound = append(bound, b.Column(0).ValueStr(i)+"|"+name)
-				}
-			}
-			require.NoError(t, r.Err())
+			bound, err := rowsOf(r)
+			require.NoError(t, err)
 			r.Release()
 			want := sortedRows(c.mustQuery(fmt.Sprintf(`SELECT id, name FROM p."t$rt" WHERE id = %d OR name = %s ORDER BY id`, id, literal(name))))
-			require.Equal(t, want, sortedRows(splitRows(bound)), "%s: id %d name %s", round, id, literal(name))
+			require.Equal(t, want, sortedRows(bound), "%s: id %d name %s", round, id, literal(name))
 		}
 	}
 	check("log")
@@ -126,32 +116,24 @@ func TestParameters(t *testing.T) {
 	three.Release()
 	r, _, err := sel.ExecuteQuery(ctx)
 	require.NoError(t, err)
-	var rows []string
-	for r.Next() {
-		rec := r.RecordBatch()
-		require.Equal(t, arrow.PrimitiveTypes.Int64, rec.Column(0).DataType(), "a BIGINT parameter comes back BIGINT")
-		for i := range int(rec.NumRows()) {
-			rows = append(rows, rec.Column(0).ValueStr(i)+"|"+rec.Column(1).ValueStr(i))
-		}
-	}
-	require.NoError(t, r.Err())
+	require.Equal(t, arrow.PrimitiveTypes.Int64, r.Schema().Field(0).Type, "a BIGINT parameter comes back BIGINT")
+	rows, err := rowsOf(r)
+	require.NoError(t, err)
 	r.Release()
-	require.Equal(t, []string{"1|a", "5000000000|(null)", "3|b"}, rows)
+	require.Equal(t, [][]string{{"1", "a"}, {"5000000000", "NULL"}, {"3", "b"}}, rows)
 	// Two rows of the lookup: both keys' rows, in the rows' order.
 	two := paramBatch([]int64{6, 3}, nil)
 	require.NoError(t, q.Bind(ctx, two))
 	two.Release()
 	r, _, err = q.ExecuteQuery(ctx)
 	require.NoError(t, err)
-	var ids2 []string
-	for r.Next() {
-		rec := r.RecordBatch()
-		for i := range int(rec.NumRows()) {
-			ids2 = append(ids2, rec.Column(0).ValueStr(i))
-		}
-	}
-	require.NoError(t, r.Err())
+	rows, err = rowsOf(r)
+	require.NoError(t, err)
 	r.Release()
+	var ids2 []string
+	for _, row := range rows {
+		ids2 = append(ids2, row[0])
+	}
 	require.Equal(t, []string{"6", "3"}, ids2)
 	// DDL takes no parameters.
 	st, err := c.conn.NewStatement()
@@ -159,13 +141,4 @@ func TestParameters(t *testing.T) {
 	defer st.Close()
 	require.NoError(t, st.SetSqlQuery("CREATE TABLE p.x (a BIGINT) WITH ('bucket' = ?)"))
 	require.ErrorContains(t, st.Prepare(ctx), "can be bound in queries and INSERT INTO only")
-}
-
-// splitRows turns "a|b" lines into rows.
-func splitRows(lines []string) [][]string {
-	out := make([][]string, len(lines))
-	for i, l := range lines {
-		out[i] = strings.Split(l, "|")
-	}
-	return out
 }
