@@ -28,6 +28,9 @@ type Result struct {
 	Reader   array.RecordReader
 	Update   bool
 	Affected int64 // rows written or changed; -1 when unknown
+	// Database is set by USE: the database the session's unqualified
+	// names resolve in from now on, as the catalog spells it.
+	Database string
 }
 
 // Prepared describes a statement without running it.
@@ -79,6 +82,26 @@ type Engine interface {
 	InsertParams(ctx context.Context, sql string, params arrow.RecordBatch) (n int64, ok bool, err error)
 	Databases(ctx context.Context) ([]string, error)
 	Tables(ctx context.Context, db string) ([]TableInfo, error)
+}
+
+// DefaultDatabase is where unqualified names resolve in a session that
+// chose no database.
+const DefaultDatabase = "default"
+
+type databaseKey struct{}
+
+// WithDatabase returns ctx under which the engine resolves unqualified
+// table names in db (a session's current database; "" is DefaultDatabase).
+func WithDatabase(ctx context.Context, db string) context.Context {
+	return context.WithValue(ctx, databaseKey{}, db)
+}
+
+// Database is the database unqualified names resolve in under ctx.
+func Database(ctx context.Context) string {
+	if db, _ := ctx.Value(databaseKey{}).(string); db != "" {
+		return db
+	}
+	return DefaultDatabase
 }
 
 // TableTypes lists the table types Tables reports.

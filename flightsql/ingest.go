@@ -8,6 +8,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/flightd/flightd/engine"
 )
 
 // DoPutCommandStatementIngest appends the stream to a table. Each batch is
@@ -28,11 +30,12 @@ func (s *Server) DoPutCommandStatementIngest(ctx context.Context, cmd flightsql.
 		}
 		create = o.GetIfNotExist() == flightsql.TableDefinitionOptionsTableNotExistOptionCreate
 	}
+	ctx = inSession(ctx)
 	if cmd.GetTable() == "" {
 		return 0, status.Error(codes.InvalidArgument, "flightd: ingest needs a table name")
 	}
 	if failIfExists {
-		tables, err := s.eng.Tables(ctx, dbName(cmd.GetSchema()))
+		tables, err := s.eng.Tables(ctx, dbOr(ctx, cmd.GetSchema()))
 		if err == nil {
 			for _, t := range tables {
 				if t.Name == cmd.GetTable() {
@@ -48,13 +51,14 @@ func (s *Server) DoPutCommandStatementIngest(ctx context.Context, cmd flightsql.
 	return n, nil
 }
 
-// dbName is the database a request without one means.
-func dbName(db string) string {
+// dbOr is db, or the session's database when a request names none.
+func dbOr(ctx context.Context, db string) string {
 	if db == "" {
-		return DefaultDatabase
+		return engine.Database(ctx)
 	}
 	return db
 }
 
-// DefaultDatabase mirrors the engine's default for unqualified names.
-const DefaultDatabase = "default"
+// DefaultDatabase is where unqualified names resolve in a session that
+// chose no database.
+const DefaultDatabase = engine.DefaultDatabase

@@ -96,6 +96,16 @@ func (c *clock) Add(d time.Duration) {
 
 func startWith(t *testing.T, eng engine.Engine, opts Options) (*flightsql.Client, *Server) {
 	t.Helper()
+	srv, addr := serveWith(t, eng, opts)
+	cl, err := flightsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	t.Cleanup(func() { cl.Close() })
+	return cl, srv
+}
+
+// serveWith serves eng on a loopback port until the test ends.
+func serveWith(t *testing.T, eng engine.Engine, opts Options) (*Server, string) {
+	t.Helper()
 	srv, err := New(eng, opts)
 	require.NoError(t, err)
 	fs := flight.NewServerWithMiddleware(nil, GRPCOptions(nil)...)
@@ -103,10 +113,13 @@ func startWith(t *testing.T, eng engine.Engine, opts Options) (*flightsql.Client
 	require.NoError(t, fs.Init("127.0.0.1:0"))
 	go func() { _ = fs.Serve() }()
 	t.Cleanup(func() { fs.Shutdown(); srv.Close() })
-	cl, err := flightsql.NewClient(fs.Addr().String(), nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	require.NoError(t, err)
-	t.Cleanup(func() { cl.Close() })
-	return cl, srv
+	return srv, fs.Addr().String()
+}
+
+func serve(t *testing.T, eng engine.Engine, opts Options) string {
+	t.Helper()
+	_, addr := serveWith(t, eng, opts)
+	return addr
 }
 
 func doGet(ctx context.Context, cl *flightsql.Client, info *flight.FlightInfo) (int64, error) {
@@ -200,7 +213,7 @@ func TestADoGetNeverRunsAStatementWithEffects(t *testing.T) {
 	cl, _ := startWith(t, eng, Options{})
 	ctx := context.Background()
 	// A ticket made by hand with an INSERT in it.
-	tkt, err := encodeTicket("", "INSERT INTO t VALUES (1)")
+	tkt, err := encodeTicket(ticket{sql: "INSERT INTO t VALUES (1)"})
 	require.NoError(t, err)
 	_, err = doGet(ctx, cl, &flight.FlightInfo{Endpoint: []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: tkt}}}})
 	require.Equal(t, codes.FailedPrecondition, status.Code(err), "%v", err)
@@ -215,7 +228,7 @@ func TestADoGetNeverRunsAStatementWithEffects(t *testing.T) {
 	require.Equal(t, codes.FailedPrecondition, status.Code(err), "%v", err)
 	// A forged count ticket with SQL, and an old-style handle, are unknown.
 	for _, h := range [][2]string{{"=5", "INSERT INTO t VALUES (3)"}, {"0123456789abcdef", ""}} {
-		tkt, err := encodeTicket(h[0], h[1])
+		tkt, err := encodeTicket(ticket{handle: h[0], sql: h[1]})
 		require.NoError(t, err)
 		_, err = doGet(ctx, cl, &flight.FlightInfo{Endpoint: []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: tkt}}}})
 		require.Equal(t, codes.NotFound, status.Code(err), "%v", err)
@@ -333,7 +346,7 @@ func TestStatementLength(t *testing.T) {
 	_, err = cl.GetExecuteSchema(ctx, long)
 	require.Equal(t, codes.InvalidArgument, status.Code(err))
 	// A ticket carrying long SQL is refused too.
-	tkt, err := encodeTicket("", long)
+	tkt, err := encodeTicket(ticket{sql: long})
 	require.NoError(t, err)
 	r, err := cl.DoGet(ctx, &flight.Ticket{Ticket: tkt})
 	if err == nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/flightd/flightd/engine"
 	"github.com/flightd/flightd/internal/arrowutil"
+	"github.com/flightd/flightd/sqlparse"
 )
 
 // CreatePreparedStatement describes the statement; queries get their schema.
@@ -28,9 +29,17 @@ func (s *Server) CreatePreparedStatement(ctx context.Context, req flightsql.Acti
 	if err := s.roomToPrepare(); err != nil {
 		return none, err
 	}
+	ctx = inSession(ctx)
 	p, err := s.prepare(ctx, sql)
 	if err != nil {
 		return none, err
+	}
+	if sqlparse.Classify(sql) == sqlparse.KindUse {
+		// USE answers its one-row result, as any statement run through
+		// GetFlightInfo does, so that clients run it with GetFlightInfo:
+		// the new session reaches them in that call's response headers,
+		// which Go's Flight client never reads from an update's DoPut.
+		p.Update, p.DatasetSchema = false, affectedSchema
 	}
 	h := newHandle()
 	s.mu.Lock()
@@ -38,7 +47,7 @@ func (s *Server) CreatePreparedStatement(ctx context.Context, req flightsql.Acti
 		s.mu.Unlock()
 		return none, s.tooManyPrepared()
 	}
-	s.prepared[h] = &preparedStmt{sql: sql, prep: p, lastUsed: s.opts.Now()}
+	s.prepared[h] = &preparedStmt{sql: sql, db: engine.Database(ctx), prep: p, lastUsed: s.opts.Now()}
 	s.mu.Unlock()
 	update := p.Update
 	res := flightsql.ActionCreatePreparedStatementResult{Handle: []byte(h), IsUpdate: &update}
@@ -116,10 +125,10 @@ func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd flights
 	if err != nil {
 		return nil, err
 	}
-	if sql == ps.sql && !ps.prep.Update && ps.prep.DatasetSchema != nil {
-		return s.queryInfo(sql, ps.prep.DatasetSchema, desc)
+	if sql == ps.sql && !ps.prep.Update && ps.prep.DatasetSchema != nil && isQuery(sql) {
+		return s.queryInfo(ps.db, sql, ps.prep.DatasetSchema, desc)
 	}
-	return s.flightInfo(ctx, sql, desc, true)
+	return s.flightInfo(ps.in(ctx), sql, desc, true)
 }
 
 // GetSchemaPreparedStatement returns the schema found at prepare time.
@@ -138,11 +147,15 @@ func (s *Server) GetSchemaPreparedStatement(ctx context.Context, cmd flightsql.P
 // DoGetPreparedStatement runs the prepared statement and streams it (for
 // clients that DoGet with the command itself as the ticket).
 func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	ps, err := s.preparedSQL(cmd.GetPreparedStatementHandle())
+	if err != nil {
+		return nil, nil, err
+	}
 	sql, err := s.boundQuery(cmd.GetPreparedStatementHandle())
 	if err != nil {
 		return nil, nil, err
 	}
-	return s.runStream(ctx, sql)
+	return s.runStream(ps.in(ctx), sql)
 }
 
 // DoPutPreparedStatementQuery binds parameter values (one column per
@@ -191,6 +204,7 @@ func (s *Server) DoPutPreparedStatementUpdate(ctx context.Context, cmd flightsql
 	if err != nil {
 		return 0, err
 	}
+	ctx = ps.in(ctx)
 	params, err := readParams(r, s.opts.MaxParamBytes)
 	if err != nil {
 		return 0, err
@@ -253,6 +267,11 @@ func (s *Server) boundQuery(handle []byte) (string, error) {
 	// follow each other (the Flight SQL spec). NUL separates them, which no
 	// statement holds (the engine refuses it).
 	return strings.Join(bound, "\x00"), nil
+}
+
+// in is ctx under which the statement resolves names as it was prepared.
+func (ps *preparedStmt) in(ctx context.Context) context.Context {
+	return engine.WithDatabase(ctx, ps.db)
 }
 
 // params is how many parameters the statement takes.

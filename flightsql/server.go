@@ -75,6 +75,7 @@ type Server struct {
 
 type preparedStmt struct {
 	sql      string
+	db       string // the session's database when it was prepared
 	prep     engine.Prepared
 	lastUsed time.Time
 	// bound is what the parameter values bound last make of sql
@@ -205,18 +206,32 @@ func toStatus(err error) error {
 	return status.Error(code, err.Error())
 }
 
-// Tickets: handle "\x00" sql. A query's ticket has no handle and the SQL
-// its DoGet runs. A statement that changed something ran at GetFlightInfo;
-// its ticket has no SQL and the handle "=" followed by the rows it
-// affected, so that every fetch of it returns that count, for as long as
-// the client keeps the ticket, and nothing ever runs it again.
-func encodeTicket(handle, sql string) ([]byte, error) {
-	return flightsql.CreateStatementQueryTicket([]byte(handle + "\x00" + sql))
+// ticket is what a DoGet is given. A query's ticket has no handle, the
+// database its session resolves unqualified names in, and the SQL the DoGet
+// runs: it is self-contained, so any connection may fetch it. A statement
+// that changed something ran at GetFlightInfo; its ticket has no SQL and the
+// handle "=" followed by the rows it affected, so that every fetch of it
+// returns that count, for as long as the client keeps the ticket, and
+// nothing ever runs it again.
+//
+// Encoded: handle NUL db NUL sql (neither handle nor db holds a NUL).
+type ticket struct {
+	handle, db, sql string
 }
 
-func decodeTicket(b []byte) (handle, sql string) {
-	h, q, _ := strings.Cut(string(b), "\x00")
-	return h, q
+func encodeTicket(t ticket) ([]byte, error) {
+	if strings.Contains(t.handle, "\x00") || strings.Contains(t.db, "\x00") {
+		return nil, status.Error(codes.Internal, "flightd: a ticket's handle or database holds a NUL")
+	}
+	return flightsql.CreateStatementQueryTicket([]byte(t.handle + "\x00" + t.db + "\x00" + t.sql))
+}
+
+func decodeTicket(b []byte) ticket {
+	var t ticket
+	var rest string
+	t.handle, rest, _ = strings.Cut(string(b), "\x00")
+	t.db, t.sql, _ = strings.Cut(rest, "\x00")
+	return t
 }
 
 // doneHandle is the handle of the ticket of a statement that ran and
@@ -273,7 +288,7 @@ func (s *Server) flightInfo(ctx context.Context, sql string, desc *flight.Flight
 		return nil, s.statementStatus(qctx, err)
 	}
 	if !p.Update && p.DatasetSchema != nil && isQuery(first) {
-		return s.queryInfo(sql, resultSchema(p.DatasetSchema), desc)
+		return s.queryInfo(engine.Database(ctx), sql, resultSchema(p.DatasetSchema), desc)
 	}
 	if several {
 		return nil, status.Error(codes.InvalidArgument, "flightd: several rows of parameter values are bound to a statement that is not a query; run it as an update (ExecuteUpdate), which runs every row")
@@ -282,7 +297,7 @@ func (s *Server) flightInfo(ctx context.Context, sql string, desc *flight.Flight
 	if err != nil {
 		return nil, err
 	}
-	tkt, err := encodeTicket(doneHandle(n), "")
+	tkt, err := encodeTicket(ticket{handle: doneHandle(n)})
 	if err != nil {
 		return nil, err
 	}
@@ -305,10 +320,10 @@ func errRunsOnce() error {
 	return status.Error(codes.FailedPrecondition, "flightd: this ticket names a statement that changes things; such statements run once, when GetFlightInfo plans them or through a DoPut (ExecuteUpdate), and a DoGet never runs them again")
 }
 
-// queryInfo is the FlightInfo of a query whose DoGet runs sql. Its size is
-// not known before it runs.
-func (s *Server) queryInfo(sql string, sc *arrow.Schema, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	tkt, err := encodeTicket("", sql)
+// queryInfo is the FlightInfo of a query whose DoGet runs sql in db. Its
+// size is not known before it runs.
+func (s *Server) queryInfo(db, sql string, sc *arrow.Schema, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	tkt, err := encodeTicket(ticket{db: db, sql: sql})
 	if err != nil {
 		return nil, err
 	}
@@ -324,7 +339,7 @@ func (s *Server) queryInfo(sql string, sc *arrow.Schema, desc *flight.FlightDesc
 // GetFlightInfoStatement describes a query, or runs a statement that
 // changes things.
 func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.StatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	return s.flightInfo(ctx, cmd.GetQuery(), desc, false)
+	return s.flightInfo(inSession(ctx), cmd.GetQuery(), desc, false)
 }
 
 // GetSchemaStatement describes the statement without running it.
@@ -332,7 +347,7 @@ func (s *Server) GetSchemaStatement(ctx context.Context, cmd flightsql.Statement
 	if err := s.checkSQL(cmd.GetQuery()); err != nil {
 		return nil, err
 	}
-	p, err := s.prepare(ctx, cmd.GetQuery())
+	p, err := s.prepare(inSession(ctx), cmd.GetQuery())
 	if err != nil {
 		return nil, err
 	}
@@ -348,18 +363,18 @@ func (s *Server) GetSchemaStatement(ctx context.Context, cmd flightsql.Statement
 // A query's ticket fetched again runs the query again: it reads the tables
 // as they are at that DoGet.
 func (s *Server) DoGetStatement(ctx context.Context, tkt flightsql.StatementQueryTicket) (*arrow.Schema, <-chan flight.StreamChunk, error) {
-	h, sql := decodeTicket(tkt.GetStatementHandle())
-	if h != "" {
-		n, ok := parseDoneHandle(h)
-		if !ok || sql != "" {
+	t := decodeTicket(tkt.GetStatementHandle())
+	if t.handle != "" {
+		n, ok := parseDoneHandle(t.handle)
+		if !ok || t.sql != "" {
 			return nil, nil, status.Error(codes.NotFound, "flightd: unknown ticket (not one this server issued); the statement it came from is not run again")
 		}
 		return s.stream(context.Background(), func() {}, s.affectedReader(n))
 	}
-	if sql == "" {
+	if t.sql == "" {
 		return nil, nil, status.Error(codes.NotFound, "flightd: unknown or expired ticket")
 	}
-	return s.runStream(ctx, sql)
+	return s.runStream(engine.WithDatabase(ctx, t.db), t.sql)
 }
 
 // runStream runs the query sql and streams its rows; the statement keeps
@@ -453,7 +468,7 @@ func (s *Server) stream(qctx context.Context, done func(), r array.RecordReader)
 
 // DoPutCommandStatementUpdate runs DDL and INSERT.
 func (s *Server) DoPutCommandStatementUpdate(ctx context.Context, cmd flightsql.StatementUpdate) (int64, error) {
-	return s.update(ctx, cmd.GetQuery())
+	return s.update(inSession(ctx), cmd.GetQuery())
 }
 
 // update runs one statement as an update, under a slot and the timeout.
@@ -470,12 +485,16 @@ func (s *Server) update(ctx context.Context, sql string) (int64, error) {
 }
 
 // execUpdate runs sql under qctx (from begin) and returns the rows it
-// wrote; a query run as an update returns the rows it produced.
+// wrote; a query run as an update returns the rows it produced. A USE hands
+// the client its new session.
 func (s *Server) execUpdate(qctx context.Context, sql string) (int64, error) {
 	res, err := s.eng.Execute(qctx, sql)
 	if err != nil {
 		s.lg.Debug("statement failed", "sql", sql, "err", err)
 		return 0, s.statementStatus(qctx, err)
+	}
+	if err := afterUse(qctx, res); err != nil {
+		return 0, err
 	}
 	if res.Reader != nil {
 		var n int64

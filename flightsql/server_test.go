@@ -268,7 +268,7 @@ func TestPanicsBecomeErrorsAndTheServerKeepsServing(t *testing.T) {
 		_, err = cl.Execute(context.Background(), "SELECT 1")
 		require.Equal(t, codes.Internal, status.Code(err))
 		require.ErrorContains(t, err, "boom")
-		tkt, err := encodeTicket("", "SELECT 1")
+		tkt, err := encodeTicket(ticket{sql: "SELECT 1"})
 		require.NoError(t, err)
 		r, err := cl.DoGet(context.Background(), &flight.Ticket{Ticket: tkt})
 		if err == nil {

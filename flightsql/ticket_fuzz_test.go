@@ -11,12 +11,12 @@ import (
 
 // FuzzStatementTicket: a DoGet ticket, decoded as the Flight SQL server does
 // (a google.protobuf.Any of a TicketStatementQuery) and then as flightd does
-// (handle, NUL, SQL), never panics; what flightd encodes decodes to the
-// same handle and SQL, and a decoded ticket encodes to one that decodes the
-// same.
+// (handle, NUL, database, NUL, SQL), never panics; what flightd encodes
+// decodes to the same ticket, and a decoded ticket encodes to one that
+// decodes the same.
 func FuzzStatementTicket(f *testing.F) {
-	for _, s := range [][2]string{{"0123456789abcdef", "SELECT 1"}, {"h", ""}, {"", "SELECT '\x00'"}, {"h", "SELECT 1; -- \r\n"}} {
-		tkt, err := encodeTicket(s[0], s[1])
+	for _, s := range []ticket{{"0123456789abcdef", "", "SELECT 1"}, {"h", "", ""}, {"", "shop", "SELECT '\x00'"}, {"h", "x y", "SELECT 1; -- \r\n"}} {
+		tkt, err := encodeTicket(s)
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -25,25 +25,24 @@ func FuzzStatementTicket(f *testing.F) {
 	f.Add([]byte("\x00\x00"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		check := func(handle []byte) {
-			h, sql := decodeTicket(handle)
-			if strings.Contains(h, "\x00") {
-				t.Fatalf("handle %q holds a NUL", h)
+			tk := decodeTicket(handle)
+			if strings.Contains(tk.handle, "\x00") || strings.Contains(tk.db, "\x00") {
+				t.Fatalf("ticket %q holds a NUL in its handle or database", tk)
 			}
-			enc, err := encodeTicket(h, sql)
+			enc, err := encodeTicket(tk)
 			if err != nil {
-				t.Fatalf("encode %q %q: %v", h, sql, err)
+				t.Fatalf("encode %q: %v", tk, err)
 			}
 			var a anypb.Any
 			var q pb.TicketStatementQuery
 			if err := proto.Unmarshal(enc, &a); err != nil {
-				t.Fatalf("ticket for %q %q: %v", h, sql, err)
+				t.Fatalf("ticket for %q: %v", tk, err)
 			}
 			if err := a.UnmarshalTo(&q); err != nil {
-				t.Fatalf("ticket for %q %q: %v", h, sql, err)
+				t.Fatalf("ticket for %q: %v", tk, err)
 			}
-			h2, sql2 := decodeTicket(q.GetStatementHandle())
-			if h2 != h || sql2 != sql {
-				t.Fatalf("ticket for %q %q decodes as %q %q", h, sql, h2, sql2)
+			if tk2 := decodeTicket(q.GetStatementHandle()); tk2 != tk {
+				t.Fatalf("ticket for %q decodes as %q", tk, tk2)
 			}
 		}
 		check(b)

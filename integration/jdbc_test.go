@@ -55,7 +55,7 @@ func runJdbcCheck(t *testing.T, addr, db string, urlParams ...string) {
 	require.NoError(t, err, "JdbcCheck:\n%s\n%s", out, stderr.String())
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	require.Regexp(t, `^ok \d+ checks$`, lines[len(lines)-1], out)
-	for _, want := range []string{"ok executeBatch rows", "ok row 1", "ok timestamp and date parameters", "ok tables"} {
+	for _, want := range []string{"ok executeBatch rows", "ok row 1", "ok timestamp and date parameters", "ok tables", "ok unqualified name after USE", "ok USE default moved the session", "ok catalog property refused"} {
 		require.Contains(t, lines, want, out)
 	}
 }

@@ -20,6 +20,9 @@ type conn struct {
 	c   driver.Conn
 	ar  *duckdb.Arrow
 	ser driver.Stmt
+	// schema is DuckDB's current schema on c ("" until set: main), where
+	// it looks unqualified names up (useSchema).
+	schema string
 }
 
 // connPool keeps idle connections: opening one (duckdb_connect and the

@@ -14,7 +14,8 @@
 //     parser finds in the text, which must be a SELECT or EXPLAIN; anything
 //     else is refused as invalid, naming its kind. The statement runs as
 //     written: every name of a flightd table (db.t or db."t$rt";
-//     unqualified names resolve in the database "default") is a view in
+//     unqualified names resolve in the session's database, engine.WithDatabase,
+//     "default" unless the client chose another) is a view in
 //     DuckDB's catalog over flightd's scan table function (views.go,
 //     tablefn.go), and the statement's scans are found from DuckDB's own
 //     parse tree (json_serialize_sql), so any SQL DuckDB can run over

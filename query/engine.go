@@ -125,7 +125,10 @@ func (e *Engine) Execute(ctx context.Context, sql string) (engine.Result, error)
 		return engine.Result{Update: true, Affected: n}, err
 	case sqlparse.KindInsertOverwrite, sqlparse.KindUpdate, sqlparse.KindDelete:
 		return engine.Result{}, fmt.Errorf("%w: %s is not supported on lake-stream tables: it would rewrite committed lake data while the log may hold newer values for the same rows; write changes as rows instead (upsert by primary key, or ingest a batch with a change-kind column)", engine.ErrInvalid, kind)
-	case sqlparse.KindOther, sqlparse.KindUse:
+	case sqlparse.KindUse:
+		db, err := e.use(sql)
+		return engine.Result{Update: true, Affected: 0, Database: db}, err
+	case sqlparse.KindOther:
 		return engine.Result{}, e.refuse(ctx, sql)
 	default:
 		err := e.ddl(ctx, kind, sql)
@@ -147,7 +150,7 @@ func (e *Engine) Prepare(ctx context.Context, sql string) (engine.Prepared, erro
 	}
 	switch sqlparse.Classify(sql) {
 	case sqlparse.KindQuery:
-	case sqlparse.KindOther, sqlparse.KindUse:
+	case sqlparse.KindOther:
 		return engine.Prepared{}, e.refuse(ctx, sql)
 	default:
 		return engine.Prepared{Update: true}, nil
@@ -158,6 +161,22 @@ func (e *Engine) Prepare(ctx context.Context, sql string) (engine.Prepared, erro
 	}
 	defer r.Release()
 	return engine.Prepared{DatasetSchema: r.Schema()}, nil
+}
+
+// use checks USE db and returns the database as the catalog spells it.
+func (e *Engine) use(sql string) (string, error) {
+	st, err := sqlparse.ParseUse(sql)
+	if err != nil {
+		return "", invalid(err)
+	}
+	db, found, err := e.lookupDatabase(st.Name)
+	if err != nil {
+		return "", mapErr(err)
+	}
+	if !found {
+		return "", fmt.Errorf("%w: database %q does not exist (CREATE DATABASE %s makes it)", engine.ErrNotFound, st.Name, quoteIdent(st.Name))
+	}
+	return db, nil
 }
 
 // checkText refuses statement text that DuckDB's parser would read
@@ -178,7 +197,7 @@ func (e *Engine) refuse(ctx context.Context, sql string) error {
 	if sqlparse.Statements(sql) > 1 {
 		return errMultipleStatements
 	}
-	return fmt.Errorf("%w: %s statements are not allowed; flightd runs queries, INSERT INTO, and CREATE/DROP/ALTER of databases and tables (qualify table names as db.table; unqualified names resolve in %q)", engine.ErrInvalid, statementKind(sql), DefaultDatabase)
+	return fmt.Errorf("%w: %s statements are not allowed; flightd runs queries, INSERT INTO, and CREATE/DROP/ALTER of databases and tables (qualify table names as db.table; unqualified names resolve in the session's database, now %q)", engine.ErrInvalid, statementKind(sql), engine.Database(ctx))
 }
 
 // syntaxError returns DuckDB's parser error for sql, or "" when it parses.
@@ -245,17 +264,17 @@ func (e *Engine) ddl(ctx context.Context, kind sqlparse.Kind, sql string) error 
 		if err != nil {
 			return invalid(err)
 		}
-		db := dbOr(st.Name.Database)
+		db := dbOr(ctx, st.Name.Database)
 		return mapErr(e.ls.CreateTable(ctx, db, st.Name.Table, sc, st.IfNotExists))
 	case sqlparse.KindDropTable:
 		st, err := sqlparse.ParseDropTable(sql)
 		if err != nil {
 			return invalid(err)
 		}
-		if err := e.writable(dbOr(st.Name.Database), st.Name.Table); err != nil {
+		if err := e.writable(dbOr(ctx, st.Name.Database), st.Name.Table); err != nil {
 			return err
 		}
-		return mapErr(e.ls.DropTable(ctx, dbOr(st.Name.Database), st.Name.Table, st.IfExists))
+		return mapErr(e.ls.DropTable(ctx, dbOr(ctx, st.Name.Database), st.Name.Table, st.IfExists))
 	case sqlparse.KindAlterTable:
 		st, err := sqlparse.ParseAlterTable(sql)
 		if err != nil {
@@ -264,7 +283,7 @@ func (e *Engine) ddl(ctx context.Context, kind sqlparse.Kind, sql string) error 
 		if len(st.Reset) > 0 {
 			return fmt.Errorf("%w: ALTER TABLE ... RESET is not supported yet", engine.ErrUnsupported)
 		}
-		db := dbOr(st.Name.Database)
+		db := dbOr(ctx, st.Name.Database)
 		if err := e.writable(db, st.Name.Table); err != nil {
 			return err
 		}
@@ -290,9 +309,10 @@ func (e *Engine) ddl(ctx context.Context, kind sqlparse.Kind, sql string) error 
 	return fmt.Errorf("%w: statement kind %s", engine.ErrUnsupported, kind)
 }
 
-func dbOr(db string) string {
+// dbOr is db, or the session's database when a name was not qualified.
+func dbOr(ctx context.Context, db string) string {
 	if db == "" {
-		return DefaultDatabase
+		return engine.Database(ctx)
 	}
 	return db
 }
@@ -388,17 +408,20 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 		}
 	}
 	stmt := "" // with schemaOnly, the statement run wraps
+	resolve := e.resolver(ctx)
+	session := strings.ToLower(engine.Database(ctx)) // the schema of unqualified names' views
+	current := "main"
 	var keys []viewKey
 	var uses map[viewKey]*refUse
 	if parsed {
-		if ps, ok := asPlainScan(tree, e.resolve); ok && describe == nil && !explain {
+		if ps, ok := asPlainScan(tree, resolve); ok && describe == nil && !explain {
 			if r, ok, err := e.plainScan(ctx, ps, schemaOnly); ok || err != nil {
 				return r, err
 			}
 		}
 		hs := analyse(tree)
 		uses = map[viewKey]*refUse{}
-		err := findRefs(tree, e.resolve, func(k viewKey, r tableRef, node *object) error {
+		err := findRefs(tree, resolve, session, func(k viewKey, r tableRef, node *object) error {
 			h := hs.of(node)
 			if e.noPushdown.Load() {
 				h = scanHints{}
@@ -482,7 +505,15 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 			if err := e.ensureView(ctx, c, k, schemas[i]); err != nil {
 				return nil, fmt.Errorf("query: bind %s.%s: %w", uses[k].ref.db, uses[k].ref.table, err)
 			}
+			if k.schema == session {
+				current = session
+			}
 		}
+	}
+	// Unqualified names are looked up in the session's views, if the
+	// statement reads any, else in main, which holds no flightd views.
+	if err := c.useSchema(ctx, current); err != nil {
+		return nil, err
 	}
 	if describe != nil {
 		return nil, describe(c, run)
@@ -723,14 +754,21 @@ func (e *Engine) refSchema(r tableRef) (*arrow.Schema, error) {
 	return e.ls.ArrowSchema(r.db, r.table)
 }
 
-// resolve maps a DuckDB base-table reference to a flightd table.
-func (e *Engine) resolve(schema, table string) (tableRef, bool, error) {
+// resolver resolves references in the session of ctx.
+func (e *Engine) resolver(ctx context.Context) resolver {
+	session := engine.Database(ctx)
+	return func(schema, table string) (tableRef, bool, error) { return e.resolve(session, schema, table) }
+}
+
+// resolve maps a DuckDB base-table reference to a flightd table; an
+// unqualified name is looked up in the session's database.
+func (e *Engine) resolve(session, schema, table string) (tableRef, bool, error) {
 	if strings.EqualFold(schema, SystemDatabase) && strings.EqualFold(table, "tiering") {
 		return tableRef{db: SystemDatabase, table: "tiering", system: true}, true, nil
 	}
 	db := schema
 	if db == "" {
-		db = DefaultDatabase
+		db = session
 	}
 	suffix := lakestream.ViewSuffix(table)
 	name := table[:len(table)-len(suffix)]
@@ -744,7 +782,10 @@ func (e *Engine) resolve(schema, table string) (tableRef, bool, error) {
 		return tableRef{}, false, err
 	}
 	if !found {
-		if schema == "" {
+		switch {
+		case schema == "" && db != DefaultDatabase:
+			return tableRef{}, false, fmt.Errorf("%w: the session's database %q does not exist any more (USE another, or qualify %s)", engine.ErrNotFound, db, table)
+		case schema == "" || duckSchema(schema):
 			return tableRef{}, false, nil // a DuckDB name, not ours
 		}
 		return tableRef{}, false, fmt.Errorf("%w: database %q does not exist (in %s.%s)", engine.ErrNotFound, schema, schema, table)
@@ -758,8 +799,8 @@ func (e *Engine) resolve(schema, table string) (tableRef, bool, error) {
 			return tableRef{db: dbName, table: t, realtime: realtime, changelog: changelog}, true, nil
 		}
 	}
-	if schema == "" && !realtime && !changelog {
-		return tableRef{}, false, nil
+	if schema == "" && !realtime && !changelog && !e.views.has(viewKey{schema: strings.ToLower(dbName), name: strings.ToLower(table)}) {
+		return tableRef{}, false, nil // a DuckDB name (pg_class), or none
 	}
 	if realtime {
 		return tableRef{}, false, fmt.Errorf("%w: table %s.%s does not exist, so neither does its real-time view %s", engine.ErrNotFound, dbName, name, table)
@@ -768,6 +809,17 @@ func (e *Engine) resolve(schema, table string) (tableRef, bool, error) {
 		return tableRef{}, false, fmt.Errorf("%w: table %s.%s does not exist, so neither does its changelog %s", engine.ErrNotFound, dbName, name, table)
 	}
 	return tableRef{}, false, fmt.Errorf("%w: table %s.%s does not exist", engine.ErrNotFound, dbName, table)
+}
+
+// duckSchema reports whether schema is one of DuckDB's own, whose tables
+// and views describe the catalog (information_schema.tables) and are left
+// to DuckDB unless a flightd database has that name.
+func duckSchema(schema string) bool {
+	switch strings.ToLower(schema) {
+	case "information_schema", "pg_catalog":
+		return true
+	}
+	return false
 }
 
 func (e *Engine) lookupDatabase(db string) (string, bool, error) {

@@ -140,7 +140,7 @@ func TestPlainScansSkipDuckDB(t *testing.T) {
 				return parseTree(js)
 			}()
 			require.True(t, ok)
-			_, plain := asPlainScan(tree, e.resolve)
+			_, plain := asPlainScan(tree, e.resolver(context.Background()))
 			require.True(t, plain, "must take the fast path")
 			got := run(t, e, tc.sql)
 			sortRows(got)

@@ -53,7 +53,7 @@ func (e *Engine) insert(ctx context.Context, sql string) (int64, error) {
 	if err != nil {
 		return 0, invalid(err)
 	}
-	db := dbOr(st.Name.Database)
+	db := dbOr(ctx, st.Name.Database)
 	if err := e.writable(db, st.Name.Table); err != nil {
 		return 0, err
 	}
@@ -265,7 +265,7 @@ func fieldIndex(s *arrow.Schema, name string) int {
 // only once the stream's first batch has been converted to it, so a batch
 // the table would refuse leaves no table behind.
 func (e *Engine) Ingest(ctx context.Context, db, table string, create bool, r array.RecordReader) (int64, error) {
-	db = dbOr(db)
+	db = dbOr(ctx, db)
 	if err := e.writable(db, table); err != nil {
 		return 0, err
 	}

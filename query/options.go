@@ -5,11 +5,13 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/flightd/flightd/engine"
 	"github.com/flightd/flightd/lakestream"
 )
 
-// DefaultDatabase is where unqualified table names resolve.
-const DefaultDatabase = "default"
+// DefaultDatabase is where unqualified table names resolve in a session
+// that chose no database (engine.WithDatabase).
+const DefaultDatabase = engine.DefaultDatabase
 
 // Options configure an Engine.
 type Options struct {

@@ -26,7 +26,7 @@ func (e *Engine) prepareParams(ctx context.Context, sql string, ps []sqlparse.Pa
 	case sqlparse.KindQuery:
 		return e.prepareQueryParams(ctx, sql, ps, n)
 	case sqlparse.KindInsert:
-		types, err := e.insertParamTypes(sql, ps, n)
+		types, err := e.insertParamTypes(ctx, sql, ps, n)
 		if err != nil {
 			return engine.Prepared{}, err
 		}
@@ -80,12 +80,12 @@ func (e *Engine) prepareQueryParams(ctx context.Context, sql string, ps []sqlpar
 // insertParamTypes types the parameters of an INSERT: a placeholder that is
 // a whole element of a VALUES row takes its column's type, any other one is
 // a string (the INSERT casts it to the column).
-func (e *Engine) insertParamTypes(sql string, ps []sqlparse.Param, n int) ([]arrow.DataType, error) {
+func (e *Engine) insertParamTypes(ctx context.Context, sql string, ps []sqlparse.Param, n int) ([]arrow.DataType, error) {
 	st, err := sqlparse.ParseInsert(sql)
 	if err != nil {
 		return nil, invalid(err)
 	}
-	db := dbOr(st.Name.Database)
+	db := dbOr(ctx, st.Name.Database)
 	schema, err := e.ls.ArrowSchema(db, st.Name.Table)
 	if err != nil {
 		return nil, mapErr(err)
@@ -243,7 +243,7 @@ func (e *Engine) InsertParams(ctx context.Context, sql string, params arrow.Reco
 	if err != nil {
 		return 0, false, nil
 	}
-	db := dbOr(st.Name.Database)
+	db := dbOr(ctx, st.Name.Database)
 	schema, err := e.ls.ArrowSchema(db, st.Name.Table)
 	if err != nil {
 		return 0, false, nil // the SQL path reports it

@@ -262,7 +262,7 @@ func TestScanHints(t *testing.T) {
 		require.True(t, ok, sql)
 		hs := analyse(tree)
 		var node *object
-		require.NoError(t, findRefs(tree, e.resolve, func(_ viewKey, _ tableRef, n *object) error {
+		require.NoError(t, findRefs(tree, e.resolver(context.Background()), "default", func(_ viewKey, _ tableRef, n *object) error {
 			if node == nil {
 				node = n
 			}

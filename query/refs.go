@@ -21,23 +21,31 @@ type tableRef struct {
 type resolver func(schema, table string) (ref tableRef, ok bool, err error)
 
 // viewKey is where DuckDB looks a base-table reference up: the schema as
-// written (main, DuckDB's default, when unqualified) and the name, lower
+// written (the session's database when unqualified) and the name, lower
 // case, as DuckDB compares names. A flightd table is a view of that name
 // (views.go), so the statement runs as written.
 type viewKey struct{ schema, name string }
 
 // findRefs calls visit for every base-table reference in DuckDB's JSON
-// parse tree that resolve accepts, with where DuckDB looks it up. CTE names
-// shadow tables of the same name when unqualified.
-func findRefs(tree any, resolve resolver, visit func(viewKey, tableRef, *object) error) error {
-	return walk(tree, map[string]bool{}, resolve, visit)
+// parse tree that resolve accepts, with where DuckDB looks it up: an
+// unqualified name in session, the schema of the session database's views.
+// CTE names shadow tables of the same name when unqualified.
+func findRefs(tree any, resolve resolver, session string, visit func(viewKey, tableRef, *object) error) error {
+	w := refWalk{resolve: resolve, session: session, visit: visit}
+	return w.walk(tree, map[string]bool{})
 }
 
-func walk(n any, ctes map[string]bool, resolve resolver, visit func(viewKey, tableRef, *object) error) error {
+type refWalk struct {
+	resolve resolver
+	session string
+	visit   func(viewKey, tableRef, *object) error
+}
+
+func (w *refWalk) walk(n any, ctes map[string]bool) error {
 	switch v := n.(type) {
 	case []any:
 		for _, c := range v {
-			if err := walk(c, ctes, resolve, visit); err != nil {
+			if err := w.walk(c, ctes); err != nil {
 				return err
 			}
 		}
@@ -64,7 +72,7 @@ func walk(n any, ctes map[string]bool, resolve resolver, visit func(viewKey, tab
 			if schema == "" && ctes[strings.ToLower(table)] {
 				return nil
 			}
-			ref, ok, err := resolve(schema, table)
+			ref, ok, err := w.resolve(schema, table)
 			if err != nil || !ok {
 				return err
 			}
@@ -73,12 +81,12 @@ func walk(n any, ctes map[string]bool, resolve resolver, visit func(viewKey, tab
 			}
 			k := viewKey{schema: strings.ToLower(schema), name: strings.ToLower(table)}
 			if k.schema == "" {
-				k.schema = "main"
+				k.schema = w.session
 			}
-			return visit(k, ref, v)
+			return w.visit(k, ref, v)
 		}
 		for _, k := range v.keys {
-			if err := walk(v.vals[k], ctes, resolve, visit); err != nil {
+			if err := w.walk(v.vals[k], ctes); err != nil {
 				return err
 			}
 		}

@@ -16,7 +16,7 @@ func TestParseTreeOfDuckDBOutput(t *testing.T) {
 		r := tableRef{db: schema, table: table}
 		seen = append(seen, r)
 		return r, true, nil
-	}, func(k viewKey, _ tableRef, _ *object) error {
+	}, "default", func(k viewKey, _ tableRef, _ *object) error {
 		keys = append(keys, k)
 		return nil
 	})

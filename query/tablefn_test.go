@@ -27,24 +27,24 @@ func TestClientCallingScanFunctionIsRefused(t *testing.T) {
 	onScanOpen = func(tableRef, []string) { opened++ }
 	defer func() { onScanOpen = nil }()
 	for _, q := range []string{
-		`SELECT * FROM __flightd_scan('main', 't', 'x')`,
-		`SELECT * FROM __flightd_scan('main', 't', '00000000000000000000000000000000')`,
-		`SELECT * FROM __flightd_scan('main', 't', getvariable('__flightd_query'))`,
-		`SELECT * FROM __flightd_scan('main', 't', NULL)`,
-		`SELECT count(*) FROM t, __flightd_scan('main', 'other', getvariable('__flightd_query'))`,
+		`SELECT * FROM __flightd_scan('default', 't', 'x')`,
+		`SELECT * FROM __flightd_scan('default', 't', '00000000000000000000000000000000')`,
+		`SELECT * FROM __flightd_scan('default', 't', getvariable('__flightd_query'))`,
+		`SELECT * FROM __flightd_scan('default', 't', NULL)`,
+		`SELECT count(*) FROM t, __flightd_scan('default', 'other', getvariable('__flightd_query'))`,
 		`SELECT * FROM __flightd_scan('x')`,
 		`SELECT * FROM __flightd_scan(1, 2, 3)`,
 	} {
 		_, err := e.Execute(context.Background(), q)
 		require.Error(t, err, q)
 		require.True(t, errors.Is(err, engine.ErrInvalid), "%s: %v", q, err)
-		if strings.Contains(q, "'main'") { // DuckDB's binder refuses the others' arguments
+		if strings.Contains(q, "'default'") { // DuckDB's binder refuses the others' arguments
 			require.Contains(t, err.Error(), "internal table scan", q)
 		}
 	}
 	// A statement's token serves only the tables the statement names; a
 	// direct call naming one of them reads that table, as the name does.
-	require.Equal(t, [][]string{{"4"}}, run(t, e, `SELECT count(*) FROM "t$rt", __flightd_scan('main', 't$rt', getvariable('__flightd_query'))`))
+	require.Equal(t, [][]string{{"4"}}, run(t, e, `SELECT count(*) FROM "t$rt", __flightd_scan('default', 't$rt', getvariable('__flightd_query'))`))
 	opened = 0
 	require.Zero(t, opened, "a refused call opened a scan")
 	require.Equal(t, [][]string{{"2"}}, run(t, e, `SELECT count(*) FROM "t$rt"`))

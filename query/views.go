@@ -16,7 +16,8 @@ import (
 //
 //	SELECT * FROM __flightd_scan('shop', 't$rt', getvariable('__flightd_query'))
 //
-// and an unqualified t is the view main.t, DuckDB's default schema. So the
+// and an unqualified t is the view of the session's database (shop.t after
+// USE shop), DuckDB's current schema while the statement runs. So the
 // statement runs exactly as the client wrote it: DuckDB's binder resolves
 // the names (CTEs shadow them, as in DuckDB), and column names built from
 // expressions are DuckDB's own. Before it runs, the engine registers the
@@ -68,6 +69,29 @@ func (e *Engine) ensureView(ctx context.Context, c *conn, k viewKey, sc *arrow.S
 		e.views.have = map[viewKey]*arrow.Schema{}
 	}
 	e.views.have[k] = sc
+	return nil
+}
+
+// has reports whether the view k was created: an unqualified name that is
+// not a table any more would find it, so it is reported as missing.
+func (v *viewSet) has(k viewKey) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	_, ok := v.have[k]
+	return ok
+}
+
+// useSchema makes schema DuckDB's current schema on c, where it looks
+// unqualified names up: the session database's views, or main, which
+// holds none of flightd's.
+func (c *conn) useSchema(ctx context.Context, schema string) error {
+	if c.schema == schema || c.schema == "" && schema == "main" {
+		return nil
+	}
+	if err := c.exec(ctx, "SET schema = "+quoteString(schema)); err != nil {
+		return fmt.Errorf("query: current schema %s: %w", schema, err)
+	}
+	c.schema = schema
 	return nil
 }
 

@@ -203,3 +203,34 @@ def test_dbapi_insert_runs_once_and_ingest_types_are_exact(server):
     else:
         raise AssertionError("a refused create left a table behind")
     conn.close()
+
+
+def test_session_chooses_the_database(server):
+    # A session lives in a cookie, which ADBC keeps when told to.
+    from adbc_driver_flightsql import DatabaseOptions
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        conn = flight_sql.connect(server.uri, db_kwargs={DatabaseOptions.WITH_COOKIE_MIDDLEWARE.value: "true"})
+    cur = conn.cursor()
+    cur.execute("CREATE DATABASE shop")
+    cur.execute("CREATE TABLE shop.t (id BIGINT, v STRING)")
+    cur.execute("INSERT INTO shop.t VALUES (1, 'a')")
+    assert conn.adbc_current_catalog == ""
+    assert conn.adbc_current_db_schema == "default"
+    conn.adbc_connection.set_options(**{"adbc.connection.db_schema": "shop"})
+    assert conn.adbc_current_db_schema == "shop"
+    cur.execute('SELECT v FROM "t$rt"')
+    assert cur.fetchall() == [("a",)]
+    # Bulk ingest without a schema lands in the session's database too.
+    cur.adbc_ingest("t", pa.table({"id": pa.array([2], pa.int64()), "v": ["b"]}), mode="append")
+    cur.execute('SELECT count(*) FROM shop."t$rt"')
+    assert cur.fetchall() == [(2,)]
+    cur.execute("USE default")
+    assert conn.adbc_current_db_schema == "default"
+    try:
+        cur.execute('SELECT v FROM "t$rt"')
+        raise AssertionError("t$rt resolved in default")
+    except flight_sql.Error as e:
+        assert "t$rt" in str(e)
+    cur.close()
+    conn.close()

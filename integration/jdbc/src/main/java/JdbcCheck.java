@@ -34,6 +34,7 @@ public final class JdbcCheck {
     String db = args[1];
     try (Connection c = DriverManager.getConnection(url)) {
       run(c, db);
+      session(c, url, db);
     } catch (AssertionError e) {
       System.out.println("FAIL " + e.getMessage());
       System.exit(1);
@@ -207,6 +208,35 @@ public final class JdbcCheck {
     check("no transactions", Connection.TRANSACTION_NONE, md.getDefaultTransactionIsolation());
     check("batch updates", true, md.supportsBatchUpdates());
     check("max statement length", true, md.getMaxStatementLength() > 0);
+  }
+
+  /**
+   * The session: USE moves where the connection's unqualified names resolve (the driver keeps
+   * the server's session cookie), and the catalog URL property, which the driver sends as a
+   * session option, is refused: flightd has no catalogs.
+   */
+  private static void session(Connection c, String url, String db) throws SQLException {
+    try (Statement s = c.createStatement()) {
+      s.execute("USE " + db);
+      check("unqualified name after USE", List.of("102"),
+          rows(s.executeQuery("SELECT count(*) FROM \"orders$rt\"")));
+      try (PreparedStatement p = c.prepareStatement("SELECT count(*) FROM orders WHERE id > ?")) {
+        s.execute("USE default");
+        p.setLong(1, 0);
+        p.executeQuery().close(); // prepared in db: it keeps resolving there
+      }
+      try {
+        s.executeQuery("SELECT count(*) FROM \"orders$rt\"");
+        throw new AssertionError("orders$rt resolved in default after USE default");
+      } catch (SQLException e) {
+        check("USE default moved the session", true, e.getMessage().contains("orders$rt"));
+      }
+    }
+    try (Connection other = DriverManager.getConnection(url + "&catalog=spark_catalog")) {
+      throw new AssertionError("a connection with catalog=spark_catalog opened");
+    } catch (SQLException | RuntimeException e) {
+      check("catalog property refused", true, String.valueOf(e.getMessage()).contains("catalog"));
+    }
   }
 
   /** column|key sequence of a getPrimaryKeys result. */
