@@ -207,10 +207,9 @@ func (q *flightdQuirks) DropTable(cn adbc.Connection, name string) (err error) {
 
 // Catalog is "": flightd has no catalogs. DBSchema is the session's
 // database, default until USE or the schema option says otherwise.
-func (q *flightdQuirks) Catalog() string          { return "" }
-func (q *flightdQuirks) DBSchema() string         { return "default" }
+func (q *flightdQuirks) Catalog() string         { return "" }
+func (q *flightdQuirks) DBSchema() string        { return "default" }
 func (q *flightdQuirks) Alloc() memory.Allocator { return q.mem }
-
 
 // TestADBCGetObjects checks what the skipped TestMetadataGetObjectsColumns
 // would below catalog depth: the tables of a database, with their columns
