@@ -51,6 +51,10 @@ func (s *Server) begin(ctx context.Context) (qctx context.Context, done func(), 
 	}, nil
 }
 
+// Running is how many statements hold a slot: preparing, running, or
+// streaming to a DoGet.
+func (s *Server) Running() int { return len(s.slots) }
+
 // statementStatus maps err from a statement that ran under qctx (from
 // begin): a statement stopped by QueryTimeout is DeadlineExceeded whatever
 // the engine made of the interruption.
@@ -58,8 +62,11 @@ func (s *Server) statementStatus(qctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
-	if context.Cause(qctx) == errQueryTimeout {
+	switch context.Cause(qctx) {
+	case errQueryTimeout:
 		return status.Errorf(codes.DeadlineExceeded, "flightd: the statement ran longer than %s, the server's statement timeout (--query-timeout)", s.opts.QueryTimeout)
+	case errCancelled:
+		return status.Error(codes.Canceled, errCancelled.Error())
 	}
 	if qctx.Err() != nil {
 		return status.FromContextError(qctx.Err()).Err()

@@ -155,7 +155,7 @@ func (s *Server) DoGetPreparedStatement(ctx context.Context, cmd flightsql.Prepa
 	if err != nil {
 		return nil, nil, err
 	}
-	return s.runStream(ps.in(ctx), sql)
+	return s.runStream(ps.in(ctx), "", sql)
 }
 
 // DoPutPreparedStatementQuery binds parameter values (one column per

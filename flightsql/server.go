@@ -71,6 +71,8 @@ type Server struct {
 
 	mu       sync.Mutex
 	prepared map[string]*preparedStmt
+
+	running runningSet // DoGets streaming, for CancelFlightInfo
 }
 
 type preparedStmt struct {
@@ -142,13 +144,18 @@ func (s *Server) FlightServer() flight.FlightServer {
 
 // actionsServer is the Flight SQL service with ListActions naming only the
 // actions flightd answers: the framework's list also names transactions,
-// savepoints, Substrait plans, cancellation and endpoint renewal, which
-// answer Unimplemented here.
+// savepoints, Substrait plans and endpoint renewal, which answer
+// Unimplemented here.
 type actionsServer struct{ flight.FlightServer }
 
 var servedActions = []*flight.ActionType{
 	{Type: flightsql.CreatePreparedStatementActionType, Description: "prepare a statement"},
 	{Type: flightsql.ClosePreparedStatementActionType, Description: "release a prepared statement"},
+	{Type: flight.CancelFlightInfoActionType, Description: "stop the running DoGets of a FlightInfo's tickets"},
+	{Type: flightsql.CancelQueryActionType, Description: "CancelFlightInfo, as Flight SQL clients before 13 ask for it"},
+	{Type: flight.SetSessionOptionsActionType, Description: "set the session's schema (its current database); catalog is always empty"},
+	{Type: flight.GetSessionOptionsActionType, Description: "the session's catalog and schema"},
+	{Type: flight.CloseSessionActionType, Description: "return the session to the default database"},
 }
 
 func (a actionsServer) ListActions(_ *flight.Empty, st flight.FlightService_ListActionsServer) error {
@@ -374,13 +381,15 @@ func (s *Server) DoGetStatement(ctx context.Context, tkt flightsql.StatementQuer
 	if t.sql == "" {
 		return nil, nil, status.Error(codes.NotFound, "flightd: unknown or expired ticket")
 	}
-	return s.runStream(engine.WithDatabase(ctx, t.db), t.sql)
+	return s.runStream(engine.WithDatabase(ctx, t.db), string(tkt.GetStatementHandle()), t.sql)
 }
 
 // runStream runs the query sql and streams its rows; the statement keeps
 // its slot and its timeout until the stream ends. A statement with effects
-// is refused: a DoGet never runs one.
-func (s *Server) runStream(ctx context.Context, sql string) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+// is refused: a DoGet never runs one. While it streams, CancelFlightInfo
+// of a FlightInfo holding the ticket whose statement handle is h stops it
+// (h "": none).
+func (s *Server) runStream(ctx context.Context, h, sql string) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	if err := s.checkSQL(sql); err != nil {
 		return nil, nil, err
 	}
@@ -393,6 +402,13 @@ func (s *Server) runStream(ctx context.Context, sql string) (*arrow.Schema, <-ch
 	qctx, done, err := s.begin(ctx)
 	if err != nil {
 		return nil, nil, err
+	}
+	if h != "" {
+		var cancel context.CancelCauseFunc
+		qctx, cancel = context.WithCancelCause(qctx)
+		unregister := s.running.add(h, cancel)
+		end := done
+		done = func() { unregister(); cancel(nil); end() }
 	}
 	streaming := false
 	defer func() {

@@ -330,7 +330,9 @@ func TestListActionsNamesOnlyServedActions(t *testing.T) {
 		}
 		listed = append(listed, a.GetType())
 	}
-	require.ElementsMatch(t, []string{flightsql.CreatePreparedStatementActionType, flightsql.ClosePreparedStatementActionType}, listed)
+	require.ElementsMatch(t, []string{flightsql.CreatePreparedStatementActionType, flightsql.ClosePreparedStatementActionType,
+		flight.CancelFlightInfoActionType, flightsql.CancelQueryActionType,
+		flight.SetSessionOptionsActionType, flight.GetSessionOptionsActionType, flight.CloseSessionActionType}, listed)
 	for _, a := range listed {
 		rs, err := cl.Client.DoAction(ctx, &flight.Action{Type: a})
 		if err == nil {

@@ -90,6 +90,24 @@ def auth_server():
     yield from _serve({"FLIGHTD_AUTH_USER": "alice", "FLIGHTD_AUTH_PASSWORD": AUTH_PASSWORD})
 
 
+@pytest.fixture
+def metrics_server():
+    """A server that serves Prometheus metrics at its .metrics_url."""
+    port = _free_port()
+    for s in _serve({"FLIGHTD_METRICS_ADDR": f"127.0.0.1:{port}"}):
+        s.metrics_url = f"http://127.0.0.1:{port}/metrics"
+        yield s
+
+
+def metric(server, name):
+    """The value of an unlabelled metric of a metrics_server."""
+    import urllib.request
+    for line in urllib.request.urlopen(server.metrics_url, timeout=10).read().decode().splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    raise AssertionError(f"no metric {name}")
+
+
 def wait_for(predicate, timeout=30.0, what="condition"):
     deadline = time.time() + timeout
     last = None

@@ -29,6 +29,9 @@
 //     compaction included), flightd_tiering_compactions_total and
 //     flightd_tiering_compactions_failed_total. These counters start at zero
 //     with the process.
+//   - flightd_statements_running is the statements preparing, running or
+//     streaming to a DoGet at the scrape (WatchStatements): it falls back
+//     when a client cancels or goes away.
 //   - flightd_rpc_duration_seconds times every Flight call on the server,
 //     from its arrival to the handler's return, labelled method (the Flight
 //     method: GetFlightInfo, DoGet, DoPut, DoAction, ...) and code (the gRPC

@@ -116,6 +116,16 @@ func (m *Metrics) ObserveRound(r tiering.Round) {
 	}
 }
 
+// WatchStatements reports running() as flightd_statements_running on every
+// scrape: the statements preparing, running or streaming to a DoGet
+// (flightsql.Server.Running).
+func (m *Metrics) WatchStatements(running func() int) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "flightd_statements_running",
+		Help: "Statements preparing, running or streaming to a DoGet (at most --max-concurrent-queries).",
+	}, func() float64 { return float64(running()) }))
+}
+
 // Handler serves the registry in Prometheus' exposition formats.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{

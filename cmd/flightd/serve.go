@@ -89,6 +89,7 @@ func serve(args []string) error {
 		return err
 	}
 	defer srv.Close()
+	met.WatchStatements(srv.Running)
 
 	stopHTTP, err := serveHTTP(cfg, met, lg)
 	if err != nil {

@@ -8,7 +8,7 @@ import pandas as pd
 import polars as pl
 import pyarrow as pa
 
-from conftest import wait_for
+from conftest import metric, wait_for
 
 
 def connect(server):
@@ -234,3 +234,34 @@ def test_session_chooses_the_database(server):
         assert "t$rt" in str(e)
     cur.close()
     conn.close()
+
+
+def test_cancel_frees_the_servers_statement_and_memory(metrics_server):
+    # A sort that holds DuckDB memory while it runs (it runs at the DoGet,
+    # which the driver starts when execute returns).
+    conn, other = connect(metrics_server), connect(metrics_server)
+
+    def duckdb_memory():
+        with other.cursor() as c:
+            c.execute("SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory()")
+            return c.fetchall()[0][0]
+
+    cur = conn.cursor()
+    cur.execute("SELECT x FROM range(300000000) t(x) ORDER BY hash(x)")
+    wait_for(lambda: duckdb_memory() > 64 << 20, what="the sort holds memory")
+    assert metric(metrics_server, "flightd_statements_running") >= 1
+    cur.adbc_cancel()
+    try:
+        cur.fetch_arrow_table()
+        raise AssertionError("a cancelled query returned its rows")
+    except flight_sql.OperationalError as e:
+        assert "CANCELLED" in str(e)
+    wait_for(lambda: metric(metrics_server, "flightd_statements_running") == 0, what="the statement ended")
+    wait_for(lambda: duckdb_memory() < 16 << 20, what="DuckDB released the sort's memory")
+    # The server keeps serving.
+    cur.close()
+    with conn.cursor() as c:
+        c.execute("SELECT 42")
+        assert c.fetchall() == [(42,)]
+    conn.close()
+    other.close()
