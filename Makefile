@@ -114,6 +114,7 @@ FUZZ_TARGETS := \
 	./internal/logcodec:FuzzDecode \
 	./lakestream:FuzzIngestBatch \
 	./sqlparse:FuzzParse \
+	./query:FuzzPart \
 	./query:FuzzStatementSplitAgreesWithDuckDB
 FUZZ_TAGGED := ./query
 FUZZTIME    ?= 2m

@@ -80,6 +80,12 @@ type Engine interface {
 	// nothing is written, for any other statement or values that only SQL
 	// converts; then run BindParams's statements instead.
 	InsertParams(ctx context.Context, sql string, params arrow.RecordBatch) (n int64, ok bool, err error)
+	// Partition plans the query sql as parts that DoGets read in parallel,
+	// each a part of the same cut of its table (engine.WithPart runs one):
+	// parts is nil, and one DoGet runs sql whole, unless sql is a scan of
+	// one table worth splitting into at most max parts. rows is the
+	// result's row count, -1 when unknown.
+	Partition(ctx context.Context, sql string, max int) (parts []string, rows int64, err error)
 	Databases(ctx context.Context) ([]string, error)
 	Tables(ctx context.Context, db string) ([]TableInfo, error)
 }
@@ -102,6 +108,20 @@ func Database(ctx context.Context) string {
 		return db
 	}
 	return DefaultDatabase
+}
+
+type partKey struct{}
+
+// WithPart returns ctx under which Execute reads only part, one of the
+// parts Partition planned for the statement.
+func WithPart(ctx context.Context, part string) context.Context {
+	return context.WithValue(ctx, partKey{}, part)
+}
+
+// Part is the part of a statement's result ctx asks for ("" = all of it).
+func Part(ctx context.Context) string {
+	p, _ := ctx.Value(partKey{}).(string)
+	return p
 }
 
 // TableTypes lists the table types Tables reports.

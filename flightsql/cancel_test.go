@@ -127,3 +127,52 @@ func TestPollFlightInfoIsCompleteAtOnce(t *testing.T) {
 	n, _ := readAll(t, cl, poll.GetInfo())
 	require.EqualValues(t, len("SELECT 123"), n)
 }
+
+// partsEngine is fakeEngine that remembers the part each statement ran.
+type partsEngine struct {
+	fakeEngine
+	mu    sync.Mutex
+	parts []string
+}
+
+func (e *partsEngine) Execute(ctx context.Context, sql string) (engine.Result, error) {
+	e.mu.Lock()
+	e.parts = append(e.parts, engine.Database(ctx)+":"+engine.Part(ctx))
+	e.mu.Unlock()
+	return e.fakeEngine.Execute(ctx, sql)
+}
+
+// TestLargeScanHasAnEndpointPerPart: GetFlightInfo gave one endpoint and
+// total_records -1 always. A statement the engine splits has an endpoint
+// per part, each of whose tickets runs its part (in the session's
+// database), with the row count; MaxEndpoints bounds them.
+func TestLargeScanHasAnEndpointPerPart(t *testing.T) {
+	eng := &partsEngine{}
+	addr := serve(t, eng, Options{MaxEndpoints: 8})
+	cl := cookieClient(t, addr)
+	ctx := context.Background()
+	sessionDB := func(db string) {
+		opts, err := flight.NewSessionOptionValues(map[string]any{"schema": db})
+		require.NoError(t, err)
+		_, err = cl.SetSessionOptions(ctx, &flight.SetSessionOptionsRequest{SessionOptions: opts})
+		require.NoError(t, err)
+	}
+	sessionDB("shop")
+	info, err := cl.Execute(ctx, "SELECT PARTS")
+	require.NoError(t, err)
+	require.Len(t, info.Endpoint, 3)
+	require.EqualValues(t, 9, info.TotalRecords)
+	n, _ := readAll(t, cl, info)
+	require.EqualValues(t, 3*len("SELECT PARTS"), n)
+	require.ElementsMatch(t, []string{"shop:p0", "shop:p1", "shop:p2"}, eng.parts)
+
+	info, err = cl.Execute(ctx, "SELECT 1")
+	require.NoError(t, err)
+	require.Len(t, info.Endpoint, 1, "a statement the engine does not split")
+	require.EqualValues(t, -1, info.TotalRecords)
+
+	one := cookieClient(t, serve(t, &partsEngine{}, Options{MaxEndpoints: 1}))
+	info, err = one.Execute(ctx, "SELECT PARTS")
+	require.NoError(t, err)
+	require.Len(t, info.Endpoint, 1, "MaxEndpoints 1")
+}

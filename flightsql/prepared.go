@@ -126,7 +126,12 @@ func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd flights
 		return nil, err
 	}
 	if sql == ps.sql && !ps.prep.Update && ps.prep.DatasetSchema != nil && isQuery(sql) {
-		return s.queryInfo(ps.db, sql, ps.prep.DatasetSchema, desc)
+		qctx, done, err := s.begin(ps.in(ctx))
+		if err != nil {
+			return nil, err
+		}
+		defer done()
+		return s.queryInfo(qctx, sql, true, ps.prep.DatasetSchema, desc)
 	}
 	return s.flightInfo(ps.in(ctx), sql, desc, true)
 }

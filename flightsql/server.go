@@ -48,6 +48,10 @@ type Options struct {
 	MaxStatementBytes int
 	// MaxParamBytes bounds the parameter values one DoPut binds.
 	MaxParamBytes int64
+	// MaxEndpoints bounds the endpoints of one query's FlightInfo: the
+	// parts of a large scan that clients fetch in parallel (engine.Partition).
+	// 0 or 1: one endpoint always.
+	MaxEndpoints int
 	// Now is the clock expiry reads (tests); default time.Now.
 	Now func() time.Time
 
@@ -221,23 +225,27 @@ func toStatus(err error) error {
 // returns that count, for as long as the client keeps the ticket, and
 // nothing ever runs it again.
 //
-// Encoded: handle NUL db NUL sql (neither handle nor db holds a NUL).
+// A query planned as parts (engine.Partition) has a ticket per part, each
+// naming its part.
+//
+// Encoded: handle NUL db NUL part NUL sql (none but sql holds a NUL).
 type ticket struct {
-	handle, db, sql string
+	handle, db, part, sql string
 }
 
 func encodeTicket(t ticket) ([]byte, error) {
-	if strings.Contains(t.handle, "\x00") || strings.Contains(t.db, "\x00") {
-		return nil, status.Error(codes.Internal, "flightd: a ticket's handle or database holds a NUL")
+	if strings.Contains(t.handle, "\x00") || strings.Contains(t.db, "\x00") || strings.Contains(t.part, "\x00") {
+		return nil, status.Error(codes.Internal, "flightd: a ticket's handle, database or part holds a NUL")
 	}
-	return flightsql.CreateStatementQueryTicket([]byte(t.handle + "\x00" + t.db + "\x00" + t.sql))
+	return flightsql.CreateStatementQueryTicket([]byte(t.handle + "\x00" + t.db + "\x00" + t.part + "\x00" + t.sql))
 }
 
 func decodeTicket(b []byte) ticket {
 	var t ticket
 	var rest string
 	t.handle, rest, _ = strings.Cut(string(b), "\x00")
-	t.db, t.sql, _ = strings.Cut(rest, "\x00")
+	t.db, rest, _ = strings.Cut(rest, "\x00")
+	t.part, t.sql, _ = strings.Cut(rest, "\x00")
 	return t
 }
 
@@ -295,7 +303,7 @@ func (s *Server) flightInfo(ctx context.Context, sql string, desc *flight.Flight
 		return nil, s.statementStatus(qctx, err)
 	}
 	if !p.Update && p.DatasetSchema != nil && isQuery(first) {
-		return s.queryInfo(engine.Database(ctx), sql, resultSchema(p.DatasetSchema), desc)
+		return s.queryInfo(qctx, sql, !several, resultSchema(p.DatasetSchema), desc)
 	}
 	if several {
 		return nil, status.Error(codes.InvalidArgument, "flightd: several rows of parameter values are bound to a statement that is not a query; run it as an update (ExecuteUpdate), which runs every row")
@@ -327,20 +335,37 @@ func errRunsOnce() error {
 	return status.Error(codes.FailedPrecondition, "flightd: this ticket names a statement that changes things; such statements run once, when GetFlightInfo plans them or through a DoPut (ExecuteUpdate), and a DoGet never runs them again")
 }
 
-// queryInfo is the FlightInfo of a query whose DoGet runs sql in db. Its
-// size is not known before it runs.
-func (s *Server) queryInfo(db, sql string, sc *arrow.Schema, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	tkt, err := encodeTicket(ticket{db: db, sql: sql})
-	if err != nil {
-		return nil, err
+// queryInfo is the FlightInfo of a query whose DoGets run sql in the
+// database of ctx's session. With split, a large scan is planned as parts
+// (engine.Partition), an endpoint each, which clients fetch in parallel;
+// other queries have one endpoint. The row count is there when the engine
+// knows it before the query runs.
+func (s *Server) queryInfo(ctx context.Context, sql string, split bool, sc *arrow.Schema, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	parts, rows := []string{""}, int64(-1)
+	if split && s.opts.MaxEndpoints > 1 {
+		ps, n, err := s.eng.Partition(ctx, sql, s.opts.MaxEndpoints)
+		if err != nil {
+			return nil, s.statementStatus(ctx, err)
+		}
+		if len(ps) > 1 {
+			parts = ps
+		}
+		rows = n
 	}
-	return &flight.FlightInfo{
+	info := &flight.FlightInfo{
 		Schema:           flight.SerializeSchema(sc, s.Alloc),
 		FlightDescriptor: desc,
-		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: tkt}}},
-		TotalRecords:     -1,
+		TotalRecords:     rows,
 		TotalBytes:       -1,
-	}, nil
+	}
+	for _, p := range parts {
+		tkt, err := encodeTicket(ticket{db: engine.Database(ctx), part: p, sql: sql})
+		if err != nil {
+			return nil, err
+		}
+		info.Endpoint = append(info.Endpoint, &flight.FlightEndpoint{Ticket: &flight.Ticket{Ticket: tkt}})
+	}
+	return info, nil
 }
 
 // GetFlightInfoStatement describes a query, or runs a statement that
@@ -381,7 +406,11 @@ func (s *Server) DoGetStatement(ctx context.Context, tkt flightsql.StatementQuer
 	if t.sql == "" {
 		return nil, nil, status.Error(codes.NotFound, "flightd: unknown or expired ticket")
 	}
-	return s.runStream(engine.WithDatabase(ctx, t.db), string(tkt.GetStatementHandle()), t.sql)
+	ctx = engine.WithDatabase(ctx, t.db)
+	if t.part != "" {
+		ctx = engine.WithPart(ctx, t.part)
+	}
+	return s.runStream(ctx, string(tkt.GetStatementHandle()), t.sql)
 }
 
 // runStream runs the query sql and streams its rows; the statement keeps

@@ -80,6 +80,14 @@ func (f *fakeEngine) InsertParams(ctx context.Context, sql string, params arrow.
 	return 0, false, nil
 }
 
+// Partition splits "SELECT PARTS" into three parts of three rows each.
+func (f *fakeEngine) Partition(ctx context.Context, sql string, max int) ([]string, int64, error) {
+	if !strings.HasPrefix(sql, "SELECT PARTS") {
+		return nil, -1, nil
+	}
+	return []string{"p0", "p1", "p2"}[:min(3, max)], 9, nil
+}
+
 func (f *fakeEngine) Databases(ctx context.Context) ([]string, error) {
 	return []string{"default", "shop"}, nil
 }

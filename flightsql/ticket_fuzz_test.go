@@ -11,11 +11,12 @@ import (
 
 // FuzzStatementTicket: a DoGet ticket, decoded as the Flight SQL server does
 // (a google.protobuf.Any of a TicketStatementQuery) and then as flightd does
-// (handle, NUL, database, NUL, SQL), never panics; what flightd encodes
+// (handle, NUL, database, NUL, part, NUL, SQL), never panics; what flightd encodes
 // decodes to the same ticket, and a decoded ticket encodes to one that
 // decodes the same.
 func FuzzStatementTicket(f *testing.F) {
-	for _, s := range []ticket{{"0123456789abcdef", "", "SELECT 1"}, {"h", "", ""}, {"", "shop", "SELECT '\x00'"}, {"h", "x y", "SELECT 1; -- \r\n"}} {
+	for _, s := range []ticket{{"0123456789abcdef", "", "", "SELECT 1"}, {"h", "", "", ""}, {"", "shop", "", "SELECT '\x00'"},
+		{"h", "x y", "", "SELECT 1; -- \r\n"}, {"", "default", "1/4@7;0:3,2:9", "SELECT * FROM t"}} {
 		tkt, err := encodeTicket(s)
 		if err != nil {
 			f.Fatal(err)
@@ -26,8 +27,8 @@ func FuzzStatementTicket(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		check := func(handle []byte) {
 			tk := decodeTicket(handle)
-			if strings.Contains(tk.handle, "\x00") || strings.Contains(tk.db, "\x00") {
-				t.Fatalf("ticket %q holds a NUL in its handle or database", tk)
+			if strings.Contains(tk.handle, "\x00") || strings.Contains(tk.db, "\x00") || strings.Contains(tk.part, "\x00") {
+				t.Fatalf("ticket %q holds a NUL in its handle, database or part", tk)
 			}
 			enc, err := encodeTicket(tk)
 			if err != nil {

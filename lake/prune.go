@@ -49,7 +49,23 @@ type ScanOptions struct {
 	// match (predicates on key columns, as KeyRows); no other row is
 	// filtered: the caller applies its filter.
 	Filter []Predicate
+	// Split, when its Count is above 1, reads one of Count disjoint parts
+	// of the scan; the parts of one snapshot together are the whole scan
+	// (see Split).
+	Split Split
 }
+
+// Split names part Index of Count parts of a scan. A primary-key table's
+// part holds the buckets b with b % Count == Index, whole, so that each
+// key is merged in one part (and a caller merging a log split the same way
+// finds each key's log rows in the same part). An append table's part holds
+// every Count-th data file of the pruned scan, in manifest order, so that
+// a table of one bucket splits too.
+type Split struct{ Index, Count int }
+
+// In reports whether the part holds bucket n of a primary-key table, or
+// the n-th file of an append table.
+func (s Split) In(n int) bool { return s.Count <= 1 || n%s.Count == s.Index }
 
 // pruneKind is the comparable form of a column's values.
 type pruneKind int

@@ -86,15 +86,23 @@ func (t *Table) ScanWith(ctx context.Context, snap *Snapshot, opts ScanOptions, 
 	prune := t.newPruner(opts.Filter)
 	r.prune = prune
 	var kept []ManifestEntry
+	keyed := t.schema.HasPrimaryKey()
+	files := 0
 	for _, e := range entries {
 		// Checked before pruning, so that the answer never depends on the filter.
 		if w := e.File.WriteCols; len(w) > 0 && len(w) < len(t.schema.Fields) {
 			return nil, fmt.Errorf("%s: %w: data file %s holds only the columns %v (a data-evolution update); flightd does not merge files by row id",
 				t.FullName(), ErrUnsupported, e.File.FileName, w)
 		}
-		if prune == nil || prune.keep(&e) {
-			kept = append(kept, e)
+		if prune != nil && !prune.keep(&e) {
+			continue
 		}
+		if keyed && !opts.Split.In(int(e.Bucket)) || !keyed && !opts.Split.In(files) {
+			files++
+			continue
+		}
+		files++
+		kept = append(kept, e)
 	}
 	for _, b := range groupByBucket(kept) {
 		g := &scanGroup{partition: b.partition, bucket: b.bucket}

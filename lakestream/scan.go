@@ -40,6 +40,67 @@ type ScanOptions struct {
 	// BY), it keeps both cores decoding. Each batch of a primary-key table
 	// is still in key order, and the log's rows of t$rt still come last.
 	Unordered bool
+	// At, when set, reads that cut of the table (from Cut) instead of the
+	// table as it is now: the parts of one result read the same rows.
+	At *Cut
+	// Split reads one part of the scan: the lake's (lake.Split) and, for
+	// t$rt, the log buckets b with b % Count == Index. A primary-key
+	// table's log bucket is its lake bucket, so a key's versions are all
+	// in one part.
+	Split lake.Split
+}
+
+// Cut is a point in a table's history that a scan can read again: a lake
+// snapshot and, for t$rt, how far each log bucket went. Reading it later
+// reads the same rows, as long as the snapshot is not expired and the log
+// still holds the records (they stay --log-retention after tiering).
+type Cut struct {
+	Snapshot int64           // 0: the table had no snapshot
+	Log      map[int32]int64 // t$rt: the high watermark of each log bucket; nil for t
+	// Rows is how many rows a scan of the whole cut returns, -1 when
+	// unknown (a primary-key table's versions merge). Size is the rows its
+	// files and log range hold before any merge.
+	Rows, Size int64
+	// Buckets is a primary-key table's fixed bucket count (0 for an append
+	// table): a part of a split holds whole buckets (lake.Split).
+	Buckets int
+}
+
+// Cut returns db.name's cut as of now, for t or (realtime) t$rt.
+func (s *Service) Cut(ctx context.Context, db, name string, realtime bool) (Cut, error) {
+	m, err := s.table(db, name)
+	if err != nil {
+		return Cut{}, err
+	}
+	if realtime && !Realtime(m.table) {
+		return Cut{}, fmt.Errorf("%w: %s.%s%s needs %s=true", ErrNotRealtime, db, name, RealtimeSuffix, OptionEnabled)
+	}
+	// The snapshot first, then the high watermarks, as a scan pins them.
+	snap, err := m.table.LatestSnapshot(ctx)
+	if err != nil {
+		return Cut{}, err
+	}
+	var c Cut
+	if snap != nil {
+		c.Snapshot, c.Size = snap.ID, snap.TotalRecordCount
+	}
+	if realtime {
+		offsets, err := LakeOffsets(ctx, m.table, snap)
+		if err != nil {
+			return Cut{}, err
+		}
+		c.Log = s.log.HighWatermarks(m.id)
+		for b, hw := range c.Log {
+			if from := offsets.Of(b); hw > from {
+				c.Size += hw - from
+			}
+		}
+	}
+	c.Rows = c.Size
+	if len(m.pk) > 0 {
+		c.Rows, c.Buckets = -1, m.table.Schema().NumBuckets()
+	}
+	return c, nil
 }
 
 // Scan reads db.name: the newest lake snapshot, and with realtime also the
@@ -62,7 +123,15 @@ func (s *Service) ScanWith(ctx context.Context, db, name string, opts ScanOption
 		return nil, fmt.Errorf("%w: %s.%s%s needs %s=true", ErrNotRealtime, db, name, RealtimeSuffix, OptionEnabled)
 	}
 	// Pin the snapshot first, then the high watermarks (see package union).
-	snap, err := m.table.LatestSnapshot(ctx)
+	var snap *lake.Snapshot
+	switch {
+	case opts.At == nil:
+		snap, err = m.table.LatestSnapshot(ctx)
+	case opts.At.Snapshot > 0:
+		if snap, err = m.table.Snapshot(ctx, opts.At.Snapshot); err != nil {
+			err = fmt.Errorf("lakestream: %s.%s: the snapshot %d this read was planned at is gone (expired); run the query again: %w", db, name, opts.At.Snapshot, err)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +189,7 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, o
 	if err != nil {
 		return nil, err
 	}
-	lakeOpts := lake.ScanOptions{Columns: read, Filter: opts.Filter}
+	lakeOpts := lake.ScanOptions{Columns: read, Filter: opts.Filter, Split: opts.Split}
 	if !opts.Realtime {
 		lakeReader, err := m.table.ScanWith(ctx, snap, lakeOpts, lake.ScanTuning{Unordered: opts.Unordered})
 		if err != nil {
@@ -153,10 +222,14 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, o
 	}
 	buckets, pruned := m.table.AllowedBuckets(opts.Filter)
 	var log []union.LogBatch
-	for b, hw := range s.log.HighWatermarks(m.id) {
+	hws := s.log.HighWatermarks(m.id)
+	if opts.At != nil {
+		hws = opts.At.Log
+	}
+	for b, hw := range hws {
 		from := offsets.Of(b)
 		s.cache.dropBelow(logstore.Bucket{Table: m.id, Bucket: b}, from)
-		if from >= hw || (pruned && !buckets[b]) {
+		if from >= hw || (pruned && !buckets[b]) || !opts.Split.In(int(b)) {
 			continue
 		}
 		err := s.readLog(ctx, m, logstore.Bucket{Table: m.id, Bucket: b}, from, hw, false, func(lb union.LogBatch, _ int64, _ time.Time) error {

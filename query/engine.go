@@ -54,6 +54,8 @@ type Engine struct {
 	scans  scanRegistry
 	views  viewSet // the views DuckDB reads flightd's tables through
 	fnConn driver.Conn
+	// partRows is Options.PartRows.
+	partRows int64
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -79,8 +81,11 @@ func New(ls *lakestream.Service, opts Options) (*Engine, error) {
 		c.Close()
 		return nil, err
 	}
+	if opts.PartRows <= 0 {
+		opts.PartRows = DefaultPartRows
+	}
 	e := &Engine{ls: ls, drain: opts.Drain, conn: c, mem: opts.Allocator, lg: opts.Logger,
-		guard: memguard.New(opts.MemoryCeiling, nil), stopGuard: make(chan struct{})}
+		guard: memguard.New(opts.MemoryCeiling, nil), stopGuard: make(chan struct{}), partRows: opts.PartRows}
 	if opts.MaxTempBytes > 0 && opts.TempDir != "" {
 		e.spill = memguard.NewSpill(opts.MaxTempBytes, opts.TempDir)
 	}
@@ -407,6 +412,10 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 			}
 		}
 	}
+	part, err := partOf(ctx)
+	if err != nil {
+		return nil, err
+	}
 	stmt := "" // with schemaOnly, the statement run wraps
 	resolve := e.resolver(ctx)
 	session := strings.ToLower(engine.Database(ctx)) // the schema of unqualified names' views
@@ -415,10 +424,15 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 	var uses map[viewKey]*refUse
 	if parsed {
 		if ps, ok := asPlainScan(tree, resolve); ok && describe == nil && !explain {
-			if r, ok, err := e.plainScan(ctx, ps, schemaOnly); ok || err != nil {
+			if r, ok, err := e.plainScan(ctx, ps, part, schemaOnly); ok || err != nil {
 				return r, err
 			}
 		}
+	}
+	if part != nil {
+		return nil, fmt.Errorf("%w: the ticket names a part of a result, and its statement is not a scan flightd splits into parts", engine.ErrInvalid)
+	}
+	if parsed {
 		hs := analyse(tree)
 		uses = map[viewKey]*refUse{}
 		err := findRefs(tree, resolve, session, func(k viewKey, r tableRef, node *object) error {
@@ -643,7 +657,20 @@ func (e *Engine) run(ctx context.Context, c *conn, sql string, onClose func()) (
 // plainScan streams a scan of one table without DuckDB. ok is false when
 // the statement should go to DuckDB after all (a column name that does not
 // exist, so that DuckDB reports it in its words).
-func (e *Engine) plainScan(ctx context.Context, ps plainScan, schemaOnly bool) (array.RecordReader, bool, error) {
+//
+// With a part (from Partition), it reads that part of the cut the statement
+// was planned at.
+func (e *Engine) plainScan(ctx context.Context, ps plainScan, p *part, schemaOnly bool) (array.RecordReader, bool, error) {
+	if p != nil && (ps.ref.system || ps.ref.changelog) {
+		return nil, false, fmt.Errorf("%w: the ticket names a part of a scan of %s.%s, which flightd does not split", engine.ErrInvalid, ps.ref.db, ps.ref.table)
+	}
+	opts := lakestream.ScanOptions{Realtime: ps.ref.realtime}
+	if p != nil {
+		if (p.cut.Log != nil) != ps.ref.realtime {
+			return nil, false, fmt.Errorf("%w: the ticket's part was planned for another table", engine.ErrInvalid)
+		}
+		opts.At, opts.Split = &p.cut, p.split
+	}
 	sc := lakestream.StatusSchema
 	if !ps.ref.system {
 		var err error
@@ -678,6 +705,9 @@ func (e *Engine) plainScan(ctx context.Context, ps plainScan, schemaOnly bool) (
 	switch {
 	case schemaOnly:
 		r, err = array.NewRecordReader(sc, nil)
+	case p != nil && len(preds) == 0:
+		opts.Expect = sc
+		r, err = e.ls.ScanWith(ctx, ps.ref.db, ps.ref.table, opts)
 	case ps.ref.system || ps.ref.changelog || len(preds) == 0:
 		r, err = e.scan(ctx, ps.ref)
 		if err == nil && !arrowutil.SameColumns(r.Schema(), sc) {
@@ -711,7 +741,8 @@ func (e *Engine) plainScan(ctx context.Context, ps plainScan, schemaOnly bool) (
 				preds[i].col = pos[preds[i].col]
 			}
 		}
-		r, err = e.ls.ScanWith(ctx, ps.ref.db, ps.ref.table, lakestream.ScanOptions{Realtime: ps.ref.realtime, Columns: read, Filter: ps.filter, Expect: sc, Unordered: true})
+		opts.Columns, opts.Filter, opts.Expect, opts.Unordered = read, ps.filter, sc, true
+		r, err = e.ls.ScanWith(ctx, ps.ref.db, ps.ref.table, opts)
 	}
 	if err != nil {
 		return nil, false, mapErr(err)

@@ -36,6 +36,10 @@ type Options struct {
 	// default is 90% of the free disk, which a client's query could take
 	// from the log and the lake). 0 leaves DuckDB's default.
 	MaxTempBytes int64
+	// PartRows is the least rows of one part of a partitioned scan
+	// (Partition): a scan of fewer than twice as many stays one part.
+	// 0: DefaultPartRows.
+	PartRows int64
 	// Drain moves a table's log into the lake; ALTER TABLE ... SET
 	// ('lakestream.enabled' = 'false') needs it (tiering.Service.Drain).
 	Drain lakestream.DrainFunc

@@ -20,6 +20,8 @@ type Limits struct {
 	MemoryCeiling        string        // resident memory that cancels running DuckDB statements; "" = derived (memoryCeiling)
 	QueryTimeout         time.Duration // per statement, including its DoGet; 0 = none
 	MaxConcurrentQueries int           // statements running at once
+	MaxEndpoints         int           // endpoints (parts read in parallel) of one query's result
+	MinEndpointRows      int64         // the least rows of one endpoint's part
 	MaxPrepared          int           // open prepared statements
 	PreparedIdleTimeout  time.Duration // a prepared statement unused this long is closed
 	MaxStatementBytes    string        // SQL text
@@ -35,6 +37,8 @@ func defaultLimits() Limits {
 		MemoryLimit:          "50%",
 		QueryTimeout:         10 * time.Minute,
 		MaxConcurrentQueries: 4 * servingProcs(),
+		MaxEndpoints:         1,
+		MinEndpointRows:      1 << 20,
 		MaxPrepared:          flightsql.DefaultMaxPrepared,
 		PreparedIdleTimeout:  flightsql.DefaultPreparedTTL,
 		MaxStatementBytes:    "1MiB",
@@ -87,9 +91,17 @@ func (l *Limits) env() error {
 			*dst = d
 		}
 	}
+	if v := os.Getenv("FLIGHTD_MIN_ENDPOINT_ROWS"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return fmt.Errorf("FLIGHTD_MIN_ENDPOINT_ROWS=%q: want a number", v)
+		}
+		l.MinEndpointRows = n
+	}
 	for name, dst := range map[string]*int{
 		"FLIGHTD_MAX_CONCURRENT_QUERIES": &l.MaxConcurrentQueries,
 		"FLIGHTD_MAX_PREPARED":           &l.MaxPrepared,
+		"FLIGHTD_MAX_ENDPOINTS":          &l.MaxEndpoints,
 	} {
 		if v := os.Getenv(name); v != "" {
 			n, err := strconv.Atoi(v)
@@ -108,6 +120,8 @@ func (l *Limits) flags(fs *flag.FlagSet) {
 	fs.StringVar(&l.MemoryCeiling, "memory-ceiling", l.MemoryCeiling, "the server's resident memory above which the DuckDB statements running are cancelled with RESOURCE_EXHAUSTED (a result DuckDB builds whole is not counted by --memory-limit); default halfway from --memory-limit to all the memory the process can have (env FLIGHTD_MEMORY_CEILING)")
 	fs.DurationVar(&l.QueryTimeout, "query-timeout", l.QueryTimeout, "longest a statement may run, streaming its result to DoGet included; 0 = no limit (env FLIGHTD_QUERY_TIMEOUT)")
 	fs.IntVar(&l.MaxConcurrentQueries, "max-concurrent-queries", l.MaxConcurrentQueries, "statements running at once (preparing, running, or streaming to a DoGet); more get RESOURCE_EXHAUSTED; default 4 x GOMAXPROCS (env FLIGHTD_MAX_CONCURRENT_QUERIES)")
+	fs.IntVar(&l.MaxEndpoints, "max-endpoints", l.MaxEndpoints, "most endpoints of one query's result: above 1, a large scan is split into parts (whole buckets of a primary-key table, files of an append table) that partitioned and distributed clients fetch in parallel; 1 = one endpoint always, which ordinary reads are fastest with (env FLIGHTD_MAX_ENDPOINTS)")
+	fs.Int64Var(&l.MinEndpointRows, "min-endpoint-rows", l.MinEndpointRows, "the least rows of one endpoint's part: a scan of fewer than twice as many has one endpoint (env FLIGHTD_MIN_ENDPOINT_ROWS)")
 	fs.IntVar(&l.MaxPrepared, "max-prepared", l.MaxPrepared, "open prepared statements; more get RESOURCE_EXHAUSTED (env FLIGHTD_MAX_PREPARED)")
 	fs.DurationVar(&l.PreparedIdleTimeout, "prepared-idle-timeout", l.PreparedIdleTimeout, "a prepared statement unused this long is closed (env FLIGHTD_PREPARED_IDLE_TIMEOUT)")
 	fs.StringVar(&l.MaxStatementBytes, "max-statement-bytes", l.MaxStatementBytes, "longest SQL text accepted; longer is INVALID_ARGUMENT (env FLIGHTD_MAX_STATEMENT_BYTES)")
@@ -124,13 +138,16 @@ func (l Limits) validate() error {
 	if _, err := l.memoryCeiling(); err != nil {
 		return err
 	}
+	if l.MinEndpointRows <= 0 {
+		return fmt.Errorf("--min-endpoint-rows must be positive, got %d", l.MinEndpointRows)
+	}
 	if l.QueryTimeout < 0 {
 		return fmt.Errorf("--query-timeout must not be negative, got %s", l.QueryTimeout)
 	}
 	for _, c := range []struct {
 		flag string
 		n    int
-	}{{"--max-concurrent-queries", l.MaxConcurrentQueries}, {"--max-prepared", l.MaxPrepared}} {
+	}{{"--max-concurrent-queries", l.MaxConcurrentQueries}, {"--max-prepared", l.MaxPrepared}, {"--max-endpoints", l.MaxEndpoints}} {
 		if c.n <= 0 {
 			return fmt.Errorf("%s must be positive, got %d", c.flag, c.n)
 		}

@@ -73,7 +73,7 @@ func serve(args []string) error {
 	tier := tiering.New(ls, tiering.Options{Interval: cfg.TieringInterval, MaxRowsPerRound: cfg.TieringRows, Retention: cfg.LogRetention, Observe: met.ObserveRound, Logger: lg.With("component", "tiering")})
 	memLimit, memFrom, _ := cfg.memoryLimit() // validated
 	ceiling, _ := cfg.memoryCeiling()         // validated
-	eng, err := query.New(ls, query.Options{Logger: lg.With("component", "query"), Drain: tier.Drain, MemoryLimit: duckDBSize(memLimit), MemoryCeiling: ceiling, TempDir: filepath.Join(cfg.DataDir, "duckdb-tmp"), MaxTempBytes: cfg.Limits.spillBytes()})
+	eng, err := query.New(ls, query.Options{Logger: lg.With("component", "query"), Drain: tier.Drain, MemoryLimit: duckDBSize(memLimit), MemoryCeiling: ceiling, TempDir: filepath.Join(cfg.DataDir, "duckdb-tmp"), MaxTempBytes: cfg.Limits.spillBytes(), PartRows: cfg.MinEndpointRows})
 	if err != nil {
 		return err
 	}
@@ -81,7 +81,7 @@ func serve(args []string) error {
 	srv, err := flightsql.New(eng, flightsql.Options{
 		Name: "flightd", Version: version, Logger: lg.With("component", "flightsql"),
 		QueryTimeout: cfg.QueryTimeout, MaxConcurrent: cfg.MaxConcurrentQueries,
-		MaxPrepared: cfg.MaxPrepared, PreparedTTL: cfg.PreparedIdleTimeout,
+		MaxPrepared: cfg.MaxPrepared, PreparedTTL: cfg.PreparedIdleTimeout, MaxEndpoints: cfg.MaxEndpoints,
 		MaxBatchBytes:     cfg.resultBatchBytes(),
 		MaxStatementBytes: cfg.statementBytes(), MaxParamBytes: int64(cfg.messageBytes()),
 	})

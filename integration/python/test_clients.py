@@ -265,3 +265,26 @@ def test_cancel_frees_the_servers_statement_and_memory(metrics_server):
         assert c.fetchall() == [(42,)]
     conn.close()
     other.close()
+
+
+def test_partitioned_reads_equal_a_plain_read():
+    # Endpoints of 1000 rows or more, at most 4: a 5000-row scan splits.
+    from conftest import _serve
+    for server in _serve({"FLIGHTD_MIN_ENDPOINT_ROWS": "1000", "FLIGHTD_MAX_ENDPOINTS": "4"}):
+        conn = connect(server)
+        cur = conn.cursor()
+        cur.execute("CREATE TABLE pk (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '4')")
+        cur.adbc_ingest("pk", pa.table({"id": pa.array(range(5000), pa.int64()),
+                                        "v": [f"v{i}" for i in range(5000)]}), mode="append")
+        cur.execute('SELECT * FROM "pk$rt"')
+        want = cur.fetch_arrow_table().sort_by("id")
+        partitions, schema = cur.adbc_execute_partitions('SELECT * FROM "pk$rt"')
+        assert len(partitions) > 1
+        got = []
+        for p in partitions:
+            cur.adbc_read_partition(p)
+            got.append(cur.fetch_arrow_table())
+        assert pa.concat_tables(got).sort_by("id").equals(want)
+        assert schema.names == ["id", "v"]
+        cur.close()
+        conn.close()

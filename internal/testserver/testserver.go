@@ -188,6 +188,14 @@ func (s *Server) Restart(sig syscall.Signal) {
 	s.start()
 }
 
+// RestartWith is Restart with extra flags appended to those the server
+// started with (later flags win).
+func (s *Server) RestartWith(sig syscall.Signal, extra ...string) {
+	s.Stop(sig)
+	s.args = append(append([]string{}, s.args...), extra...)
+	s.start()
+}
+
 // URI is the ADBC / Flight URI of the server.
 func (s *Server) URI() string { return "grpc://" + s.Addr }
 
