@@ -34,6 +34,8 @@ public final class JdbcCheck {
     String db = args[1];
     try (Connection c = DriverManager.getConnection(url)) {
       run(c, db);
+      navigator(c, db);
+      everyType(c, db);
       session(c, url, db);
     } catch (AssertionError e) {
       System.out.println("FAIL " + e.getMessage());
@@ -208,6 +210,118 @@ public final class JdbcCheck {
     check("no transactions", Connection.TRANSACTION_NONE, md.getDefaultTransactionIsolation());
     check("batch updates", true, md.supportsBatchUpdates());
     check("max statement length", true, md.getMaxStatementLength() > 0);
+  }
+
+  /** The calls DBeaver's navigator makes as a user opens a connection's tree. */
+  private static void navigator(Connection c, String db) throws SQLException {
+    DatabaseMetaData md = c.getMetaData();
+    check("no catalogs", List.of(), rows(md.getCatalogs()));
+    List<String> schemas = new ArrayList<>();
+    try (ResultSet rs = md.getSchemas()) {
+      while (rs.next()) {
+        schemas.add(rs.getString("TABLE_SCHEM"));
+      }
+    }
+    check("schemas hold the database", true, schemas.contains(db) && schemas.contains("default"));
+    List<String> matching = new ArrayList<>();
+    try (ResultSet rs = md.getSchemas(null, db.substring(0, 2) + "%")) {
+      while (rs.next()) {
+        matching.add(rs.getString("TABLE_SCHEM"));
+      }
+    }
+    check("schema pattern", true, matching.contains(db) && !matching.contains("default"));
+    List<String> views = new ArrayList<>();
+    try (ResultSet rs = md.getTables(null, db, "ord%", new String[] {"VIEW"})) {
+      while (rs.next()) {
+        views.add(rs.getString("TABLE_NAME"));
+      }
+    }
+    check("views by pattern and type", List.of("orders$changelog", "orders$rt"), sorted(views));
+    // Paimon tables have no indexes beyond the key; the list is empty, not an error.
+    rows(md.getIndexInfo(null, db, "orders", false, true));
+    check("index info answers", true, true);
+    rows(md.getTableTypes());
+    rows(md.getColumns(null, db, "%", "%"));
+    check("columns of every table", true, true);
+  }
+
+  /** Every column type: declared types in getColumns, and values and metadata of a query. */
+  private static void everyType(Connection c, String db) throws SQLException {
+    String[][] cols = {
+      {"b", "BOOLEAN"}, {"ti", "TINYINT"}, {"si", "SMALLINT"}, {"i", "INT"}, {"bi", "BIGINT"},
+      {"f", "FLOAT"}, {"d", "DOUBLE"}, {"dec", "DECIMAL(38, 10)"}, {"s", "STRING"},
+      {"ch", "CHAR(3)"}, {"vc", "VARCHAR(100)"}, {"by", "BYTES"}, {"bn", "BINARY(4)"},
+      {"dt", "DATE"}, {"tm", "TIME(3)"}, {"ts", "TIMESTAMP(3)"}, {"tl", "TIMESTAMP_LTZ(6)"},
+      {"arr", "ARRAY<INT>"}, {"m", "MAP<STRING, INT>"}, {"r", "ROW<a INT, b STRING>"},
+    };
+    StringBuilder ddl = new StringBuilder("CREATE TABLE " + db + ".types (");
+    for (int i = 0; i < cols.length; i++) {
+      ddl.append(i > 0 ? ", " : "").append(cols[i][0]).append(' ').append(cols[i][1]);
+    }
+    try (Statement s = c.createStatement()) {
+      s.execute(ddl.append(")").toString());
+      s.execute("INSERT INTO " + db + ".types VALUES (true, 1, 2, 3, 4, 1.5, 2.5,"
+          + " 12345.0123456789, 's', 'abc', 'vc', X'0102', X'01020304', DATE '2024-02-29',"
+          + " TIME '01:02:03.456', TIMESTAMP '2024-01-02 03:04:05.678',"
+          + " TIMESTAMP '2024-01-02 03:04:05.678901', [1, 2], MAP {'k': 1}, {'a': 1, 'b': 'x'})");
+      s.execute("INSERT INTO " + db + ".types (i) VALUES (7)");
+    }
+    List<String> declared = new ArrayList<>();
+    try (ResultSet rs = c.getMetaData().getColumns(null, db, "types", "%")) {
+      while (rs.next()) {
+        declared.add(rs.getString("TYPE_NAME"));
+      }
+    }
+    // As Paimon spells them in the schema file.
+    List<String> want = new ArrayList<>();
+    for (String[] col : cols) {
+      want.add(col[1]);
+    }
+    want.set(16, "TIMESTAMP(6) WITH LOCAL TIME ZONE");
+    want.set(19, "ROW<`a` INT, `b` STRING>");
+    check("declared types", want, declared);
+    int values = 0;
+    try (Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT * FROM " + db + ".\"types$rt\" ORDER BY i")) {
+      java.sql.ResultSetMetaData rm = rs.getMetaData();
+      check("result columns", cols.length, rm.getColumnCount());
+      for (int i = 1; i <= cols.length; i++) {
+        rm.getColumnTypeName(i);
+        rm.getPrecision(i);
+        rm.getScale(i);
+        rm.getColumnClassName(i);
+        rm.isNullable(i);
+      }
+      // A query's columns have the types of DuckDB's result: the length of
+      // VARCHAR(100) is in getColumns, not here.
+      check("result type of VARCHAR(100)", "VARCHAR", rm.getColumnTypeName(11));
+      check("result precision of DECIMAL(38, 10)", "38,10", rm.getPrecision(8) + "," + rm.getScale(8));
+      while (rs.next()) {
+        for (int i = 1; i <= cols.length; i++) {
+          try {
+            if (cols[i - 1][0].equals("tl")) {
+              // The 18.x driver types timestamps with a time zone
+              // TIMESTAMP_WITH_TIMEZONE, whose getObject Avatica does not
+              // implement ("not implemented"); getTimestamp reads them.
+              rs.getTimestamp(i);
+            } else {
+              rs.getObject(i);
+            }
+            rs.getString(i);
+          } catch (RuntimeException | SQLException e) {
+            throw new AssertionError("value of " + cols[i - 1][0] + " " + cols[i - 1][1] + ": " + e);
+          }
+          values++;
+        }
+      }
+    }
+    check("every value read as an object and a string", 2 * cols.length, values);
+  }
+
+  private static List<String> sorted(List<String> l) {
+    List<String> out = new ArrayList<>(l);
+    out.sort(null);
+    return out;
   }
 
   /**
