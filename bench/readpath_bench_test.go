@@ -108,23 +108,9 @@ func BenchmarkReadPath(b *testing.B) {
 	lookups := envInt("FLIGHTD_READ_LOOKUPS", 2000)
 	lookupBudget := time.Duration(envInt("FLIGHTD_READ_LOOKUP_SECONDS", 30)) * time.Second
 	loadRate := envInt("FLIGHTD_READ_LOAD", 500_000)
-	srv := testserver.Start(b, b.TempDir(), "--tiering-interval", "1h", "--log-level", "warn")
-	c := open(b, srv.URI())
-	c.exec(b, "CREATE DATABASE bench")
-	c.exec(b, "CREATE TABLE bench.t "+fmt.Sprintf(eightColsDDL, ", PRIMARY KEY (id) NOT ENFORCED",
-		" WITH ('bucket' = '4', 'lakestream.freshness' = '1h')"))
-
+	srv, c, loadTime, tierTime := loadReadTable(b, n)
 	tmpl := templates(1)
 	defer release(tmpl)
-	var loadTime, tierTime time.Duration
-	for p := int64(0); p < 3; p++ {
-		start := time.Now()
-		c.ingestReader(b, "t", newGenReader(tmpl, p*n/3, (p+1)*n/3, func(i int64) int64 { return i }))
-		loaded := time.Now()
-		tierNow(b, c, "t")
-		loadTime += loaded.Sub(start)
-		tierTime += time.Since(loaded)
-	}
 	files, err := filepath.Glob(filepath.Join(srv.DataDir, "warehouse", "bench.db", "t", "bucket-*", "*.parquet"))
 	if err != nil || len(files) == 0 {
 		b.Fatalf("no data files of bench.t in the warehouse (%v)", err)
@@ -478,6 +464,29 @@ func (l *lookupStmt) lookup(b testing.TB, key int64) {
 	if len(got) != 1 || got[0] != key {
 		b.Fatalf("%s with id %d returned ids %v, want just %d", l.sql, key, got, key)
 	}
+}
+
+// loadReadTable starts a server holding bench.t: n rows of eight columns
+// in a 4-bucket primary-key table, loaded in three ingest streams with a
+// tiering round after each. It returns how long the loads and the rounds
+// took.
+func loadReadTable(b *testing.B, n int64) (srv *testserver.Server, c *conn, loadTime, tierTime time.Duration) {
+	srv = testserver.Start(b, b.TempDir(), "--tiering-interval", "1h", "--log-level", "warn")
+	c = open(b, srv.URI())
+	c.exec(b, "CREATE DATABASE bench")
+	c.exec(b, "CREATE TABLE bench.t "+fmt.Sprintf(eightColsDDL, ", PRIMARY KEY (id) NOT ENFORCED",
+		" WITH ('bucket' = '4', 'lakestream.freshness' = '1h')"))
+	tmpl := templates(1)
+	defer release(tmpl)
+	for p := int64(0); p < 3; p++ {
+		start := time.Now()
+		c.ingestReader(b, "t", newGenReader(tmpl, p*n/3, (p+1)*n/3, func(i int64) int64 { return i }))
+		loaded := time.Now()
+		tierNow(b, c, "t")
+		loadTime += loaded.Sub(start)
+		tierTime += time.Since(loaded)
+	}
+	return srv, c, loadTime, tierTime
 }
 
 // tierNow has bench.<table> tiered once: its freshness is lowered to 1 s

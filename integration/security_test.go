@@ -166,7 +166,7 @@ func TestUserMistakesAreNeverInternal(t *testing.T) {
 		"CREATE TABLE y (a " + strings.Repeat("ARRAY<", 40) + "INT" + strings.Repeat(">", 40) + ")": adbc.StatusInvalidArgument,
 		"INSERT INTO p VALUES (NULL, 'x')": adbc.StatusInvalidArgument,
 		"SELEC 1":                          adbc.StatusInvalidArgument,
-		"USE x":                            adbc.StatusInvalidArgument,
+		"USE x":                            adbc.StatusNotFound,
 		"INSERT INTO missing VALUES (1)":   adbc.StatusNotFound,
 		"DROP TABLE missing":               adbc.StatusNotFound,
 		"SELECT * FROM nodb.t":             adbc.StatusNotFound,

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
 )
@@ -211,6 +212,15 @@ func buildRows(t *testing.T, tb *Table, rows []row) arrow.RecordBatch {
 func scanAll(t *testing.T, tb *Table, snap *Snapshot, cols []string) []string {
 	rr, err := tb.Scan(context.Background(), snap, ScanOptions{Columns: cols})
 	require.NoError(t, err)
+	out := readLines(t, rr)
+	sort.Strings(out)
+	return out
+}
+
+// readLines renders every row of rr as its values joined by commas
+// ("null" for a null) and releases rr.
+func readLines(t *testing.T, rr array.RecordReader) []string {
+	t.Helper()
 	defer rr.Release()
 	var out []string
 	for rr.Next() {
@@ -229,7 +239,6 @@ func scanAll(t *testing.T, tb *Table, snap *Snapshot, cols []string) []string {
 		}
 	}
 	require.NoError(t, rr.Err())
-	sort.Strings(out)
 	return out
 }
 

@@ -15,20 +15,7 @@ func scanPart(t *testing.T, tb *Table, snap *Snapshot, s Split) []string {
 	t.Helper()
 	rr, err := tb.ScanWith(context.Background(), snap, ScanOptions{Split: s}, ScanTuning{})
 	require.NoError(t, err)
-	defer rr.Release()
-	var out []string
-	for rr.Next() {
-		rec := rr.RecordBatch()
-		for r := 0; r < int(rec.NumRows()); r++ {
-			var parts []string
-			for c := 0; c < int(rec.NumCols()); c++ {
-				parts = append(parts, rec.Column(c).ValueStr(r))
-			}
-			out = append(out, strings.Join(parts, ","))
-		}
-	}
-	require.NoError(t, rr.Err())
-	return out
+	return readLines(t, rr)
 }
 
 // TestSplitPartsMakeTheWholeScan: for any part count, the parts of a
