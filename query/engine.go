@@ -661,7 +661,7 @@ func (e *Engine) run(ctx context.Context, c *conn, sql string, onClose func()) (
 // With a part (from Partition), it reads that part of the cut the statement
 // was planned at.
 func (e *Engine) plainScan(ctx context.Context, ps plainScan, p *part, schemaOnly bool) (array.RecordReader, bool, error) {
-	if p != nil && (ps.ref.system || ps.ref.changelog) {
+	if p != nil && ps.ref.whole() {
 		return nil, false, fmt.Errorf("%w: the ticket names a part of a scan of %s.%s, which flightd does not split", engine.ErrInvalid, ps.ref.db, ps.ref.table)
 	}
 	opts := lakestream.ScanOptions{Realtime: ps.ref.realtime}
@@ -671,17 +671,9 @@ func (e *Engine) plainScan(ctx context.Context, ps plainScan, p *part, schemaOnl
 		}
 		opts.At, opts.Split = &p.cut, p.split
 	}
-	sc := lakestream.StatusSchema
-	if !ps.ref.system {
-		var err error
-		if ps.ref.changelog {
-			sc, err = e.ls.ChangelogSchema(ps.ref.db, ps.ref.table)
-		} else {
-			sc, err = e.ls.ArrowSchema(ps.ref.db, ps.ref.table)
-		}
-		if err != nil {
-			return nil, false, mapErr(err)
-		}
+	sc, err := e.refSchema(ps.ref)
+	if err != nil {
+		return nil, false, mapErr(err)
 	}
 	if afterSchema != nil {
 		afterSchema()
@@ -701,14 +693,13 @@ func (e *Engine) plainScan(ctx context.Context, ps plainScan, p *part, schemaOnl
 		ps.filter[i].Column = sc.Field(preds[i].col).Name
 	}
 	var r array.RecordReader
-	var err error
 	switch {
 	case schemaOnly:
 		r, err = array.NewRecordReader(sc, nil)
 	case p != nil && len(preds) == 0:
 		opts.Expect = sc
 		r, err = e.ls.ScanWith(ctx, ps.ref.db, ps.ref.table, opts)
-	case ps.ref.system || ps.ref.changelog || len(preds) == 0:
+	case ps.ref.whole() || len(preds) == 0:
 		r, err = e.scan(ctx, ps.ref)
 		if err == nil && !arrowutil.SameColumns(r.Schema(), sc) {
 			// changed by another engine since sc was read: idx and preds
@@ -768,6 +759,9 @@ func (e *Engine) scan(ctx context.Context, r tableRef) (array.RecordReader, erro
 	if r.system {
 		return e.ls.Status(ctx)
 	}
+	if r.meta != "" {
+		return e.ls.Meta(ctx, r.db, r.table, r.meta)
+	}
 	if r.changelog {
 		return e.ls.Changelog(ctx, r.db, r.table)
 	}
@@ -779,6 +773,8 @@ func (e *Engine) refSchema(r tableRef) (*arrow.Schema, error) {
 	switch {
 	case r.system:
 		return lakestream.StatusSchema, nil
+	case r.meta != "":
+		return lakestream.MetaSchema(r.meta), nil
 	case r.changelog:
 		return e.ls.ChangelogSchema(r.db, r.table)
 	}
@@ -802,11 +798,15 @@ func (e *Engine) resolve(session, schema, table string) (tableRef, bool, error) 
 		db = session
 	}
 	suffix := lakestream.ViewSuffix(table)
+	meta := lakestream.MetaSuffix(table)
+	if suffix == "" {
+		suffix = meta
+	}
 	name := table[:len(table)-len(suffix)]
 	realtime, changelog := suffix == lakestream.RealtimeSuffix, suffix == lakestream.ChangelogSuffix
 	if _, err := e.ls.Table(db, name); err == nil {
 		// spelled as stored: no listing (the table's metadata is cached)
-		return tableRef{db: db, table: name, realtime: realtime, changelog: changelog}, true, nil
+		return tableRef{db: db, table: name, realtime: realtime, changelog: changelog, meta: meta}, true, nil
 	}
 	dbName, found, err := e.lookupDatabase(db)
 	if err != nil {
@@ -827,10 +827,10 @@ func (e *Engine) resolve(session, schema, table string) (tableRef, bool, error) 
 	}
 	for _, t := range tables {
 		if t == name || strings.EqualFold(t, name) {
-			return tableRef{db: dbName, table: t, realtime: realtime, changelog: changelog}, true, nil
+			return tableRef{db: dbName, table: t, realtime: realtime, changelog: changelog, meta: meta}, true, nil
 		}
 	}
-	if schema == "" && !realtime && !changelog && !e.views.has(viewKey{schema: strings.ToLower(dbName), name: strings.ToLower(table)}) {
+	if schema == "" && suffix == "" && !e.views.has(viewKey{schema: strings.ToLower(dbName), name: strings.ToLower(table)}) {
 		return tableRef{}, false, nil // a DuckDB name (pg_class), or none
 	}
 	if realtime {
@@ -838,6 +838,9 @@ func (e *Engine) resolve(session, schema, table string) (tableRef, bool, error) 
 	}
 	if changelog {
 		return tableRef{}, false, fmt.Errorf("%w: table %s.%s does not exist, so neither does its changelog %s", engine.ErrNotFound, dbName, name, table)
+	}
+	if meta != "" {
+		return tableRef{}, false, fmt.Errorf("%w: table %s.%s does not exist, so neither does its system table %s", engine.ErrNotFound, dbName, name, table)
 	}
 	return tableRef{}, false, fmt.Errorf("%w: table %s.%s does not exist", engine.ErrNotFound, dbName, table)
 }

@@ -33,6 +33,9 @@ func (e *Engine) writable(db, table string) error {
 	}
 	suffix := lakestream.ViewSuffix(table)
 	if suffix == "" {
+		suffix = lakestream.MetaSuffix(table)
+	}
+	if suffix == "" {
 		return nil
 	}
 	base := table[:len(table)-len(suffix)]
@@ -40,8 +43,12 @@ func (e *Engine) writable(db, table string) error {
 		return fmt.Errorf("%w: table %s.%s does not exist, so neither does %s.%s", engine.ErrNotFound, db, base, db, table)
 	}
 	what := "real-time view"
-	if suffix == lakestream.ChangelogSuffix {
+	switch suffix {
+	case lakestream.ChangelogSuffix:
 		what = "changelog"
+	case lakestream.RealtimeSuffix:
+	default:
+		what = "system table"
 	}
 	return fmt.Errorf("%w: %s.%s is the read-only %s of %s.%s; write to %s.%s", engine.ErrInvalid, db, table, what, db, base, db, base)
 }

@@ -34,7 +34,7 @@ func (e *Engine) Partition(ctx context.Context, sql string, max int) ([]string, 
 		return nil, -1, nil
 	}
 	ps, ok, err := e.plainScanOf(ctx, sql)
-	if err != nil || !ok || ps.ref.system || ps.ref.changelog {
+	if err != nil || !ok || ps.ref.whole() {
 		return nil, -1, err
 	}
 	cut, err := e.ls.Cut(ctx, ps.ref.db, ps.ref.table, ps.ref.realtime)

@@ -11,9 +11,14 @@ import (
 type tableRef struct {
 	db, table string
 	realtime  bool
-	changelog bool // t$changelog
-	system    bool // sys.tiering
+	changelog bool   // t$changelog
+	system    bool   // sys.tiering
+	meta      string // a Paimon system table: lakestream.SnapshotsSuffix, ...
 }
+
+// whole reports whether the reference is read whole, through Engine.scan:
+// it has no projection, pruning or parts (sys.tiering, t$changelog, t$snapshots, ...).
+func (r tableRef) whole() bool { return r.system || r.changelog || r.meta != "" }
 
 // resolver decides what a BASE_TABLE reference names. It returns ok=false
 // for names that are not flightd tables (they are left to DuckDB) and an

@@ -504,7 +504,7 @@ func (s *scanSource) open(cols []int) (array.RecordReader, error) {
 		}
 		onScanOpen(r, names)
 	}
-	if r.system || r.changelog {
+	if r.whole() {
 		rd, err := s.e.scan(s.ctx, r)
 		if err != nil {
 			return nil, mapErr(err)

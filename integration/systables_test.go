@@ -1,0 +1,141 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/internal/testserver"
+)
+
+// rowsAsMaps runs sql through ADBC and returns its rows by column name:
+// nil, int64, string, or a time.Time in UTC for a timestamp.
+func (c *client) rowsAsMaps(sql string) []map[string]any {
+	c.t.Helper()
+	st, err := c.conn.NewStatement()
+	require.NoError(c.t, err)
+	defer st.Close()
+	require.NoError(c.t, st.SetSqlQuery(sql))
+	r, _, err := st.ExecuteQuery(context.Background())
+	require.NoError(c.t, err, sql)
+	defer r.Release()
+	var out []map[string]any
+	for r.Next() {
+		rec := r.RecordBatch()
+		for i := 0; i < int(rec.NumRows()); i++ {
+			m := map[string]any{}
+			for j, f := range rec.Schema().Fields() {
+				col := rec.Column(j)
+				switch {
+				case col.IsNull(i):
+					m[f.Name] = nil
+				case f.Type.ID() == arrow.INT64:
+					m[f.Name] = col.(*array.Int64).Value(i)
+				case f.Type.ID() == arrow.STRING:
+					m[f.Name] = col.(*array.String).Value(i)
+				case f.Type.ID() == arrow.TIMESTAMP:
+					unit := f.Type.(*arrow.TimestampType).Unit
+					m[f.Name] = col.(*array.Timestamp).Value(i).ToTime(unit).UTC()
+				default:
+					c.t.Fatalf("%s: column %s of type %s", sql, f.Name, f.Type)
+				}
+			}
+			out = append(out, m)
+		}
+	}
+	require.NoError(c.t, r.Err())
+	return out
+}
+
+// javaValue is a PaimonCheck JSON value in rowsAsMaps' terms: a number as
+// int64, a TIMESTAMP(3) (a local date-time, the JVM in UTC) as a time.
+func javaValue(t *testing.T, v any, timestamp bool) any {
+	t.Helper()
+	switch x := v.(type) {
+	case json.Number:
+		n, err := x.Int64()
+		require.NoError(t, err)
+		return n
+	case string:
+		if timestamp {
+			ts, err := time.Parse("2006-01-02T15:04:05.999999999", x)
+			require.NoError(t, err)
+			return ts.UTC()
+		}
+	}
+	return v
+}
+
+// TestSystemTablesMatchJavaPaimon: t$snapshots, t$schemas and t$options
+// answered NOT_FOUND. They hold what Java Paimon's system tables hold, for
+// snapshots flightd and Java committed and schemas both wrote.
+func TestSystemTablesMatchJavaPaimon(t *testing.T) {
+	jar := paimonJar(t)
+	dir := t.TempDir()
+	wh := filepath.Join(dir, "warehouse")
+	srv := testserver.Start(t, dir)
+	c := connect(t, srv)
+	c.mustExec("CREATE DATABASE x")
+	c.mustExec("CREATE TABLE x.t (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '2', 'x.y' = 'z')")
+	c.mustExec("INSERT INTO x.t VALUES (1, 'a'), (2, 'b')")
+	waitTiered(t, c, "x", "t", 2)
+	javaWrite(t, jar, wh, "x.t", map[string]any{"id": 3, "v": "java"})
+	c.mustExec("ALTER TABLE x.t SET ('snapshot.num-retained.min' = '20')")
+	c.mustExec("INSERT INTO x.t VALUES (4, 'd')")
+	waitTiered(t, c, "x", "t", 4)
+
+	compare := func(suffix, key string, timestamps ...string) {
+		t.Helper()
+		ts := map[string]bool{}
+		for _, c := range timestamps {
+			ts[c] = true
+		}
+		java, err := javaRead(jar, wh, "x.t"+suffix)
+		require.NoError(t, err)
+		ours := c.rowsAsMaps(fmt.Sprintf(`SELECT * FROM x."t%s"`, suffix))
+		require.Len(t, ours, len(java), suffix)
+		byKey := map[any]map[string]any{}
+		for _, r := range ours {
+			byKey[r[key]] = r
+		}
+		for _, jr := range java {
+			k := javaValue(t, jr[key], false)
+			r, ok := byKey[k]
+			require.True(t, ok, "%s: Java has %s=%v, flightd does not", suffix, key, k)
+			require.Len(t, r, len(jr), "%s: columns %v vs Java's %v", suffix, r, jr)
+			for col, jv := range jr {
+				want := javaValue(t, jv, ts[col])
+				got, ok := r[col]
+				require.True(t, ok, "%s: no column %s", suffix, col)
+				if col == "options" { // a JSON object: the same entries, in any order
+					var a, b map[string]string
+					require.NoError(t, json.Unmarshal([]byte(want.(string)), &a))
+					require.NoError(t, json.Unmarshal([]byte(got.(string)), &b))
+					require.Equal(t, a, b, "%s %v: options", suffix, k)
+					continue
+				}
+				require.Equal(t, want, got, "%s %v: column %s", suffix, k, col)
+			}
+		}
+	}
+	compare("$snapshots", "snapshot_id", "commit_time")
+	compare("$schemas", "schema_id", "update_time")
+	compare("$options", "key")
+	require.GreaterOrEqual(t, len(c.rowsAsMaps(`SELECT * FROM x."t$snapshots"`)), 3)
+	require.Len(t, c.rowsAsMaps(`SELECT * FROM x."t$schemas"`), 2)
+
+	// Read-only, and only of tables that exist.
+	_, err := c.exec(`INSERT INTO x."t$options" VALUES ('a', 'b')`)
+	require.ErrorContains(t, err, "read-only system table")
+	_, err = c.exec(`CREATE TABLE x."u$snapshots" (a INT)`)
+	require.ErrorContains(t, err, "may not end in")
+	_, err = c.query(`SELECT * FROM x."nope$schemas"`)
+	require.ErrorContains(t, err, "neither does its system table")
+}
