@@ -139,3 +139,31 @@ func TestSystemTablesMatchJavaPaimon(t *testing.T) {
 	_, err = c.query(`SELECT * FROM x."nope$schemas"`)
 	require.ErrorContains(t, err, "neither does its system table")
 }
+
+// TestJavaReadsColumnsFlightdAdded: a column ADD COLUMN put first and one
+// put last read in Java Paimon as flightd reads them: null in the rows
+// tiered before the change, values in those written after.
+func TestJavaReadsColumnsFlightdAdded(t *testing.T) {
+	jar := paimonJar(t)
+	dir := t.TempDir()
+	wh := filepath.Join(dir, "warehouse")
+	srv := testserver.Start(t, dir)
+	c := connect(t, srv)
+	c.mustExec("CREATE DATABASE x")
+	c.mustExec("CREATE TABLE x.t (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '2')")
+	c.mustExec("INSERT INTO x.t VALUES (1, 'a'), (2, 'b')")
+	waitTiered(t, c, "x", "t", 2)
+	c.mustExec("INSERT INTO x.t VALUES (3, 'c')") // in the log under the first schema
+	c.mustExec("ALTER TABLE x.t ADD COLUMN w INT")
+	c.mustExec("ALTER TABLE x.t ADD COLUMN z STRING FIRST")
+	c.mustExec("INSERT INTO x.t (id, v, w, z) VALUES (4, 'd', 40, 'zz'), (2, 'b2', 20, NULL)")
+	waitTiered(t, c, "x", "t", 4)
+	rows, err := javaRead(jar, wh, "x.t")
+	require.NoError(t, err)
+	var got []string
+	for _, r := range rows {
+		got = append(got, fmt.Sprint(r["z"], "|", r["id"], "|", r["v"], "|", r["w"]))
+	}
+	require.ElementsMatch(t, []string{"<nil>|1|a|<nil>", "<nil>|2|b2|20", "<nil>|3|c|<nil>", "zz|4|d|40"}, got)
+	require.Equal(t, [][]string{{"z"}, {"id"}, {"v"}, {"w"}}, c.mustQuery(`SELECT column_name FROM (DESCRIBE SELECT * FROM x.t)`))
+}

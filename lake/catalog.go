@@ -307,12 +307,7 @@ func (c *Catalog) AlterTableOptions(ctx context.Context, db, name string, set ma
 	if err := CheckStatsOptions(set); err != nil {
 		return nil, fmt.Errorf("lake: alter table %s.%s: %w", db, name, err)
 	}
-	for attempt := 0; attempt < 10; attempt++ {
-		t, err := c.GetTable(db, name)
-		if err != nil {
-			return nil, err
-		}
-		ns := *t.schema
+	return c.alterSchema(ctx, db, name, func(t *Table, ns *TableSchema) error {
 		ns.Options = make(map[string]string, len(t.schema.Options)+len(set))
 		for k, v := range t.schema.Options {
 			ns.Options[k] = v
@@ -321,7 +316,7 @@ func (c *Catalog) AlterTableOptions(ctx context.Context, db, name string, set ma
 			switch k {
 			case "bucket", "primary-key", "partition", "merge-engine", "sequence.field", "bucket-key":
 				if ns.Options[k] != v {
-					return nil, fmt.Errorf("lake: alter table %s.%s: %w: option %q cannot be changed", db, name, ErrInvalidOption, k)
+					return fmt.Errorf("lake: alter table %s.%s: %w: option %q cannot be changed", db, name, ErrInvalidOption, k)
 				}
 			}
 			if v == "" {
@@ -334,8 +329,26 @@ func (c *Catalog) AlterTableOptions(ctx context.Context, db, name string, set ma
 		// compaction duplicates or hides rows, unless deletion-vectors.modifiable says so.
 		if DeletionVectorsEnabled(ns.Options) != DeletionVectorsEnabled(t.schema.Options) &&
 			!strings.EqualFold(strings.TrimSpace(ns.Options["deletion-vectors.modifiable"]), "true") {
-			return nil, fmt.Errorf("lake: alter table %s.%s: %w: deletion-vectors.enabled cannot be changed (set 'deletion-vectors.modifiable' = 'true' to force it)",
+			return fmt.Errorf("lake: alter table %s.%s: %w: deletion-vectors.enabled cannot be changed (set 'deletion-vectors.modifiable' = 'true' to force it)",
 				db, name, ErrUnsupported)
+		}
+		return nil
+	})
+}
+
+// alterSchema writes schema-(N+1) of db.name: the latest schema as change
+// leaves it. Another writer's schema-(N+1) first makes it start again
+// from that one.
+func (c *Catalog) alterSchema(ctx context.Context, db, name string, change func(t *Table, ns *TableSchema) error) (*Table, error) {
+	for attempt := 0; attempt < 10; attempt++ {
+		t, err := c.GetTable(db, name)
+		if err != nil {
+			return nil, err
+		}
+		ns := *t.schema
+		ns.Fields = append([]DataField(nil), t.schema.Fields...)
+		if err := change(t, &ns); err != nil {
+			return nil, err
 		}
 		ns.ID = t.schema.ID + 1
 		ns.TimeMillis = c.now().UnixMilli()

@@ -292,6 +292,16 @@ func (s *Service) AlterTableOptions(ctx context.Context, db, name string, set ma
 	return err
 }
 
+// AddColumn adds a column to db.name (lake.Catalog.AddColumn). The log
+// needs no change: its rows record the schema they were written under, and
+// rows of an older schema read and tier under the new one by field id, the
+// new column null.
+func (s *Service) AddColumn(ctx context.Context, db, name string, add lake.AddColumn) error {
+	_, err := s.cat.AddColumn(ctx, db, name, add)
+	s.forget(db, name)
+	return err
+}
+
 // ParseFreshness reads a lakestream.freshness value: a Go duration ("30s",
 // "1m30s", "500ms") or a Paimon one, an integer and a unit with optional
 // spaces between ("30 s", "1 min", "2 h", "1 day"; Paimon's unit names). It

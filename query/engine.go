@@ -292,6 +292,19 @@ func (e *Engine) ddl(ctx context.Context, kind sqlparse.Kind, sql string) error 
 		if err := e.writable(db, st.Name.Table); err != nil {
 			return err
 		}
+		if st.Add != nil {
+			c := st.Add.Column
+			typ := c.Type
+			if c.NotNull {
+				typ += " NOT NULL"
+			}
+			t, err := lake.ParseType(typ)
+			if err != nil {
+				return invalid(fmt.Errorf("column %q: %w", c.Name, err))
+			}
+			add := lake.AddColumn{Column: lake.Column{Name: c.Name, Type: t, Comment: c.Comment}, First: st.Add.First, After: st.Add.After}
+			return mapErr(e.ls.AddColumn(ctx, db, st.Name.Table, add))
+		}
 		set := make(map[string]string, len(st.Set))
 		for k, v := range st.Set {
 			set[k] = v

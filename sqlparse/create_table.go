@@ -368,7 +368,7 @@ func (p *parser) columnType(col string) (string, error) {
 	for {
 		t := p.peek()
 		if len(stack) == 0 && (t.kind == tokEOF || t.is(",") || t.is(")") ||
-			(t.kind == tokIdent && columnOptionKeywords[t.text] && t.end-t.pos == len(t.text)) ||
+			(t.kind == tokIdent && (columnOptionKeywords[t.text] || p.typeEnd[t.text]) && t.end-t.pos == len(t.text)) ||
 			// Clauses that follow the column list: the user forgot the ')'.
 			isKeyword(t, "with") && p.peekAt(1).is("(") ||
 			isKeyword(t, "partitioned") && isKeyword(p.peekAt(1), "by")) {

@@ -120,10 +120,21 @@ type AlterTable struct {
 	Name  Name
 	Set   map[string]string
 	Reset []string
+	Add   *AddColumn // ADD [COLUMN] ...
 }
 
-// ParseAlterTable parses ALTER TABLE [database.]table SET ('k' = 'v', ...) [;] or
-// ALTER TABLE [database.]table RESET ('k', ...) [;]. Other ALTER TABLE forms are rejected.
+// AddColumn is ALTER TABLE ... ADD [COLUMN] name type [NOT NULL] [COMMENT
+// 'c'] [FIRST | AFTER column].
+type AddColumn struct {
+	Column ColumnDef
+	First  bool
+	After  string
+}
+
+// ParseAlterTable parses ALTER TABLE [database.]table SET ('k' = 'v', ...) [;],
+// ALTER TABLE [database.]table RESET ('k', ...) [;] and ALTER TABLE
+// [database.]table ADD [COLUMN] column-definition [FIRST | AFTER column] [;]. Other
+// ALTER TABLE forms are rejected.
 func ParseAlterTable(sql string) (*AlterTable, error) {
 	p, err := newParser("ALTER TABLE", sql)
 	if err != nil {
@@ -170,8 +181,28 @@ func ParseAlterTable(sql string) (*AlterTable, error) {
 			}
 			break
 		}
+	case isKeyword(t, "add"):
+		p.next()
+		p.acceptKeyword("column")
+		p.typeEnd = map[string]bool{"first": true, "after": true}
+		col, pk, err := p.columnDef()
+		if err != nil {
+			return nil, err
+		}
+		if pk >= 0 || col.PrimaryKey {
+			return nil, p.semanticErr(t.pos, "ADD COLUMN cannot add a primary key column: a table's primary key is fixed when it is created")
+		}
+		at.Add = &AddColumn{Column: col}
+		switch {
+		case p.acceptKeyword("first"):
+			at.Add.First = true
+		case p.acceptKeyword("after"):
+			if at.Add.After, _, err = p.identifier("column name after AFTER"); err != nil {
+				return nil, err
+			}
+		}
 	default:
-		return nil, p.syntaxErr(t, "unsupported ALTER TABLE operation: expected SET (...) or RESET (...) after the table name")
+		return nil, p.syntaxErr(t, "unsupported ALTER TABLE operation: expected SET (...), RESET (...) or ADD COLUMN after the table name")
 	}
 	if err := p.end("expected end of statement"); err != nil {
 		return nil, err

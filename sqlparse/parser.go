@@ -8,6 +8,9 @@ type parser struct {
 	toks []token // always ends with tokEOF
 	i    int
 	stmt string // statement name used in error messages, e.g. "CREATE TABLE"
+	// typeEnd are the (lower-case) words that end a column's type besides
+	// its options, e.g. FIRST and AFTER of ADD COLUMN.
+	typeEnd map[string]bool
 }
 
 func newParser(stmt, src string) (*parser, error) {
