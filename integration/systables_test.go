@@ -142,7 +142,8 @@ func TestSystemTablesMatchJavaPaimon(t *testing.T) {
 
 // TestJavaReadsColumnsFlightdAdded: a column ADD COLUMN put first and one
 // put last read in Java Paimon as flightd reads them: null in the rows
-// tiered before the change, values in those written after.
+// tiered before the change, values in those written after; a column
+// renamed keeps its values, one dropped is gone.
 func TestJavaReadsColumnsFlightdAdded(t *testing.T) {
 	jar := paimonJar(t)
 	dir := t.TempDir()
@@ -166,4 +167,19 @@ func TestJavaReadsColumnsFlightdAdded(t *testing.T) {
 	}
 	require.ElementsMatch(t, []string{"<nil>|1|a|<nil>", "<nil>|2|b2|20", "<nil>|3|c|<nil>", "zz|4|d|40"}, got)
 	require.Equal(t, [][]string{{"z"}, {"id"}, {"v"}, {"w"}}, c.mustQuery(`SELECT column_name FROM (DESCRIBE SELECT * FROM x.t)`))
+
+	// A renamed column keeps its values; a dropped one is gone, for Java too.
+	c.mustExec("INSERT INTO x.t (id, v, w) VALUES (5, 'e', 50)") // in the log under the last schema
+	c.mustExec("ALTER TABLE x.t RENAME COLUMN v TO name")
+	c.mustExec("ALTER TABLE x.t DROP COLUMN w")
+	waitTiered(t, c, "x", "t", 5)
+	rows, err = javaRead(jar, wh, "x.t")
+	require.NoError(t, err)
+	got = nil
+	for _, r := range rows {
+		_, hasW := r["w"]
+		require.False(t, hasW, "w was dropped: %v", r)
+		got = append(got, fmt.Sprint(r["z"], "|", r["id"], "|", r["name"]))
+	}
+	require.ElementsMatch(t, []string{"<nil>|1|a", "<nil>|2|b2", "<nil>|3|c", "zz|4|d", "<nil>|5|e"}, got)
 }

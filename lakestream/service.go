@@ -302,6 +302,22 @@ func (s *Service) AddColumn(ctx context.Context, db, name string, add lake.AddCo
 	return err
 }
 
+// RenameColumn renames a column of db.name (lake.Catalog.RenameColumn);
+// the log's rows follow by field id.
+func (s *Service) RenameColumn(ctx context.Context, db, name, from, to string) error {
+	_, err := s.cat.RenameColumn(ctx, db, name, from, to)
+	s.forget(db, name)
+	return err
+}
+
+// DropColumn drops a column of db.name (lake.Catalog.DropColumn); the
+// log's older rows lose it when read, by field id.
+func (s *Service) DropColumn(ctx context.Context, db, name, col string) error {
+	_, err := s.cat.DropColumn(ctx, db, name, col)
+	s.forget(db, name)
+	return err
+}
+
 // ParseFreshness reads a lakestream.freshness value: a Go duration ("30s",
 // "1m30s", "500ms") or a Paimon one, an integer and a unit with optional
 // spaces between ("30 s", "1 min", "2 h", "1 day"; Paimon's unit names). It

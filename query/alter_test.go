@@ -49,3 +49,42 @@ func TestAddColumnKeepsEveryRow(t *testing.T) {
 		require.True(t, errors.Is(err, want), "%s: %v", q, err)
 	}
 }
+
+// TestRenameAndDropColumnKeepTheOtherValues: RENAME COLUMN and DROP COLUMN
+// were refused. A renamed column keeps its values under the new name, in
+// the lake and in the log rows from before; a dropped column is gone from
+// every row, and a name dropped and added again starts empty (a new field
+// id). Key columns keep their names and stay.
+func TestRenameAndDropColumnKeepTheOtherValues(t *testing.T) {
+	p := newPushdownEnv(t)
+	e := p.e
+	ctx := context.Background()
+	run(t, e, "CREATE TABLE pk (id BIGINT, v STRING, w INT, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '2')")
+	run(t, e, "INSERT INTO pk VALUES (1, 'a', 10), (2, 'b', 20)")
+	_, err := p.tier.TierTable(ctx, DefaultDatabase, "pk")
+	require.NoError(t, err)
+	run(t, e, "INSERT INTO pk VALUES (3, 'c', 30)") // in the log, under the first schema
+	run(t, e, "ALTER TABLE pk RENAME COLUMN v TO name")
+	run(t, e, "ALTER TABLE pk DROP COLUMN w")
+	run(t, e, "ALTER TABLE pk ADD COLUMN w INT")
+	run(t, e, "INSERT INTO pk VALUES (4, 'd', 44)")
+	want := [][]string{{"1", "a", "(null)"}, {"2", "b", "(null)"}, {"3", "c", "(null)"}, {"4", "d", "44"}}
+	require.Equal(t, want, run(t, e, `SELECT id, name, w FROM "pk$rt" ORDER BY id`))
+	_, err = p.tier.TierTable(ctx, DefaultDatabase, "pk")
+	require.NoError(t, err)
+	require.Equal(t, want, run(t, e, `SELECT id, name, w FROM pk ORDER BY id`))
+
+	for q, want := range map[string]error{
+		"ALTER TABLE pk RENAME COLUMN id TO key":   engine.ErrUnsupported,
+		"ALTER TABLE pk DROP COLUMN id":            engine.ErrUnsupported,
+		"ALTER TABLE pk RENAME COLUMN nope TO x":   engine.ErrInvalid,
+		"ALTER TABLE pk RENAME COLUMN name TO w":   engine.ErrInvalid,
+		"ALTER TABLE pk DROP COLUMN nope":          engine.ErrInvalid,
+		"ALTER TABLE pk RENAME TO other":           engine.ErrInvalid,
+		`ALTER TABLE "pk$rt" DROP COLUMN name`:     engine.ErrInvalid,
+		"ALTER TABLE missing RENAME COLUMN a TO b": engine.ErrNotFound,
+	} {
+		_, err := e.Execute(ctx, q)
+		require.True(t, errors.Is(err, want), "%s: %v", q, err)
+	}
+}

@@ -305,6 +305,12 @@ func (e *Engine) ddl(ctx context.Context, kind sqlparse.Kind, sql string) error 
 			add := lake.AddColumn{Column: lake.Column{Name: c.Name, Type: t, Comment: c.Comment}, First: st.Add.First, After: st.Add.After}
 			return mapErr(e.ls.AddColumn(ctx, db, st.Name.Table, add))
 		}
+		if st.RenameFrom != "" {
+			return mapErr(e.ls.RenameColumn(ctx, db, st.Name.Table, st.RenameFrom, st.RenameTo))
+		}
+		if st.Drop != "" {
+			return mapErr(e.ls.DropColumn(ctx, db, st.Name.Table, st.Drop))
+		}
 		set := make(map[string]string, len(st.Set))
 		for k, v := range st.Set {
 			set[k] = v

@@ -121,6 +121,10 @@ type AlterTable struct {
 	Set   map[string]string
 	Reset []string
 	Add   *AddColumn // ADD [COLUMN] ...
+	// RenameFrom and RenameTo are RENAME [COLUMN] from TO to.
+	RenameFrom, RenameTo string
+	// Drop is DROP [COLUMN] name.
+	Drop string
 }
 
 // AddColumn is ALTER TABLE ... ADD [COLUMN] name type [NOT NULL] [COMMENT
@@ -132,9 +136,10 @@ type AddColumn struct {
 }
 
 // ParseAlterTable parses ALTER TABLE [database.]table SET ('k' = 'v', ...) [;],
-// ALTER TABLE [database.]table RESET ('k', ...) [;] and ALTER TABLE
-// [database.]table ADD [COLUMN] column-definition [FIRST | AFTER column] [;]. Other
-// ALTER TABLE forms are rejected.
+// ALTER TABLE [database.]table RESET ('k', ...) [;], ALTER TABLE
+// [database.]table ADD [COLUMN] column-definition [FIRST | AFTER column] [;],
+// ALTER TABLE [database.]table RENAME [COLUMN] a TO b [;] and ALTER TABLE
+// [database.]table DROP [COLUMN] a [;]. Other ALTER TABLE forms are rejected.
 func ParseAlterTable(sql string) (*AlterTable, error) {
 	p, err := newParser("ALTER TABLE", sql)
 	if err != nil {
@@ -201,8 +206,29 @@ func ParseAlterTable(sql string) (*AlterTable, error) {
 				return nil, err
 			}
 		}
+	case isKeyword(t, "rename"):
+		p.next()
+		if isKeyword(p.peek(), "to") {
+			return nil, p.syntaxErr(p.peek(), "ALTER TABLE ... RENAME TO (renaming a table) is not supported yet")
+		}
+		p.acceptKeyword("column")
+		if at.RenameFrom, _, err = p.identifier("column to rename"); err != nil {
+			return nil, err
+		}
+		if err := p.expectKeyword("to", "after the column to rename"); err != nil {
+			return nil, err
+		}
+		if at.RenameTo, _, err = p.identifier("new column name"); err != nil {
+			return nil, err
+		}
+	case isKeyword(t, "drop"):
+		p.next()
+		p.acceptKeyword("column")
+		if at.Drop, _, err = p.identifier("column to drop"); err != nil {
+			return nil, err
+		}
 	default:
-		return nil, p.syntaxErr(t, "unsupported ALTER TABLE operation: expected SET (...), RESET (...) or ADD COLUMN after the table name")
+		return nil, p.syntaxErr(t, "unsupported ALTER TABLE operation: expected SET (...), RESET (...), ADD COLUMN, RENAME COLUMN or DROP COLUMN after the table name")
 	}
 	if err := p.end("expected end of statement"); err != nil {
 		return nil, err

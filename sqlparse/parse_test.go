@@ -479,8 +479,10 @@ var errorTests = []struct {
 		want: []string{"expected table name after '.'", "found end of input"}, offset: 16},
 
 	// ALTER TABLE
-	{name: "alter rename unsupported", parse: "alter table", sql: "ALTER TABLE t RENAME TO u",
-		want: []string{"unsupported ALTER TABLE operation", `found "RENAME"`}, offset: 14},
+	{name: "alter rename table unsupported", parse: "alter table", sql: "ALTER TABLE t RENAME TO u",
+		want: []string{"RENAME TO (renaming a table) is not supported yet", `found "TO"`}, offset: 21},
+	{name: "alter other unsupported", parse: "alter table", sql: "ALTER TABLE t ALTER COLUMN a TYPE BIGINT",
+		want: []string{"unsupported ALTER TABLE operation", `found "ALTER"`}, offset: 14},
 	{name: "alter set empty", parse: "alter table", sql: "ALTER TABLE t SET ()",
 		want: []string{"expected option key", `found ")"`}, offset: 19},
 	{name: "alter reset duplicate", parse: "alter table", sql: "ALTER TABLE t RESET ('a', 'a')",
