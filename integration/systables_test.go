@@ -182,4 +182,21 @@ func TestJavaReadsColumnsFlightdAdded(t *testing.T) {
 		got = append(got, fmt.Sprint(r["z"], "|", r["id"], "|", r["name"]))
 	}
 	require.ElementsMatch(t, []string{"<nil>|1|a", "<nil>|2|b2", "<nil>|3|c", "zz|4|d", "<nil>|5|e"}, got)
+
+	// A column widened: Java reads the INT written before as BIGINT.
+	c.mustExec("ALTER TABLE x.t ADD COLUMN n INT")
+	c.mustExec("INSERT INTO x.t (id, name, n) VALUES (6, 'f', 7)")
+	waitTiered(t, c, "x", "t", 6)
+	c.mustExec("ALTER TABLE x.t ALTER COLUMN n TYPE BIGINT")
+	c.mustExec("INSERT INTO x.t (id, name, n) VALUES (7, 'g', 9000000000)")
+	waitTiered(t, c, "x", "t", 7)
+	rows, err = javaRead(jar, wh, "x.t")
+	require.NoError(t, err)
+	ns := map[string]string{}
+	for _, r := range rows {
+		ns[fmt.Sprint(r["id"])] = fmt.Sprint(r["n"])
+	}
+	require.Equal(t, "7", ns["6"])
+	require.Equal(t, "9000000000", ns["7"])
+	require.Equal(t, "<nil>", ns["1"])
 }

@@ -125,3 +125,82 @@ func (c *Catalog) DropColumn(ctx context.Context, db, name, col string) (*Table,
 		return nil
 	})
 }
+
+// widens reports whether every value of type from is a value of type to
+// with nothing lost: the implicit casts Paimon allows a column type change
+// by default (larger integers, integers and FLOAT to DOUBLE, DECIMAL with
+// as many integer and fraction digits or more, longer strings and bytes,
+// finer timestamps), and dropping NOT NULL.
+func widens(from, to DataType) bool {
+	if !from.NotNull && to.NotNull {
+		return false
+	}
+	f, t := from.WithNullable(true), to.WithNullable(true)
+	isInt := func(r TypeRoot) bool { return r >= TypeTinyInt && r <= TypeBigInt }
+	switch {
+	case isInt(f.Root) && isInt(t.Root):
+		return t.Root >= f.Root
+	case (isInt(f.Root) || f.Root == TypeFloat) && t.Root == TypeDouble:
+		return true
+	case isInt(f.Root) && t.Root == TypeFloat:
+		return f.Root <= TypeSmallInt
+	case f.Root == TypeDecimal && t.Root == TypeDecimal:
+		return t.Scale >= f.Scale && t.Precision-t.Scale >= f.Precision-f.Scale
+	case (f.Root == TypeChar || f.Root == TypeVarChar) && t.Root == TypeVarChar:
+		return t.Length >= f.Length
+	case (f.Root == TypeBinary || f.Root == TypeVarBinary) && t.Root == TypeVarBinary:
+		return t.Length >= f.Length
+	case f.Root == t.Root && (f.Root == TypeTimestamp || f.Root == TypeTimestampLTZ || f.Root == TypeTime):
+		return t.Precision >= f.Precision
+	}
+	return f.String() == t.String()
+}
+
+// ColumnChange is ALTER TABLE ... ALTER COLUMN: a new type (when Type.Root
+// is set; the column keeps its nullability), dropping NOT NULL, or a new
+// comment (when SetComment).
+type ColumnChange struct {
+	Type        DataType
+	DropNotNull bool
+	Comment     string
+	SetComment  bool
+}
+
+// AlterColumn writes a schema with column col changed. A type may only
+// widen (see widens): values already written, in files and in the log,
+// are read and cast to it. Key columns keep their types.
+func (c *Catalog) AlterColumn(ctx context.Context, db, name, col string, ch ColumnChange) (*Table, error) {
+	return c.alterSchema(ctx, db, name, func(t *Table, ns *TableSchema) error {
+		i := fieldIndex(ns, col)
+		if i < 0 {
+			return fmt.Errorf("lake: alter table %s.%s: %w: no column %q", db, name, ErrInvalidName, col)
+		}
+		f := ns.Fields[i]
+		if typ := ch.Type; typ.Root != 0 {
+			typ.NotNull = f.Type.NotNull
+			if keyColumn(ns, f.Name) && typ.String() != f.Type.String() {
+				return fmt.Errorf("lake: alter table %s.%s: %w: %q is a key column (primary, partition, bucket or sequence key), which keeps its type", db, name, ErrUnsupported, f.Name)
+			}
+			if typ.Root == TypeRow || typ.Root == TypeArray || typ.Root == TypeMap || typ.Root == TypeMultiset ||
+				f.Type.Root == TypeRow || f.Type.Root == TypeArray || f.Type.Root == TypeMap || f.Type.Root == TypeMultiset {
+				return fmt.Errorf("lake: alter table %s.%s: %w: changing the type of nested column %q is not supported yet", db, name, ErrUnsupported, f.Name)
+			}
+			if !widens(f.Type, typ) {
+				return fmt.Errorf("lake: alter table %s.%s: %w: %q cannot change from %s to %s: values already written might not fit (a type may only widen: larger integers, DOUBLE, a DECIMAL with as many digits, longer strings, finer timestamps, or drop NOT NULL)",
+					db, name, ErrUnsupported, f.Name, f.Type, typ)
+			}
+			f.Type = typ
+		}
+		if ch.DropNotNull {
+			if keyColumn(ns, f.Name) {
+				return fmt.Errorf("lake: alter table %s.%s: %w: %q is a key column, which stays NOT NULL", db, name, ErrUnsupported, f.Name)
+			}
+			f.Type.NotNull = false
+		}
+		if ch.SetComment {
+			f.Description = ch.Comment
+		}
+		ns.Fields[i] = f
+		return nil
+	})
+}

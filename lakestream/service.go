@@ -318,6 +318,15 @@ func (s *Service) DropColumn(ctx context.Context, db, name, col string) error {
 	return err
 }
 
+// AlterColumn changes a column of db.name (lake.Catalog.AlterColumn): a
+// wider type, NOT NULL dropped, or its comment. The log's older rows are
+// read and cast to the new type.
+func (s *Service) AlterColumn(ctx context.Context, db, name, col string, ch lake.ColumnChange) error {
+	_, err := s.cat.AlterColumn(ctx, db, name, col, ch)
+	s.forget(db, name)
+	return err
+}
+
 // ParseFreshness reads a lakestream.freshness value: a Go duration ("30s",
 // "1m30s", "500ms") or a Paimon one, an integer and a unit with optional
 // spaces between ("30 s", "1 min", "2 h", "1 day"; Paimon's unit names). It

@@ -88,3 +88,52 @@ func TestRenameAndDropColumnKeepTheOtherValues(t *testing.T) {
 		require.True(t, errors.Is(err, want), "%s: %v", q, err)
 	}
 }
+
+// TestAlterColumnWidensTheValuesWritten: ALTER COLUMN ... TYPE was refused.
+// A column widened (INT to BIGINT, FLOAT to DOUBLE, DECIMAL(5,2) to
+// DECIMAL(12,4), VARCHAR(3) to STRING) reads its lake and log values
+// under the new type; NOT NULL dropped admits nulls; narrowing and key
+// columns are refused with the reason.
+func TestAlterColumnWidensTheValuesWritten(t *testing.T) {
+	p := newPushdownEnv(t)
+	e := p.e
+	ctx := context.Background()
+	run(t, e, "CREATE TABLE pk (id INT, n INT NOT NULL, f FLOAT, d DECIMAL(5, 2), s VARCHAR(3), PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '2')")
+	run(t, e, "INSERT INTO pk VALUES (1, 2147483647, 1.5, 123.45, 'abc')")
+	_, err := p.tier.TierTable(ctx, DefaultDatabase, "pk")
+	require.NoError(t, err)
+	run(t, e, "INSERT INTO pk VALUES (2, -2147483648, 2.25, -999.99, 'xyz')") // in the log
+	for _, q := range []string{
+		"ALTER TABLE pk ALTER COLUMN n TYPE BIGINT",
+		"ALTER TABLE pk ALTER f SET DATA TYPE DOUBLE",
+		"ALTER TABLE pk ALTER COLUMN d TYPE DECIMAL(12, 4)",
+		"ALTER TABLE pk ALTER COLUMN s TYPE STRING",
+		"ALTER TABLE pk ALTER COLUMN n DROP NOT NULL",
+		"ALTER TABLE pk ALTER COLUMN s COMMENT 'short'",
+	} {
+		run(t, e, q)
+	}
+	run(t, e, "INSERT INTO pk VALUES (3, 9223372036854775807, 1e300, 12345678.1234, 'longer'), (4, NULL, NULL, NULL, NULL)")
+	want := [][]string{{"1", "2147483647", "1.5", "123.45", "abc"}, {"2", "-2147483648", "2.25", "-999.99", "xyz"},
+		{"3", "9223372036854775807", "1e+300", "12345678.1234", "longer"}, {"4", "(null)", "(null)", "(null)", "(null)"}}
+	require.Equal(t, want, run(t, e, `SELECT * FROM "pk$rt" ORDER BY id`))
+	require.Equal(t, [][]string{{"id", "INTEGER"}, {"n", "BIGINT"}, {"f", "DOUBLE"}, {"d", "DECIMAL(12,4)"}, {"s", "VARCHAR"}},
+		run(t, e, `SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM "pk$rt")`))
+	_, err = p.tier.TierTable(ctx, DefaultDatabase, "pk")
+	require.NoError(t, err)
+	require.Equal(t, want, run(t, e, `SELECT * FROM pk ORDER BY id`))
+
+	for q, want := range map[string]error{
+		"ALTER TABLE pk ALTER COLUMN n TYPE INT":            engine.ErrUnsupported, // narrower
+		"ALTER TABLE pk ALTER COLUMN d TYPE DECIMAL(12, 2)": engine.ErrUnsupported, // fewer fraction digits
+		"ALTER TABLE pk ALTER COLUMN s TYPE VARCHAR(2)":     engine.ErrUnsupported,
+		"ALTER TABLE pk ALTER COLUMN f TYPE STRING":         engine.ErrUnsupported,
+		"ALTER TABLE pk ALTER COLUMN id TYPE BIGINT":        engine.ErrUnsupported, // a key
+		"ALTER TABLE pk ALTER COLUMN id DROP NOT NULL":      engine.ErrUnsupported,
+		"ALTER TABLE pk ALTER COLUMN nope TYPE BIGINT":      engine.ErrInvalid,
+		"ALTER TABLE pk ALTER COLUMN n TYPE FOO":            engine.ErrInvalid,
+	} {
+		_, err := e.Execute(ctx, q)
+		require.True(t, errors.Is(err, want), "%s: %v", q, err)
+	}
+}

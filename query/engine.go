@@ -311,6 +311,20 @@ func (e *Engine) ddl(ctx context.Context, kind sqlparse.Kind, sql string) error 
 		if st.Drop != "" {
 			return mapErr(e.ls.DropColumn(ctx, db, st.Name.Table, st.Drop))
 		}
+		if a := st.Alter; a != nil {
+			ch := lake.ColumnChange{DropNotNull: a.DropNotNull}
+			if a.Type != "" {
+				t, err := lake.ParseType(a.Type)
+				if err != nil {
+					return invalid(fmt.Errorf("column %q: %w", a.Name, err))
+				}
+				ch.Type = t
+			}
+			if a.Comment != nil {
+				ch.Comment, ch.SetComment = *a.Comment, true
+			}
+			return mapErr(e.ls.AlterColumn(ctx, db, st.Name.Table, a.Name, ch))
+		}
 		set := make(map[string]string, len(st.Set))
 		for k, v := range st.Set {
 			set[k] = v

@@ -125,6 +125,17 @@ type AlterTable struct {
 	RenameFrom, RenameTo string
 	// Drop is DROP [COLUMN] name.
 	Drop string
+	// Alter is ALTER [COLUMN] name TYPE t | SET DATA TYPE t | DROP NOT NULL
+	// | COMMENT 'c'.
+	Alter *AlterColumn
+}
+
+// AlterColumn is one change of ALTER TABLE ... ALTER [COLUMN] name.
+type AlterColumn struct {
+	Name        string
+	Type        string // as written, "" for none
+	DropNotNull bool
+	Comment     *string
 }
 
 // AddColumn is ALTER TABLE ... ADD [COLUMN] name type [NOT NULL] [COMMENT
@@ -221,6 +232,49 @@ func ParseAlterTable(sql string) (*AlterTable, error) {
 		if at.RenameTo, _, err = p.identifier("new column name"); err != nil {
 			return nil, err
 		}
+	case isKeyword(t, "alter"):
+		p.next()
+		p.acceptKeyword("column")
+		at.Alter = &AlterColumn{}
+		if at.Alter.Name, _, err = p.identifier("column to alter"); err != nil {
+			return nil, err
+		}
+		switch c := p.peek(); {
+		case isKeyword(c, "type"), isKeyword(c, "set"):
+			p.next()
+			if isKeyword(c, "set") {
+				if err := p.expectKeyword("data", "after SET"); err != nil {
+					return nil, err
+				}
+				if err := p.expectKeyword("type", "after SET DATA"); err != nil {
+					return nil, err
+				}
+			}
+			if at.Alter.Type, err = p.columnType(at.Alter.Name); err != nil {
+				return nil, err
+			}
+			if at.Alter.Type == "" {
+				return nil, p.syntaxErr(p.peek(), "expected the column's new type")
+			}
+		case isKeyword(c, "drop"):
+			p.next()
+			if err := p.expectKeyword("not", "after DROP"); err != nil {
+				return nil, err
+			}
+			if err := p.expectKeyword("null", "after DROP NOT"); err != nil {
+				return nil, err
+			}
+			at.Alter.DropNotNull = true
+		case isKeyword(c, "comment"):
+			p.next()
+			s, err := p.stringLit("comment")
+			if err != nil {
+				return nil, err
+			}
+			at.Alter.Comment = &s
+		default:
+			return nil, p.syntaxErr(c, "expected TYPE, SET DATA TYPE, DROP NOT NULL or COMMENT after the column to alter")
+		}
 	case isKeyword(t, "drop"):
 		p.next()
 		p.acceptKeyword("column")
@@ -228,7 +282,7 @@ func ParseAlterTable(sql string) (*AlterTable, error) {
 			return nil, err
 		}
 	default:
-		return nil, p.syntaxErr(t, "unsupported ALTER TABLE operation: expected SET (...), RESET (...), ADD COLUMN, RENAME COLUMN or DROP COLUMN after the table name")
+		return nil, p.syntaxErr(t, "unsupported ALTER TABLE operation: expected SET (...), RESET (...), ADD COLUMN, RENAME COLUMN, DROP COLUMN or ALTER COLUMN after the table name")
 	}
 	if err := p.end("expected end of statement"); err != nil {
 		return nil, err

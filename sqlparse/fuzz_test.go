@@ -98,8 +98,16 @@ func FuzzParse(f *testing.F) {
 		}
 		at, err := ParseAlterTable(sql)
 		check("ParseAlterTable", KindAlterTable, err)
-		if err == nil && (len(at.Set) == 0) == (len(at.Reset) == 0) {
-			t.Fatalf("ParseAlterTable(%q) = %+v: want exactly one of Set and Reset", sql, at)
+		if err == nil {
+			ops := 0
+			for _, set := range []bool{len(at.Set) > 0, len(at.Reset) > 0, at.Add != nil, at.RenameFrom != "", at.Drop != "", at.Alter != nil} {
+				if set {
+					ops++
+				}
+			}
+			if ops != 1 || at.RenameFrom != "" && at.RenameTo == "" || at.Add != nil && (at.Add.Column.Name == "" || at.Add.Column.Type == "") {
+				t.Fatalf("ParseAlterTable(%q) = %+v: want exactly one whole operation", sql, at)
+			}
 		}
 		_, err = ParseUse(sql)
 		check("ParseUse", KindUse, err)

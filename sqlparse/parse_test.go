@@ -273,7 +273,24 @@ var alterTableTests = []struct {
 		want: &AlterTable{Name: Name{Database: "shop", Table: "orders"}, Set: map[string]string{"bucket": "8", "snapshot.num-retained.max": "10"}}},
 	{name: "reset", sql: "alter table orders reset ('a', 'b');",
 		want: &AlterTable{Name: Name{Table: "orders"}, Reset: []string{"a", "b"}}},
+	{name: "add column", sql: "ALTER TABLE t ADD COLUMN w DECIMAL(10, 2) COMMENT 'weight' AFTER id",
+		want: &AlterTable{Name: Name{Table: "t"}, Add: &AddColumn{Column: ColumnDef{Name: "w", Type: "DECIMAL(10, 2)", Comment: "weight"}, After: "id"}}},
+	{name: "add first", sql: "alter table t add z string not null first",
+		want: &AlterTable{Name: Name{Table: "t"}, Add: &AddColumn{Column: ColumnDef{Name: "z", Type: "string", NotNull: true}, First: true}}},
+	{name: "rename column", sql: `ALTER TABLE db.t RENAME COLUMN "a b" TO c`,
+		want: &AlterTable{Name: Name{Database: "db", Table: "t"}, RenameFrom: "a b", RenameTo: "c"}},
+	{name: "drop column", sql: "ALTER TABLE t DROP w", want: &AlterTable{Name: Name{Table: "t"}, Drop: "w"}},
+	{name: "alter type", sql: "ALTER TABLE t ALTER COLUMN n TYPE BIGINT",
+		want: &AlterTable{Name: Name{Table: "t"}, Alter: &AlterColumn{Name: "n", Type: "BIGINT"}}},
+	{name: "set data type", sql: "ALTER TABLE t ALTER n SET DATA TYPE VARCHAR(20)",
+		want: &AlterTable{Name: Name{Table: "t"}, Alter: &AlterColumn{Name: "n", Type: "VARCHAR(20)"}}},
+	{name: "drop not null", sql: "ALTER TABLE t ALTER n DROP NOT NULL",
+		want: &AlterTable{Name: Name{Table: "t"}, Alter: &AlterColumn{Name: "n", DropNotNull: true}}},
+	{name: "comment", sql: "ALTER TABLE t ALTER COLUMN n COMMENT 'it''s n'",
+		want: &AlterTable{Name: Name{Table: "t"}, Alter: &AlterColumn{Name: "n", Comment: ptr("it's n")}}},
 }
+
+func ptr(s string) *string { return &s }
 
 func TestParseAlterTable(t *testing.T) {
 	for _, tc := range alterTableTests {
@@ -481,8 +498,8 @@ var errorTests = []struct {
 	// ALTER TABLE
 	{name: "alter rename table unsupported", parse: "alter table", sql: "ALTER TABLE t RENAME TO u",
 		want: []string{"RENAME TO (renaming a table) is not supported yet", `found "TO"`}, offset: 21},
-	{name: "alter other unsupported", parse: "alter table", sql: "ALTER TABLE t ALTER COLUMN a TYPE BIGINT",
-		want: []string{"unsupported ALTER TABLE operation", `found "ALTER"`}, offset: 14},
+	{name: "alter other unsupported", parse: "alter table", sql: "ALTER TABLE t SWAP a",
+		want: []string{"unsupported ALTER TABLE operation", `found "SWAP"`}, offset: 14},
 	{name: "alter set empty", parse: "alter table", sql: "ALTER TABLE t SET ()",
 		want: []string{"expected option key", `found ")"`}, offset: 19},
 	{name: "alter reset duplicate", parse: "alter table", sql: "ALTER TABLE t RESET ('a', 'a')",
