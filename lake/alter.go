@@ -27,20 +27,19 @@ func (c *Catalog) AddColumn(ctx context.Context, db, name string, add AddColumn)
 		return nil, fmt.Errorf("lake: alter table %s.%s: column %q has no type", db, name, col.Name)
 	}
 	return c.alterSchema(ctx, db, name, func(t *Table, ns *TableSchema) error {
-		at := len(ns.Fields)
-		for i, f := range ns.Fields {
-			if strings.EqualFold(f.Name, col.Name) {
-				return fmt.Errorf("lake: alter table %s.%s: %w: column %q exists", db, name, ErrInvalidName, f.Name)
-			}
-			if add.After != "" && f.Name == add.After {
-				at = i + 1
-			}
+		if j := fieldIndex(ns, col.Name); j >= 0 {
+			return fmt.Errorf("lake: alter table %s.%s: %w: column %q exists", db, name, ErrInvalidName, ns.Fields[j].Name)
 		}
+		at := len(ns.Fields)
 		switch {
 		case add.First:
 			at = 0
-		case add.After != "" && at == len(ns.Fields) && ns.Fields[len(ns.Fields)-1].Name != add.After:
-			return fmt.Errorf("lake: alter table %s.%s: %w: no column %q to add %q after", db, name, ErrInvalidName, add.After, col.Name)
+		case add.After != "":
+			j := fieldIndex(ns, add.After)
+			if j < 0 {
+				return fmt.Errorf("lake: alter table %s.%s: %w: no column %q to add %q after", db, name, ErrInvalidName, add.After, col.Name)
+			}
+			at = j + 1
 		}
 		next := ns.HighestFieldID + 1
 		id := next
