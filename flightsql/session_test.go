@@ -2,6 +2,7 @@ package flightsql
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -57,13 +58,86 @@ func (e *sessionEngine) Prepare(ctx context.Context, sql string) (engine.Prepare
 }
 
 // cookieClient is a Flight SQL client that keeps cookies, as JDBC always
-// does and ADBC does with its cookie option.
+// does and ADBC does with its cookie option. It keeps them with gRPC
+// interceptors of its own, not arrow-go's cookie middleware: arrow-go's
+// stream wrapper races the end of a stream (DoAction: SetSessionOptions)
+// against reading its headers and sometimes drops them, which made these
+// tests flaky; this jar reads a stream's headers before its end returns.
 func cookieClient(t *testing.T, addr string) *flightsql.Client {
 	t.Helper()
-	cl, err := flightsql.NewClient(addr, nil, []flight.ClientMiddleware{flight.NewClientCookieMiddleware()}, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	jar := &cookieJar{}
+	cl, err := flightsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithChainUnaryInterceptor(jar.unary), grpc.WithChainStreamInterceptor(jar.stream))
 	require.NoError(t, err)
 	t.Cleanup(func() { cl.Close() })
 	return cl
+}
+
+// cookieJar keeps the cookies a server sets and sends them back.
+type cookieJar struct {
+	mu      sync.Mutex
+	cookies map[string]string
+}
+
+func (j *cookieJar) outgoing(ctx context.Context) context.Context {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for k, v := range j.cookies {
+		ctx = metadata.AppendToOutgoingContext(ctx, "cookie", k+"="+v)
+	}
+	return ctx
+}
+
+func (j *cookieJar) received(md metadata.MD) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for _, line := range md.Get("set-cookie") {
+		c, err := http.ParseSetCookie(line)
+		if err != nil {
+			continue
+		}
+		if j.cookies == nil {
+			j.cookies = map[string]string{}
+		}
+		if c.MaxAge < 0 {
+			delete(j.cookies, c.Name)
+		} else {
+			j.cookies[c.Name] = c.Value
+		}
+	}
+}
+
+func (j *cookieJar) unary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	var md metadata.MD
+	err := invoker(j.outgoing(ctx), method, req, reply, cc, append(opts, grpc.Header(&md))...)
+	j.received(md)
+	return err
+}
+
+func (j *cookieJar) stream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	cs, err := streamer(j.outgoing(ctx), desc, cc, method, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &jarStream{ClientStream: cs, jar: j}, nil
+}
+
+// jarStream takes the server's cookies from the headers when the first
+// message or the end arrives.
+type jarStream struct {
+	grpc.ClientStream
+	jar  *cookieJar
+	once sync.Once
+}
+
+func (s *jarStream) RecvMsg(m any) error {
+	err := s.ClientStream.RecvMsg(m)
+	s.once.Do(func() {
+		if md, herr := s.ClientStream.Header(); herr == nil {
+			s.jar.received(md)
+		}
+	})
+	return err
 }
 
 func sessionOptions(t *testing.T, cl *flightsql.Client) map[string]string {
