@@ -138,6 +138,12 @@ func TestSystemTablesMatchJavaPaimon(t *testing.T) {
 	require.ErrorContains(t, err, "may not end in")
 	_, err = c.query(`SELECT * FROM x."nope$schemas"`)
 	require.ErrorContains(t, err, "neither does its system table")
+
+	// A time-travel option another engine set is refused, not ignored:
+	// Java would read snapshot 1, flightd the latest.
+	mustJava(t, jar, "alter", wh, "x.t", "set:scan.snapshot-id=1")
+	_, err = c.query(`SELECT count(*) FROM x.t`)
+	require.ErrorContains(t, err, "scan.snapshot-id would make Java Paimon read another snapshot")
 }
 
 // TestJavaReadsColumnsFlightdAdded: a column ADD COLUMN put first and one

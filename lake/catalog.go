@@ -208,6 +208,9 @@ func (c *Catalog) CreateTable(db, name string, s Schema, ignoreIfExists bool) (*
 	if err := CheckStatsOptions(s.Options); err != nil {
 		return nil, fmt.Errorf("lake: create table %s.%s: %w", db, name, err)
 	}
+	if err := CheckScanOptions(s.Options); err != nil {
+		return nil, fmt.Errorf("lake: create table %s.%s: %w", db, name, err)
+	}
 	ok, err := c.DatabaseExists(db)
 	if err != nil {
 		return nil, err
@@ -305,6 +308,9 @@ func (c *Catalog) AlterTableOptions(ctx context.Context, db, name string, set ma
 		return nil, fmt.Errorf("lake: alter table %s.%s: %w", db, name, err)
 	}
 	if err := CheckStatsOptions(set); err != nil {
+		return nil, fmt.Errorf("lake: alter table %s.%s: %w", db, name, err)
+	}
+	if err := CheckScanOptions(set); err != nil {
 		return nil, fmt.Errorf("lake: alter table %s.%s: %w", db, name, err)
 	}
 	return c.alterSchema(ctx, db, name, func(t *Table, ns *TableSchema) error {

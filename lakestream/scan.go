@@ -116,6 +116,9 @@ func (s *Service) ScanWith(ctx context.Context, db, name string, opts ScanOption
 	if err != nil {
 		return nil, err
 	}
+	if err := lake.CheckScanOptions(m.table.Schema().Options); err != nil {
+		return nil, fmt.Errorf("lakestream: read %s.%s: %w", db, name, err)
+	}
 	if opts.Expect != nil && opts.Expect != m.schema && !opts.Expect.Equal(m.schema) {
 		return nil, fmt.Errorf("%w (%s.%s is at schema %d)", ErrSchemaChanged, db, name, m.ts.ID)
 	}

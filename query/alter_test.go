@@ -137,3 +137,29 @@ func TestAlterColumnWidensTheValuesWritten(t *testing.T) {
 		require.True(t, errors.Is(err, want), "%s: %v", q, err)
 	}
 }
+
+// Symptom: ALTER TABLE t SET ('scan.snapshot-id' = '1') was stored and
+// ignored (Java then read snapshot 1's 500 rows, flightd all 1500), and a
+// Flink hint /*+ OPTIONS('scan.snapshot-id'='3') */ was silently ignored.
+// Both are refused with the reason; removing the option is allowed.
+func TestTimeTravelOptionsAreRefusedNotIgnored(t *testing.T) {
+	e := newTestEngine(t)
+	ctx := context.Background()
+	run(t, e, "CREATE TABLE t (id BIGINT)")
+	for _, q := range []string{
+		"ALTER TABLE t SET ('scan.snapshot-id' = '1')",
+		"ALTER TABLE t SET ('scan.tag-name' = 'v1')",
+		"ALTER TABLE t SET ('scan.mode' = 'from-snapshot')",
+		"CREATE TABLE u (id BIGINT) WITH ('scan.timestamp-millis' = '1700000000000')",
+	} {
+		_, err := e.Execute(ctx, q)
+		require.True(t, errors.Is(err, engine.ErrUnsupported), "%s: %v", q, err)
+		require.ErrorContains(t, err, "another snapshot than the latest", q)
+	}
+	run(t, e, "ALTER TABLE t SET ('scan.mode' = 'latest')")
+	run(t, e, "ALTER TABLE t SET ('scan.snapshot-id' = '')")
+	_, err := e.Execute(ctx, "SELECT * FROM t /*+ OPTIONS('scan.snapshot-id'='3') */")
+	require.True(t, errors.Is(err, engine.ErrInvalid), "%v", err)
+	require.ErrorContains(t, err, "hint comment")
+	require.Equal(t, [][]string{{"0"}}, run(t, e, "SELECT count(*) FROM t /* a plain comment */"))
+}

@@ -190,6 +190,9 @@ func checkText(sql string) error {
 	if i := strings.IndexByte(sql, 0); i >= 0 {
 		return fmt.Errorf("%w: the statement text holds a NUL byte at offset %d", engine.ErrInvalid, i)
 	}
+	if i := sqlparse.Hint(sql); i >= 0 {
+		return fmt.Errorf("%w: the statement holds a hint comment (/*+ ... */) at offset %d, which flightd does not apply (Flink's OPTIONS('scan.snapshot-id' = ...) and the like); it is refused rather than ignored", engine.ErrInvalid, i)
+	}
 	return nil
 }
 

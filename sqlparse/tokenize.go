@@ -250,3 +250,22 @@ func lexNumber(src string, i int) token {
 	}
 	return token{kind: tokNumber, text: src[i:j], pos: i, end: j}
 }
+
+// Hint returns the offset of the first Flink-style hint comment (/*+ ...
+// */) in sql, outside strings and quoted names, or -1. DuckDB reads such a
+// comment as a comment, so a hint such as OPTIONS('scan.snapshot-id' = '3')
+// would be ignored without a word; flightd refuses it instead.
+func Hint(sql string) int {
+	toks, err := lexTokens(sql)
+	if err != nil {
+		return -1
+	}
+	prev := 0
+	for _, t := range toks {
+		if k := strings.Index(sql[prev:t.pos], "/*+"); k >= 0 {
+			return prev + k
+		}
+		prev = t.end
+	}
+	return -1
+}

@@ -97,3 +97,20 @@ func TestLexRefusesNUL(t *testing.T) {
 	require.NotNil(t, err)
 	require.Equal(t, 8, err.Offset)
 }
+
+func TestHintFindsOnlyHintComments(t *testing.T) {
+	for sql, want := range map[string]int{
+		"SELECT * FROM t /*+ OPTIONS('scan.snapshot-id'='3') */": 16,
+		"SELECT /*+ x */ 1":                  7,
+		"SELECT '/*+ not a hint */' AS s":    -1,
+		`SELECT 1 AS "/*+"`:                  -1,
+		"SELECT /* plain */ 1":               -1,
+		"SELECT 1 -- a line comment":         -1,
+		"SELECT 1 /* outer /*+ nested */ */": 18,
+		"SELECT 'unterminated":               -1,
+	} {
+		if got := Hint(sql); got != want {
+			t.Errorf("Hint(%q) = %d, want %d", sql, got, want)
+		}
+	}
+}
