@@ -82,17 +82,28 @@ func fieldIndex(ts *TableSchema, name string) int {
 	return -1
 }
 
+// nonKeyColumn is the position of column col of ns, which must not be a
+// key column: what may happen to those is said by keeps ("keeps its
+// name", "cannot be dropped").
+func nonKeyColumn(ns *TableSchema, db, name, col, keeps string) (int, error) {
+	i := fieldIndex(ns, col)
+	if i < 0 {
+		return -1, fmt.Errorf("lake: alter table %s.%s: %w: no column %q", db, name, ErrInvalidName, col)
+	}
+	if keyColumn(ns, ns.Fields[i].Name) {
+		return -1, fmt.Errorf("lake: alter table %s.%s: %w: %q is a key column (primary, partition, bucket or sequence key), which %s", db, name, ErrUnsupported, ns.Fields[i].Name, keeps)
+	}
+	return i, nil
+}
+
 // RenameColumn writes a schema in which column from is named to. The
 // field keeps its id, so files and log rows written before read under the
 // new name. Key columns keep their names.
 func (c *Catalog) RenameColumn(ctx context.Context, db, name, from, to string) (*Table, error) {
 	return c.alterSchema(ctx, db, name, func(t *Table, ns *TableSchema) error {
-		i := fieldIndex(ns, from)
-		if i < 0 {
-			return fmt.Errorf("lake: alter table %s.%s: %w: no column %q", db, name, ErrInvalidName, from)
-		}
-		if keyColumn(ns, ns.Fields[i].Name) {
-			return fmt.Errorf("lake: alter table %s.%s: %w: %q is a key column (primary, partition, bucket or sequence key), which keeps its name", db, name, ErrUnsupported, ns.Fields[i].Name)
+		i, err := nonKeyColumn(ns, db, name, from, "keeps its name")
+		if err != nil {
+			return err
 		}
 		if j := fieldIndex(ns, to); j >= 0 && j != i {
 			return fmt.Errorf("lake: alter table %s.%s: %w: column %q exists", db, name, ErrInvalidName, ns.Fields[j].Name)
@@ -110,12 +121,9 @@ func (c *Catalog) RenameColumn(ctx context.Context, db, name, from, to string) (
 // rows are not read. Key columns and a table's last column stay.
 func (c *Catalog) DropColumn(ctx context.Context, db, name, col string) (*Table, error) {
 	return c.alterSchema(ctx, db, name, func(t *Table, ns *TableSchema) error {
-		i := fieldIndex(ns, col)
-		if i < 0 {
-			return fmt.Errorf("lake: alter table %s.%s: %w: no column %q", db, name, ErrInvalidName, col)
-		}
-		if keyColumn(ns, ns.Fields[i].Name) {
-			return fmt.Errorf("lake: alter table %s.%s: %w: %q is a key column (primary, partition, bucket or sequence key), which cannot be dropped", db, name, ErrUnsupported, ns.Fields[i].Name)
+		i, err := nonKeyColumn(ns, db, name, col, "cannot be dropped")
+		if err != nil {
+			return err
 		}
 		if len(ns.Fields) == 1 {
 			return fmt.Errorf("lake: alter table %s.%s: %w: %q is the table's only column", db, name, ErrUnsupported, ns.Fields[i].Name)
