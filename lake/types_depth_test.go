@@ -75,7 +75,7 @@ func prettyNestedSchema(depth int) []byte {
 // write it, is refused with a clear error, fast.
 func TestDeeplyNestedSchemaFileRefusedFast(t *testing.T) {
 	decode := func(b []byte) (err error, allocs float64) {
-		allocs = testing.AllocsPerRun(1, func() {
+		allocs = testing.AllocsPerRun(5, func() {
 			var s TableSchema
 			err = json.Unmarshal(b, &s)
 		})
@@ -88,7 +88,10 @@ func TestDeeplyNestedSchemaFileRefusedFast(t *testing.T) {
 		if depth == MaxTypeDepth+1 {
 			require.Contains(t, err.Error(), `field "a"`)
 		}
-		require.LessOrEqual(t, allocs, base+8, "depth %d: refused after decoding it", depth)
+		// The same depth as base moved by 2 between runs under -race (a
+		// clean-clone CI failed on 298 > 296); decoding depth 1000 whole
+		// costs thousands more.
+		require.LessOrEqual(t, allocs, base+32, "depth %d: refused after decoding it", depth)
 	}
 	// Composite types spelled as strings count too.
 	b := []byte(`{"id": 0, "name": "a", "type": {"type": "ARRAY", "element": "` + nestedArray(MaxTypeDepth, "INT") + `"}}`)
