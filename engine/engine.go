@@ -6,6 +6,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -108,6 +109,22 @@ func Database(ctx context.Context) string {
 		return db
 	}
 	return DefaultDatabase
+}
+
+// FindName finds name among names as SQL compares names: exactly, else
+// without case. It returns the name as names spell it.
+func FindName(names []string, name string) (string, bool) {
+	for _, n := range names {
+		if n == name {
+			return n, true
+		}
+	}
+	for _, n := range names {
+		if strings.EqualFold(n, name) {
+			return n, true
+		}
+	}
+	return "", false
 }
 
 type partKey struct{}

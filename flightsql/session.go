@@ -151,17 +151,8 @@ func (s *Server) lookupDatabase(ctx context.Context, db string) (string, bool, e
 	if err != nil {
 		return "", false, toStatus(err)
 	}
-	for _, d := range dbs {
-		if d == db {
-			return d, true, nil
-		}
-	}
-	for _, d := range dbs {
-		if strings.EqualFold(d, db) {
-			return d, true, nil
-		}
-	}
-	return "", false, nil
+	d, found := engine.FindName(dbs, db)
+	return d, found, nil
 }
 
 // SetSessionOptions sets the catalog (only "", flightd has none) and the

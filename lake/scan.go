@@ -97,11 +97,14 @@ func (t *Table) ScanWith(ctx context.Context, snap *Snapshot, opts ScanOptions, 
 		if prune != nil && !prune.keep(&e) {
 			continue
 		}
-		if keyed && !opts.Split.In(int(e.Bucket)) || !keyed && !opts.Split.In(files) {
-			files++
-			continue
+		unit := files // an append table splits by file, a keyed one by bucket
+		if keyed {
+			unit = int(e.Bucket)
 		}
 		files++
+		if !opts.Split.In(unit) {
+			continue
+		}
 		kept = append(kept, e)
 	}
 	for _, b := range groupByBucket(kept) {

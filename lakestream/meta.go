@@ -20,6 +20,16 @@ const (
 	OptionsSuffix   = "$options"
 )
 
+// ReservedSuffix returns the suffix of a read-only name derived from a
+// table (ViewSuffix or MetaSuffix) that name ends with, or "": no table
+// may be named with one.
+func ReservedSuffix(name string) string {
+	if s := ViewSuffix(name); s != "" {
+		return s
+	}
+	return MetaSuffix(name)
+}
+
 // MetaSuffix returns the system-table suffix name ends with, or "".
 func MetaSuffix(name string) string {
 	lower := strings.ToLower(name)

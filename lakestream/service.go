@@ -169,7 +169,7 @@ func (s *Service) Tables(db string) ([]string, error) { return s.cat.ListTables(
 
 // CreateTable creates a lake-stream enabled Paimon table.
 func (s *Service) CreateTable(ctx context.Context, db, name string, sc lake.Schema, ifNotExists bool) error {
-	if suffix := ViewSuffix(name) + MetaSuffix(name); suffix != "" {
+	if suffix := ReservedSuffix(name); suffix != "" {
 		return fmt.Errorf("%w: table name %q may not end in %q: that suffix names a table's read-only view", lake.ErrInvalidName, name, suffix)
 	}
 	opts := make(map[string]string, len(sc.Options)+3)

@@ -296,16 +296,11 @@ func (e *Engine) ddl(ctx context.Context, kind sqlparse.Kind, sql string) error 
 			return err
 		}
 		if st.Add != nil {
-			c := st.Add.Column
-			typ := c.Type
-			if c.NotNull {
-				typ += " NOT NULL"
-			}
-			t, err := lake.ParseType(typ)
+			col, err := lakeColumn(st.Add.Column)
 			if err != nil {
-				return invalid(fmt.Errorf("column %q: %w", c.Name, err))
+				return invalid(err)
 			}
-			add := lake.AddColumn{Column: lake.Column{Name: c.Name, Type: t, Comment: c.Comment}, First: st.Add.First, After: st.Add.After}
+			add := lake.AddColumn{Column: col, First: st.Add.First, After: st.Add.After}
 			return mapErr(e.ls.AddColumn(ctx, db, st.Name.Table, add))
 		}
 		if st.RenameFrom != "" {
@@ -361,17 +356,27 @@ func dbOr(ctx context.Context, db string) string {
 func schemaOf(st *sqlparse.CreateTable) (lake.Schema, error) {
 	sc := lake.Schema{PrimaryKeys: st.PrimaryKey, PartitionKeys: st.PartitionBy, Options: st.Options, Comment: st.Comment}
 	for _, c := range st.Columns {
-		typ := c.Type
-		if c.NotNull {
-			typ += " NOT NULL"
-		}
-		t, err := lake.ParseType(typ)
+		col, err := lakeColumn(c)
 		if err != nil {
-			return lake.Schema{}, fmt.Errorf("column %q: %w", c.Name, err)
+			return lake.Schema{}, err
 		}
-		sc.Columns = append(sc.Columns, lake.Column{Name: c.Name, Type: t, Comment: c.Comment})
+		sc.Columns = append(sc.Columns, col)
 	}
 	return sc, nil
+}
+
+// lakeColumn is a column definition of CREATE TABLE or ADD COLUMN as the lake
+// declares it.
+func lakeColumn(c sqlparse.ColumnDef) (lake.Column, error) {
+	typ := c.Type
+	if c.NotNull {
+		typ += " NOT NULL"
+	}
+	t, err := lake.ParseType(typ)
+	if err != nil {
+		return lake.Column{}, fmt.Errorf("column %q: %w", c.Name, err)
+	}
+	return lake.Column{Name: c.Name, Type: t, Comment: c.Comment}, nil
 }
 
 func invalid(err error) error { return fmt.Errorf("%w: %w", engine.ErrInvalid, err) }
@@ -833,13 +838,10 @@ func (e *Engine) resolve(session, schema, table string) (tableRef, bool, error) 
 	if db == "" {
 		db = session
 	}
-	suffix := lakestream.ViewSuffix(table)
-	meta := lakestream.MetaSuffix(table)
-	if suffix == "" {
-		suffix = meta
-	}
+	suffix := lakestream.ReservedSuffix(table)
 	name := table[:len(table)-len(suffix)]
 	realtime, changelog := suffix == lakestream.RealtimeSuffix, suffix == lakestream.ChangelogSuffix
+	meta := lakestream.MetaSuffix(suffix)
 	if _, err := e.ls.Table(db, name); err == nil {
 		// spelled as stored: no listing (the table's metadata is cached)
 		return tableRef{db: db, table: name, realtime: realtime, changelog: changelog, meta: meta}, true, nil
@@ -861,10 +863,8 @@ func (e *Engine) resolve(session, schema, table string) (tableRef, bool, error) 
 	if err != nil {
 		return tableRef{}, false, mapErr(err)
 	}
-	for _, t := range tables {
-		if t == name || strings.EqualFold(t, name) {
-			return tableRef{db: dbName, table: t, realtime: realtime, changelog: changelog, meta: meta}, true, nil
-		}
+	if t, ok := engine.FindName(tables, name); ok {
+		return tableRef{db: dbName, table: t, realtime: realtime, changelog: changelog, meta: meta}, true, nil
 	}
 	if schema == "" && suffix == "" && !e.views.has(viewKey{schema: strings.ToLower(dbName), name: strings.ToLower(table)}) {
 		return tableRef{}, false, nil // a DuckDB name (pg_class), or none
@@ -897,12 +897,8 @@ func (e *Engine) lookupDatabase(db string) (string, bool, error) {
 	if err != nil {
 		return "", false, err
 	}
-	for _, d := range dbs {
-		if d == db || strings.EqualFold(d, db) {
-			return d, true, nil
-		}
-	}
-	return "", false, nil
+	d, found := engine.FindName(dbs, db)
+	return d, found, nil
 }
 
 // Databases lists databases.

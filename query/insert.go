@@ -31,10 +31,7 @@ func (e *Engine) writable(db, table string) error {
 	if strings.EqualFold(db, SystemDatabase) {
 		return fmt.Errorf("%w: %s.%s is one of flightd's read-only system tables", engine.ErrInvalid, db, table)
 	}
-	suffix := lakestream.ViewSuffix(table)
-	if suffix == "" {
-		suffix = lakestream.MetaSuffix(table)
-	}
+	suffix := lakestream.ReservedSuffix(table)
 	if suffix == "" {
 		return nil
 	}
