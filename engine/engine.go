@@ -32,6 +32,9 @@ type Result struct {
 	// Database is set by USE: the database the session's unqualified
 	// names resolve in from now on, as the catalog spells it.
 	Database string
+	// Streaming is set by SET streaming = true | false: whether the
+	// session's reads of t$rt and t$changelog are unbounded from now on.
+	Streaming *bool
 }
 
 // Prepared describes a statement without running it.
@@ -125,6 +128,20 @@ func FindName(names []string, name string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+type streamingKey struct{}
+
+// WithStreaming returns ctx under which queries of t$rt and t$changelog
+// are unbounded streams of changes (a session with the option streaming).
+func WithStreaming(ctx context.Context, on bool) context.Context {
+	return context.WithValue(ctx, streamingKey{}, on)
+}
+
+// Streaming reports whether queries under ctx stream.
+func Streaming(ctx context.Context) bool {
+	on, _ := ctx.Value(streamingKey{}).(bool)
+	return on
 }
 
 type partKey struct{}

@@ -18,6 +18,7 @@ const (
 	DefaultMaxPrepared       = 4096
 	DefaultMaxStatementBytes = 1 << 20
 	DefaultMaxParamBytes     = 64 << 20
+	DefaultMaxStreams        = 64
 )
 
 // DefaultMaxConcurrent is the default cap on statements running at once:
@@ -49,6 +50,19 @@ func (s *Server) begin(ctx context.Context) (qctx context.Context, done func(), 
 			<-s.slots
 		})
 	}, nil
+}
+
+// beginStream readies a streaming read: it takes one of the MaxStreams
+// slots (ResourceExhausted when none is free). A stream runs until its
+// client ends it, so neither a statement slot nor QueryTimeout applies.
+func (s *Server) beginStream(ctx context.Context) (context.Context, func(), error) {
+	select {
+	case s.streams <- struct{}{}:
+	default:
+		return nil, nil, status.Errorf(codes.ResourceExhausted, "flightd: %d streaming reads are open, the most this server keeps (--max-streams); close one or retry later", cap(s.streams))
+	}
+	var once sync.Once
+	return ctx, func() { once.Do(func() { <-s.streams }) }, nil
 }
 
 // Running is how many statements hold a slot: preparing, running, or

@@ -34,7 +34,7 @@ func (s *Server) CreatePreparedStatement(ctx context.Context, req flightsql.Acti
 	if err != nil {
 		return none, err
 	}
-	if sqlparse.Classify(sql) == sqlparse.KindUse {
+	if k := sqlparse.Classify(sql); k == sqlparse.KindUse || k == sqlparse.KindSet {
 		// USE answers its one-row result, as any statement run through
 		// GetFlightInfo does, so that clients run it with GetFlightInfo:
 		// the new session reaches them in that call's response headers,
@@ -47,7 +47,7 @@ func (s *Server) CreatePreparedStatement(ctx context.Context, req flightsql.Acti
 		s.mu.Unlock()
 		return none, s.tooManyPrepared()
 	}
-	s.prepared[h] = &preparedStmt{sql: sql, db: engine.Database(ctx), prep: p, lastUsed: s.opts.Now()}
+	s.prepared[h] = &preparedStmt{sql: sql, db: engine.Database(ctx), streaming: engine.Streaming(ctx), prep: p, lastUsed: s.opts.Now()}
 	s.mu.Unlock()
 	update := p.Update
 	res := flightsql.ActionCreatePreparedStatementResult{Handle: []byte(h), IsUpdate: &update}
@@ -276,7 +276,7 @@ func (s *Server) boundQuery(handle []byte) (string, error) {
 
 // in is ctx under which the statement resolves names as it was prepared.
 func (ps *preparedStmt) in(ctx context.Context) context.Context {
-	return engine.WithDatabase(ctx, ps.db)
+	return engine.WithStreaming(engine.WithDatabase(ctx, ps.db), ps.streaming)
 }
 
 // params is how many parameters the statement takes.

@@ -52,6 +52,10 @@ type Options struct {
 	// parts of a large scan that clients fetch in parallel (engine.Partition).
 	// 0 or 1: one endpoint always.
 	MaxEndpoints int
+	// MaxStreams caps the streaming reads open at once (DefaultMaxStreams);
+	// they run until the client ends them, outside MaxConcurrent and
+	// QueryTimeout.
+	MaxStreams int
 	// Now is the clock expiry reads (tests); default time.Now.
 	Now func() time.Time
 
@@ -69,9 +73,10 @@ type Server struct {
 	opts Options
 	lg   *slog.Logger
 
-	slots chan struct{} // one per running statement
-	stop  chan struct{} // closed by Close: stops the janitor
-	once  sync.Once
+	slots   chan struct{} // one per running statement
+	streams chan struct{} // one per open streaming read
+	stop    chan struct{} // closed by Close: stops the janitor
+	once    sync.Once
 
 	mu       sync.Mutex
 	prepared map[string]*preparedStmt
@@ -80,10 +85,11 @@ type Server struct {
 }
 
 type preparedStmt struct {
-	sql      string
-	db       string // the session's database when it was prepared
-	prep     engine.Prepared
-	lastUsed time.Time
+	sql       string
+	db        string // the session's database when it was prepared
+	streaming bool   // whether the session streamed when it was prepared
+	prep      engine.Prepared
+	lastUsed  time.Time
 	// bound is what the parameter values bound last make of sql
 	// (engine.BindParams); nil until values are bound.
 	bound []string
@@ -109,6 +115,9 @@ func New(eng engine.Engine, opts Options) (*Server, error) {
 	if opts.MaxConcurrent <= 0 {
 		opts.MaxConcurrent = DefaultMaxConcurrent()
 	}
+	if opts.MaxStreams <= 0 {
+		opts.MaxStreams = DefaultMaxStreams
+	}
 	if opts.MaxStatementBytes <= 0 {
 		opts.MaxStatementBytes = DefaultMaxStatementBytes
 	}
@@ -126,7 +135,7 @@ func New(eng engine.Engine, opts Options) (*Server, error) {
 	}
 	s := &Server{
 		eng: eng, opts: opts, lg: opts.Logger,
-		slots: make(chan struct{}, opts.MaxConcurrent), stop: make(chan struct{}),
+		slots: make(chan struct{}, opts.MaxConcurrent), streams: make(chan struct{}, opts.MaxStreams), stop: make(chan struct{}),
 		prepared: map[string]*preparedStmt{},
 	}
 	s.Alloc = opts.Allocator
@@ -226,12 +235,16 @@ func toStatus(err error) error {
 // nothing ever runs it again.
 //
 // A query planned as parts (engine.Partition) has a ticket per part, each
-// naming its part.
+// naming its part. A streaming read (a session with the option streaming)
+// has the part streamPart.
 //
 // Encoded: handle NUL db NUL part NUL sql (none but sql holds a NUL).
 type ticket struct {
 	handle, db, part, sql string
 }
+
+// streamPart is the part of a streaming read's ticket.
+const streamPart = "stream"
 
 func encodeTicket(t ticket) ([]byte, error) {
 	if strings.Contains(t.handle, "\x00") || strings.Contains(t.db, "\x00") || strings.Contains(t.part, "\x00") {
@@ -342,7 +355,9 @@ func errRunsOnce() error {
 // knows it before the query runs.
 func (s *Server) queryInfo(ctx context.Context, sql string, split bool, sc *arrow.Schema, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
 	parts, rows := []string{""}, int64(-1)
-	if split && s.opts.MaxEndpoints > 1 {
+	if engine.Streaming(ctx) {
+		parts = []string{streamPart}
+	} else if split && s.opts.MaxEndpoints > 1 {
 		ps, n, err := s.eng.Partition(ctx, sql, s.opts.MaxEndpoints)
 		if err != nil {
 			return nil, s.statementStatus(ctx, err)
@@ -407,7 +422,11 @@ func (s *Server) DoGetStatement(ctx context.Context, tkt flightsql.StatementQuer
 		return nil, nil, status.Error(codes.NotFound, "flightd: unknown or expired ticket")
 	}
 	ctx = engine.WithDatabase(ctx, t.db)
-	if t.part != "" {
+	switch t.part {
+	case "":
+	case streamPart:
+		ctx = engine.WithStreaming(ctx, true)
+	default:
 		ctx = engine.WithPart(ctx, t.part)
 	}
 	return s.runStream(ctx, string(tkt.GetStatementHandle()), t.sql)
@@ -428,7 +447,11 @@ func (s *Server) runStream(ctx context.Context, h, sql string) (*arrow.Schema, <
 			return nil, nil, errRunsOnce()
 		}
 	}
-	qctx, done, err := s.begin(ctx)
+	begin := s.begin
+	if engine.Streaming(ctx) {
+		begin = s.beginStream
+	}
+	qctx, done, err := begin(ctx)
 	if err != nil {
 		return nil, nil, err
 	}

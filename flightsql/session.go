@@ -52,11 +52,15 @@ const (
 	// optionSchema is the current database (a schema, in Flight SQL's
 	// words): where unqualified table names resolve.
 	optionSchema = "schema"
+	// optionStreaming makes reads of t$rt and t$changelog unbounded
+	// streams of changes (a bool, or the strings "true" and "false").
+	optionStreaming = "streaming"
 )
 
 // session is a client's session.
 type session struct {
-	db string // the current database, as the catalog spells it; "" = the default
+	db        string // the current database, as the catalog spells it; "" = the default
+	streaming bool
 }
 
 // database is where the session's unqualified names resolve.
@@ -101,7 +105,27 @@ func decodeSession(v string) session {
 	if sv, ok := opts.GetSessionOptions()[optionSchema].GetOptionValue().(*pb.SessionOptionValue_StringValue); ok && validName(sv.StringValue) {
 		ss.db = sv.StringValue
 	}
+	if bv, ok := opts.GetSessionOptions()[optionStreaming].GetOptionValue().(*pb.SessionOptionValue_BoolValue); ok {
+		ss.streaming = bv.BoolValue
+	}
 	return ss
+}
+
+// boolOption reads a bool session option, also spelled as a string (ADBC
+// sends its session options as strings).
+func boolOption(v *flight.SessionOptionValue) (bool, bool) {
+	switch o := v.GetOptionValue().(type) {
+	case *pb.SessionOptionValue_BoolValue:
+		return o.BoolValue, true
+	case *pb.SessionOptionValue_StringValue:
+		switch strings.ToLower(o.StringValue) {
+		case "true", "on", "1":
+			return true, true
+		case "false", "off", "0":
+			return false, true
+		}
+	}
+	return false, false
 }
 
 // validName reports whether a database name from a cookie can be one:
@@ -113,20 +137,26 @@ func validName(s string) bool {
 // options are the session's options as GetSessionOptions reports them.
 func (ss session) options() map[string]*flight.SessionOptionValue {
 	return map[string]*flight.SessionOptionValue{
-		optionCatalog: {OptionValue: &pb.SessionOptionValue_StringValue{StringValue: ""}},
-		optionSchema:  {OptionValue: &pb.SessionOptionValue_StringValue{StringValue: ss.database()}},
+		optionCatalog:   {OptionValue: &pb.SessionOptionValue_StringValue{StringValue: ""}},
+		optionSchema:    {OptionValue: &pb.SessionOptionValue_StringValue{StringValue: ss.database()}},
+		optionStreaming: {OptionValue: &pb.SessionOptionValue_BoolValue{BoolValue: ss.streaming}},
 	}
 }
 
 // cookie is the Set-Cookie header value that hands ss to the client; the
 // default session clears the cookie.
 func (ss session) cookie() string {
-	if ss.db == "" {
+	if ss == (session{}) {
 		return (&http.Cookie{Name: sessionCookie, Value: "", MaxAge: -1}).String()
 	}
-	b, _ := proto.Marshal(&flight.GetSessionOptionsResult{SessionOptions: map[string]*flight.SessionOptionValue{
-		optionSchema: {OptionValue: &pb.SessionOptionValue_StringValue{StringValue: ss.db}},
-	}})
+	opts := map[string]*flight.SessionOptionValue{}
+	if ss.db != "" {
+		opts[optionSchema] = &flight.SessionOptionValue{OptionValue: &pb.SessionOptionValue_StringValue{StringValue: ss.db}}
+	}
+	if ss.streaming {
+		opts[optionStreaming] = &flight.SessionOptionValue{OptionValue: &pb.SessionOptionValue_BoolValue{BoolValue: true}}
+	}
+	b, _ := proto.Marshal(&flight.GetSessionOptionsResult{SessionOptions: opts})
 	return (&http.Cookie{Name: sessionCookie, Value: base64.RawURLEncoding.EncodeToString(b)}).String()
 }
 
@@ -141,7 +171,8 @@ func sendSession(ctx context.Context, ss session) error {
 // inSession is ctx under which the engine resolves unqualified names in
 // the session of the call.
 func inSession(ctx context.Context) context.Context {
-	return engine.WithDatabase(ctx, sessionOf(ctx).database())
+	ss := sessionOf(ctx)
+	return engine.WithStreaming(engine.WithDatabase(ctx, ss.database()), ss.streaming)
 }
 
 // lookupDatabase finds db in the catalog, as it is spelled there (names
@@ -190,6 +221,17 @@ func (s *Server) SetSessionOptions(ctx context.Context, req *flight.SetSessionOp
 				}
 				ss.db = db
 			}
+		case optionStreaming:
+			if unset {
+				ss.streaming = false
+				continue
+			}
+			on, ok := boolOption(v)
+			if !ok {
+				refuse(name, flight.SetSessionOptionsResultErrorInvalidValue)
+				continue
+			}
+			ss.streaming = on
 		default:
 			refuse(name, flight.SetSessionOptionsResultErrorInvalidName)
 		}
@@ -214,10 +256,17 @@ func (s *Server) CloseSession(ctx context.Context, _ *flight.CloseSessionRequest
 	return &flight.CloseSessionResult{Status: flight.CloseSessionResultClosed}, nil
 }
 
-// afterUse hands the client the session a USE statement chose.
+// afterUse hands the client the session a USE or SET statement chose.
 func afterUse(ctx context.Context, res engine.Result) error {
-	if res.Database == "" {
+	if res.Database == "" && res.Streaming == nil {
 		return nil
 	}
-	return sendSession(ctx, session{db: res.Database})
+	ss := sessionOf(ctx)
+	if res.Database != "" {
+		ss.db = res.Database
+	}
+	if res.Streaming != nil {
+		ss.streaming = *res.Streaming
+	}
+	return sendSession(ctx, ss)
 }

@@ -2,6 +2,7 @@ package flightsql
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -33,6 +34,9 @@ func (e *sessionEngine) saw(ctx context.Context, sql string) {
 		e.ran = map[string]string{}
 	}
 	e.ran[sql] = engine.Database(ctx)
+	if engine.Streaming(ctx) {
+		e.ran[sql] += " streaming"
+	}
 }
 
 func (e *sessionEngine) db(sql string) string {
@@ -48,6 +52,10 @@ func (e *sessionEngine) Execute(ctx context.Context, sql string) (engine.Result,
 			return engine.Result{}, engine.ErrNotFound
 		}
 		return engine.Result{Update: true, Database: strings.ToLower(db)}, nil
+	}
+	if v, ok := strings.CutPrefix(sql, "SET streaming = "); ok {
+		on := v == "true"
+		return engine.Result{Update: true, Streaming: &on}, nil
 	}
 	return e.fakeEngine.Execute(ctx, sql)
 }
@@ -146,6 +154,10 @@ func sessionOptions(t *testing.T, cl *flightsql.Client) map[string]string {
 	require.NoError(t, err)
 	out := map[string]string{}
 	for k, v := range res.GetSessionOptions() {
+		if b, ok := v.GetOptionValue().(*pb.SessionOptionValue_BoolValue); ok {
+			out[k] = fmt.Sprint(b.BoolValue)
+			continue
+		}
 		out[k] = v.GetStringValue()
 	}
 	return out
@@ -176,14 +188,14 @@ func TestSessionChoosesTheDatabaseOfUnqualifiedNames(t *testing.T) {
 	addr := serve(t, eng, Options{})
 	cl := cookieClient(t, addr)
 
-	require.Equal(t, map[string]string{"catalog": "", "schema": "default"}, sessionOptions(t, cl))
+	require.Equal(t, map[string]string{"catalog": "", "schema": "default", "streaming": "false"}, sessionOptions(t, cl))
 	runQuery(t, cl, "SELECT 1")
 	require.Equal(t, "default", eng.db("SELECT 1"))
 
 	// The schema option takes the catalog's spelling; statements, their
 	// tickets and their prepared statements follow it.
 	require.Empty(t, setOption(t, cl, "schema", "SHOP"))
-	require.Equal(t, map[string]string{"catalog": "", "schema": "shop"}, sessionOptions(t, cl))
+	require.Equal(t, map[string]string{"catalog": "", "schema": "shop", "streaming": "false"}, sessionOptions(t, cl))
 	info, err := cl.Execute(context.Background(), "SELECT 22")
 	require.NoError(t, err)
 	require.Equal(t, "shop", eng.db("prepare SELECT 22"))
@@ -279,4 +291,40 @@ func TestForgedSessionCookiesAreTheDefaultSession(t *testing.T) {
 	res, err := plain.GetSessionOptions(ctx, &flight.GetSessionOptionsRequest{})
 	require.NoError(t, err)
 	require.Equal(t, "shop", res.GetSessionOptions()["schema"].GetStringValue())
+}
+
+// TestStreamingSessionOption: the option streaming (a bool, or a string as
+// ADBC sends it) and SET streaming move the session; the session's
+// statements, their tickets (fetched by another client) and its prepared
+// statements stream, and the database stays what it was.
+func TestStreamingSessionOption(t *testing.T) {
+	eng := &sessionEngine{}
+	addr := serve(t, eng, Options{})
+	cl := cookieClient(t, addr)
+	require.Empty(t, setOption(t, cl, "schema", "shop"))
+	require.Empty(t, setOption(t, cl, "streaming", "true"))
+	require.Equal(t, map[string]string{"catalog": "", "schema": "shop", "streaming": "true"}, sessionOptions(t, cl))
+	info, err := cl.Execute(context.Background(), "SELECT 5")
+	require.NoError(t, err)
+	require.Equal(t, "shop streaming", eng.db("prepare SELECT 5"))
+	readAll(t, cookieClient(t, addr), info)
+	require.Equal(t, "shop streaming", eng.db("SELECT 5"))
+	ps, err := cl.Prepare(context.Background(), "SELECT 6")
+	require.NoError(t, err)
+	defer ps.Close(context.Background())
+
+	require.Empty(t, setOption(t, cl, "streaming", false))
+	require.Equal(t, map[string]string{"catalog": "", "schema": "shop", "streaming": "false"}, sessionOptions(t, cl))
+	runQuery(t, cl, "SELECT 7")
+	require.Equal(t, "shop", eng.db("SELECT 7"))
+	info, err = ps.Execute(context.Background())
+	require.NoError(t, err)
+	readAll(t, cl, info)
+	require.Equal(t, "shop streaming", eng.db("SELECT 6"), "a prepared statement keeps its session")
+
+	runQuery(t, cl, "SET streaming = true")
+	require.Equal(t, map[string]string{"catalog": "", "schema": "shop", "streaming": "true"}, sessionOptions(t, cl))
+	require.Equal(t, map[string]pb.SetSessionOptionsResult_ErrorValue{"streaming": flight.SetSessionOptionsResultErrorInvalidValue}, setOption(t, cl, "streaming", "maybe"))
+	runQuery(t, cl, "SET streaming = false")
+	require.Equal(t, map[string]string{"catalog": "", "schema": "shop", "streaming": "false"}, sessionOptions(t, cl))
 }

@@ -96,7 +96,7 @@ func (s *Service) Changelog(ctx context.Context, db, name string) (array.RecordR
 	}
 	var last error
 	for attempt := 0; attempt < maxChangelogAttempts; attempt++ {
-		r, err := s.changelog(ctx, m)
+		r, _, err := s.changelog(ctx, m, nil)
 		var moved *rangeMovedError
 		if err == nil || !errors.As(err, &moved) {
 			if err != nil {
@@ -120,7 +120,10 @@ func (e *rangeMovedError) Unwrap() error { return e.err }
 // read is chosen and pinned, before the log is read.
 var changelogHook func(snapshotID int64)
 
-func (s *Service) changelog(ctx context.Context, m *tableMeta) (array.RecordReader, error) {
+// changelog reads the changelog once; rows of a bucket named in emitFrom start
+// at that offset (Changelog.EmitFrom). It returns the high watermarks the
+// read ends at.
+func (s *Service) changelog(ctx context.Context, m *tableMeta, emitFrom map[int32]int64) (array.RecordReader, map[int32]int64, error) {
 	// Log starts first, then the lake snapshot, then the high watermarks.
 	buckets := s.log.Buckets(m.id)
 	starts := make(map[int32]int64, len(buckets))
@@ -129,11 +132,11 @@ func (s *Service) changelog(ctx context.Context, m *tableMeta) (array.RecordRead
 	}
 	latest, err := m.table.LatestSnapshot(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	tiered, err := LakeOffsets(ctx, m.table, latest)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	pk := len(m.pk) > 0
 	var snap *lake.Snapshot
@@ -141,14 +144,14 @@ func (s *Service) changelog(ctx context.Context, m *tableMeta) (array.RecordRead
 	if pk {
 		snap, from, err = s.changelogStart(ctx, m, latest, starts)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if snap != nil {
 		unpin := s.pins.pin(m.id, snap.ID)
 		defer unpin()
 		if _, err := m.table.Snapshot(ctx, snap.ID); err != nil {
-			return nil, &rangeMovedError{fmt.Errorf("snapshot %d, where the read starts, expired before it was pinned: %w", snap.ID, err)}
+			return nil, nil, &rangeMovedError{fmt.Errorf("snapshot %d, where the read starts, expired before it was pinned: %w", snap.ID, err)}
 		}
 	}
 	if changelogHook != nil {
@@ -182,9 +185,9 @@ func (s *Service) changelog(ctx context.Context, m *tableMeta) (array.RecordRead
 		if err := s.readChangelogRange(ctx, m, bk, lo, hws[b], tiered.Of(b), &entries); err != nil {
 			release()
 			if errors.Is(err, logstore.ErrTruncated) {
-				return nil, &rangeMovedError{err}
+				return nil, nil, &rangeMovedError{err}
 			}
-			return nil, fmt.Errorf("read log bucket %d: %w", b, err)
+			return nil, nil, fmt.Errorf("read log bucket %d: %w", b, err)
 		}
 	}
 	var filter []lake.Predicate
@@ -193,18 +196,20 @@ func (s *Service) changelog(ctx context.Context, m *tableMeta) (array.RecordRead
 	}
 	cl, err := union.NewChangelog(s.mem, m.schema, m.key, entries)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if snap != nil && cl.Keys() > 0 {
 		if err := s.lookupBefore(ctx, m, snap, filter, cl); err != nil {
 			cl.Release()
 			if _, gone := m.table.Snapshot(ctx, snap.ID); gone != nil {
-				return nil, &rangeMovedError{fmt.Errorf("snapshot %d expired during the read: %w", snap.ID, err)}
+				return nil, nil, &rangeMovedError{fmt.Errorf("snapshot %d expired during the read: %w", snap.ID, err)}
 			}
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return cl.Reader(ctx)
+	cl.EmitFrom(emitFrom)
+	r, err := cl.Reader(ctx)
+	return r, hws, err
 }
 
 // lookupBefore passes the rows of snap that may hold the range's keys to cl.

@@ -222,6 +222,7 @@ func (s *Store) commitLoop() {
 			}
 			s.stats.commits++
 			s.stats.requests += int64(len(group))
+			s.notifyLocked()
 		}
 		s.mu.Unlock()
 		if err != nil {

@@ -48,7 +48,10 @@ type Store struct {
 	inflight sync.WaitGroup // Read, Truncate, DropTable calls that Close waits for
 
 	wake chan struct{} // cap 1: "the queue is not empty or the store is closing"
-	done chan struct{} // closed when the committer exits
+	// advanced is closed, and replaced, whenever high watermarks advance, a
+	// table is dropped or the store closes (see Advanced). Guarded by mu.
+	advanced chan struct{}
+	done     chan struct{} // closed when the committer exits
 
 	// adminMu serializes Truncate and DropTable with each other.
 	adminMu sync.Mutex
@@ -108,6 +111,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		tables:      make(map[string]*tableState),
 		wake:        make(chan struct{}, 1),
 		done:        make(chan struct{}),
+		advanced:    make(chan struct{}),
 	}
 	if err := s.checkFormat(); err != nil {
 		return nil, errors.Join(err, db.Close())
@@ -259,6 +263,7 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
 		s.closed = true
+		s.notifyLocked()
 		s.mu.Unlock()
 		s.signal()
 		<-s.done
@@ -303,6 +308,24 @@ func (s *Store) HighWatermarks(table string) map[int32]int64 {
 		}
 	}
 	return out
+}
+
+// Advanced returns a channel that is closed the next time a commit advances
+// high watermarks, a table is dropped, or the store closes. A reader waiting
+// for new entries takes it before reading the high watermarks, so that no
+// commit falls between the two unnoticed. Every commit wakes every waiter
+// (readers of other tables check their watermarks and wait again): cheap for
+// the few long-lived readers it serves.
+func (s *Store) Advanced() <-chan struct{} {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.advanced
+}
+
+// notifyLocked wakes the waiters of Advanced; s.mu must be held for writing.
+func (s *Store) notifyLocked() {
+	close(s.advanced)
+	s.advanced = make(chan struct{})
 }
 
 // Buckets lists, in ascending order, the buckets of the table that have a log (a high

@@ -133,6 +133,12 @@ func (e *Engine) Execute(ctx context.Context, sql string) (engine.Result, error)
 	case sqlparse.KindUse:
 		db, err := e.use(sql)
 		return engine.Result{Update: true, Affected: 0, Database: db}, err
+	case sqlparse.KindSet:
+		on, err := setStreaming(sql)
+		if err != nil {
+			return engine.Result{}, err
+		}
+		return engine.Result{Update: true, Affected: 0, Streaming: &on}, nil
 	case sqlparse.KindOther:
 		return engine.Result{}, e.refuse(ctx, sql)
 	default:
@@ -182,6 +188,33 @@ func (e *Engine) use(sql string) (string, error) {
 		return "", fmt.Errorf("%w: database %q does not exist (CREATE DATABASE %s makes it)", engine.ErrNotFound, st.Name, quoteIdent(st.Name))
 	}
 	return db, nil
+}
+
+// setStreaming reads SET streaming = true | false (and RESET streaming):
+// the one session setting flightd has.
+func setStreaming(sql string) (bool, error) {
+	st, err := sqlparse.ParseSet(sql)
+	if err != nil || !strings.EqualFold(st.Name, "streaming") {
+		what := statementKind(sql)
+		if err == nil {
+			what += " " + st.Name
+		}
+		msg := fmt.Sprintf("%s is not allowed: flightd has one session setting, streaming (SET streaming = true | false)", what)
+		if err != nil {
+			msg += "; " + err.Error()
+		}
+		return false, fmt.Errorf("%w: %s", engine.ErrInvalid, msg)
+	}
+	if st.Reset {
+		return false, nil
+	}
+	switch strings.ToLower(st.Value) {
+	case "true", "on", "1":
+		return true, nil
+	case "false", "off", "0":
+		return false, nil
+	}
+	return false, fmt.Errorf("%w: SET streaming takes true or false, not %q", engine.ErrInvalid, st.Value)
 }
 
 // checkText refuses statement text that DuckDB's parser would read
@@ -463,6 +496,12 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 	current := "main"
 	var keys []viewKey
 	var uses map[viewKey]*refUse
+	if engine.Streaming(ctx) && describe == nil {
+		if explain {
+			parsed = false // EXPLAIN is not a streaming read
+		}
+		return e.streamQuery(ctx, tree, parsed, schemaOnly)
+	}
 	if parsed {
 		if ps, ok := asPlainScan(tree, resolve); ok && describe == nil && !explain {
 			if r, ok, err := e.plainScan(ctx, ps, part, schemaOnly); ok || err != nil {

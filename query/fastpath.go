@@ -23,6 +23,12 @@ type plainScan struct {
 
 // asPlainScan recognises a plain scan in DuckDB's parse tree.
 func asPlainScan(tree *object, resolve resolver) (plainScan, bool) {
+	return asScan(tree, resolve, nil)
+}
+
+// asScan is asPlainScan where a WHERE conjunct that is not a predicate is
+// passed to other, which says whether the scan takes it (nil: none is).
+func asScan(tree *object, resolve resolver, other func(*object) bool) (plainScan, bool) {
 	stmts, _ := tree.get("statements").([]any)
 	if len(stmts) != 1 {
 		return plainScan{}, false
@@ -78,6 +84,9 @@ func asPlainScan(tree *object, resolve resolver) (plainScan, bool) {
 		for _, c := range conjuncts(where, nil) {
 			col, p, ok := predicateOf(c)
 			if !ok {
+				if other != nil && other(c) {
+					continue
+				}
 				return plainScan{}, false
 			}
 			if len(col) == 2 && !strings.EqualFold(col[0], table) && !strings.EqualFold(col[0], alias) {

@@ -188,6 +188,11 @@ func (f *filterReader) Next() bool {
 	for f.err == nil && f.r.Next() {
 		rec := f.r.RecordBatch()
 		n := int(rec.NumRows())
+		if n == 0 { // passed on: a stream's empty batch marks a point in it
+			rec.Retain()
+			f.cur = rec
+			return true
+		}
 		b := array.NewBooleanBuilder(f.mem)
 		b.Reserve(n)
 		kept := 0

@@ -17,6 +17,7 @@ const (
 	KindUpdate                      // UPDATE ...
 	KindDelete                      // DELETE ...
 	KindUse                         // USE ...
+	KindSet                         // SET ..., RESET ...
 	KindOther                       // anything else; the caller rejects it
 )
 
@@ -32,6 +33,7 @@ var kindNames = [...]string{
 	KindUpdate:          "UPDATE",
 	KindDelete:          "DELETE",
 	KindUse:             "USE",
+	KindSet:             "SET",
 	KindOther:           "OTHER",
 }
 
@@ -168,6 +170,8 @@ func classifyFrom(toks []token, depth int) Kind {
 		return KindDelete
 	case isKeyword(t, "use"):
 		return KindUse
+	case isKeyword(t, "set"), isKeyword(t, "reset"):
+		return KindSet
 	}
 	return KindOther
 }

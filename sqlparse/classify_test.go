@@ -47,7 +47,7 @@ var classifyTests = []struct {
 	{name: "use", sql: "USE shop", want: KindUse},
 	{name: "create view", sql: "CREATE VIEW v AS SELECT 1", want: KindOther},
 	{name: "create or replace table", sql: "CREATE OR REPLACE TABLE t (a INT)", want: KindOther},
-	{name: "set", sql: "SET threads = 4", want: KindOther},
+	{name: "set", sql: "SET threads = 4", want: KindSet},
 	{name: "attach", sql: "ATTACH 'x.db'", want: KindOther},
 	{name: "copy", sql: "COPY t TO 'x.csv'", want: KindOther},
 	{name: "insert or replace", sql: "INSERT OR REPLACE INTO t VALUES (1)", want: KindOther},

@@ -313,3 +313,50 @@ func ParseUse(sql string) (*Use, error) {
 	}
 	return &u, nil
 }
+
+// Set is SET name = value or RESET name: a session setting. Value is the
+// value as written (a word, a number or a string's contents); RESET leaves
+// it "" with Reset set.
+type Set struct {
+	Name  string
+	Value string
+	Reset bool
+}
+
+// ParseSet parses SET [SESSION] name {= | TO} value [;] and RESET name [;].
+func ParseSet(sql string) (*Set, error) {
+	p, err := newParser("SET", sql)
+	if err != nil {
+		return nil, err
+	}
+	var st Set
+	switch {
+	case p.acceptKeyword("reset"):
+		st.Reset = true
+		p.stmt = "RESET"
+	case p.acceptKeyword("set"):
+		p.acceptKeyword("session")
+	default:
+		return nil, p.syntaxErr(p.peek(), "expected SET or RESET at start of statement")
+	}
+	if st.Name, err = p.simpleName("setting name"); err != nil {
+		return nil, err
+	}
+	if !st.Reset {
+		if !p.acceptPunct("=") && !p.acceptKeyword("to") {
+			return nil, p.syntaxErr(p.peek(), "expected = or TO after the setting name")
+		}
+		t := p.peek()
+		switch t.kind {
+		case tokIdent, tokString, tokNumber:
+			p.next()
+			st.Value = t.text
+		default:
+			return nil, p.syntaxErr(t, "expected the setting's value")
+		}
+	}
+	if err := p.end("expected end of statement"); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}

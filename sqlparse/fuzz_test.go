@@ -111,6 +111,11 @@ func FuzzParse(f *testing.F) {
 		}
 		_, err = ParseUse(sql)
 		check("ParseUse", KindUse, err)
+		set, err := ParseSet(sql)
+		check("ParseSet", KindSet, err)
+		if err == nil && (set.Name == "" || set.Reset && set.Value != "") {
+			t.Fatalf("ParseSet(%q) = %+v", sql, set)
+		}
 		ins, err := ParseInsert(sql)
 		check("ParseInsert", KindInsert, err)
 		if err == nil && (ins.Query == "" || !strings.Contains(sql, ins.Query)) {

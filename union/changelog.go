@@ -75,7 +75,14 @@ type Changelog struct {
 	keys    keyIndex // nil for an append table
 	hits    []arrow.RecordBatch
 	nHits   int64
+	from    map[int32]int64 // see EmitFrom
 }
+
+// EmitFrom makes the changelog leave out the changes of rows below from[b]
+// in each bucket b named (a bucket not named is emitted whole). Those rows
+// still set their keys' state: a range that starts at a lake snapshot older
+// than the changes a reader wants replays the rows in between.
+func (c *Changelog) EmitFrom(from map[int32]int64) { c.from = from }
 
 // NewChangelog prepares the changelog of entries, which must be in bucket
 // order and, per bucket, in offset order. pk holds the indexes of the
@@ -192,7 +199,7 @@ func (c *Changelog) Release() {
 // per-key state is 8 bytes a distinct key, plus 4 a log row. An append
 // changelog passes the log batches through.
 func (c *Changelog) Reader(ctx context.Context) (array.RecordReader, error) {
-	r := &changelogReader{ctx: ctx, mem: c.mem, schema: ChangelogSchema(c.schema), table: c.schema, entries: c.entries, keys: c.keys}
+	r := &changelogReader{ctx: ctx, mem: c.mem, schema: ChangelogSchema(c.schema), table: c.schema, entries: c.entries, keys: c.keys, from: c.from}
 	r.refs.Store(1)
 	c.entries, c.keys = nil, nil
 	if r.keys != nil {
@@ -304,6 +311,7 @@ type changelogReader struct {
 	entries []ChangelogEntry // Rec is nil once copied into src (primary-key tables)
 	keys    keyIndex
 	src     arrow.RecordBatch // primary-key tables: log rows, then before-images
+	from    map[int32]int64   // Changelog.EmitFrom
 
 	e   int   // next entry
 	row int64 // next row of entry e
@@ -387,16 +395,25 @@ func (r *changelogReader) nextAppend() (arrow.RecordBatch, error) {
 		e := r.entries[r.e]
 		r.e++
 		n := e.Rec.NumRows()
-		if n == 0 {
+		lo := int64(0)
+		if f, ok := r.from[e.Bucket]; ok {
+			lo = min(max(f-e.Offset, 0), n)
+		}
+		if n-lo == 0 {
 			continue
 		}
 		r.resetEvents()
-		for i := int64(0); i < n; i++ {
+		for i := lo; i < n; i++ {
 			r.event(KindInsert, e, i, -1)
 		}
+		rec := e.Rec
+		if lo > 0 {
+			rec = e.Rec.NewSlice(lo, n)
+			defer rec.Release()
+		}
 		meta := r.metaColumns()
-		cols := append(meta, e.Rec.Columns()...)
-		out := array.NewRecordBatch(r.schema, cols, n)
+		cols := append(meta, rec.Columns()...)
+		out := array.NewRecordBatch(r.schema, cols, n-lo)
 		for _, c := range meta {
 			c.Release()
 		}
@@ -410,6 +427,7 @@ func (r *changelogReader) nextPK() (arrow.RecordBatch, error) {
 	r.resetEvents()
 	for r.e < len(r.entries) && len(r.idx) < changelogChunkRows {
 		e := r.entries[r.e]
+		from, skip := r.from[e.Bucket]
 		for ; r.row < e.rows && len(r.idx) < changelogChunkRows; r.row, r.g = r.row+1, r.g+1 {
 			upsert := e.Kinds == nil || (e.Kinds[r.row] != KindUpdateBefore && e.Kinds[r.row] != KindDelete)
 			img := int64(-1)
@@ -418,6 +436,8 @@ func (r *changelogReader) nextPK() (arrow.RecordBatch, error) {
 			}
 			old := r.keys.apply(r.g, img)
 			switch {
+			case skip && e.Offset+r.row < from:
+				// replayed: it only sets the key's state
 			case upsert && old < 0:
 				r.event(KindInsert, e, r.row, r.g)
 			case upsert:

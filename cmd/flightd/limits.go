@@ -21,6 +21,7 @@ type Limits struct {
 	QueryTimeout         time.Duration // per statement, including its DoGet; 0 = none
 	MaxConcurrentQueries int           // statements running at once
 	MaxEndpoints         int           // endpoints (parts read in parallel) of one query's result
+	MaxStreams           int           // streaming reads open at once
 	MinEndpointRows      int64         // the least rows of one endpoint's part
 	MaxPrepared          int           // open prepared statements
 	PreparedIdleTimeout  time.Duration // a prepared statement unused this long is closed
@@ -38,6 +39,7 @@ func defaultLimits() Limits {
 		QueryTimeout:         10 * time.Minute,
 		MaxConcurrentQueries: 4 * servingProcs(),
 		MaxEndpoints:         1,
+		MaxStreams:           64,
 		MinEndpointRows:      1 << 20,
 		MaxPrepared:          flightsql.DefaultMaxPrepared,
 		PreparedIdleTimeout:  flightsql.DefaultPreparedTTL,
@@ -102,6 +104,7 @@ func (l *Limits) env() error {
 		"FLIGHTD_MAX_CONCURRENT_QUERIES": &l.MaxConcurrentQueries,
 		"FLIGHTD_MAX_PREPARED":           &l.MaxPrepared,
 		"FLIGHTD_MAX_ENDPOINTS":          &l.MaxEndpoints,
+		"FLIGHTD_MAX_STREAMS":            &l.MaxStreams,
 	} {
 		if v := os.Getenv(name); v != "" {
 			n, err := strconv.Atoi(v)
@@ -121,6 +124,7 @@ func (l *Limits) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&l.QueryTimeout, "query-timeout", l.QueryTimeout, "longest a statement may run, streaming its result to DoGet included; 0 = no limit (env FLIGHTD_QUERY_TIMEOUT)")
 	fs.IntVar(&l.MaxConcurrentQueries, "max-concurrent-queries", l.MaxConcurrentQueries, "statements running at once (preparing, running, or streaming to a DoGet); more get RESOURCE_EXHAUSTED; default 4 x GOMAXPROCS (env FLIGHTD_MAX_CONCURRENT_QUERIES)")
 	fs.IntVar(&l.MaxEndpoints, "max-endpoints", l.MaxEndpoints, "most endpoints of one query's result: above 1, a large scan is split into parts (whole buckets of a primary-key table, files of an append table) that partitioned and distributed clients fetch in parallel; 1 = one endpoint always, which ordinary reads are fastest with (env FLIGHTD_MAX_ENDPOINTS)")
+	fs.IntVar(&l.MaxStreams, "max-streams", l.MaxStreams, "streaming reads (a session with streaming on) open at once; they run until the client cancels, outside --max-concurrent-queries and --query-timeout; more get RESOURCE_EXHAUSTED (env FLIGHTD_MAX_STREAMS)")
 	fs.Int64Var(&l.MinEndpointRows, "min-endpoint-rows", l.MinEndpointRows, "the least rows of one endpoint's part: a scan of fewer than twice as many has one endpoint (env FLIGHTD_MIN_ENDPOINT_ROWS)")
 	fs.IntVar(&l.MaxPrepared, "max-prepared", l.MaxPrepared, "open prepared statements; more get RESOURCE_EXHAUSTED (env FLIGHTD_MAX_PREPARED)")
 	fs.DurationVar(&l.PreparedIdleTimeout, "prepared-idle-timeout", l.PreparedIdleTimeout, "a prepared statement unused this long is closed (env FLIGHTD_PREPARED_IDLE_TIMEOUT)")
@@ -147,7 +151,7 @@ func (l Limits) validate() error {
 	for _, c := range []struct {
 		flag string
 		n    int
-	}{{"--max-concurrent-queries", l.MaxConcurrentQueries}, {"--max-prepared", l.MaxPrepared}, {"--max-endpoints", l.MaxEndpoints}} {
+	}{{"--max-concurrent-queries", l.MaxConcurrentQueries}, {"--max-prepared", l.MaxPrepared}, {"--max-endpoints", l.MaxEndpoints}, {"--max-streams", l.MaxStreams}} {
 		if c.n <= 0 {
 			return fmt.Errorf("%s must be positive, got %d", c.flag, c.n)
 		}
@@ -279,6 +283,6 @@ func systemMemory() (int64, string) {
 }
 
 func (l Limits) String() string {
-	return fmt.Sprintf("--memory-limit=%s --memory-ceiling=%s --query-timeout=%s --max-concurrent-queries=%d --max-prepared=%d --prepared-idle-timeout=%s --max-statement-bytes=%s --max-message-bytes=%s --max-result-batch-bytes=%s --max-spill=%s --shutdown-grace=%s",
-		l.MemoryLimit, l.MemoryCeiling, l.QueryTimeout, l.MaxConcurrentQueries, l.MaxPrepared, l.PreparedIdleTimeout, l.MaxStatementBytes, l.MaxMessageBytes, l.MaxResultBatchBytes, l.MaxSpill, l.ShutdownGrace)
+	return fmt.Sprintf("--memory-limit=%s --memory-ceiling=%s --query-timeout=%s --max-concurrent-queries=%d --max-streams=%d --max-prepared=%d --prepared-idle-timeout=%s --max-statement-bytes=%s --max-message-bytes=%s --max-result-batch-bytes=%s --max-spill=%s --shutdown-grace=%s",
+		l.MemoryLimit, l.MemoryCeiling, l.QueryTimeout, l.MaxConcurrentQueries, l.MaxStreams, l.MaxPrepared, l.PreparedIdleTimeout, l.MaxStatementBytes, l.MaxMessageBytes, l.MaxResultBatchBytes, l.MaxSpill, l.ShutdownGrace)
 }

@@ -81,7 +81,7 @@ func serve(args []string) error {
 	srv, err := flightsql.New(eng, flightsql.Options{
 		Name: "flightd", Version: version, Logger: lg.With("component", "flightsql"),
 		QueryTimeout: cfg.QueryTimeout, MaxConcurrent: cfg.MaxConcurrentQueries,
-		MaxPrepared: cfg.MaxPrepared, PreparedTTL: cfg.PreparedIdleTimeout, MaxEndpoints: cfg.MaxEndpoints,
+		MaxPrepared: cfg.MaxPrepared, PreparedTTL: cfg.PreparedIdleTimeout, MaxEndpoints: cfg.MaxEndpoints, MaxStreams: cfg.MaxStreams,
 		MaxBatchBytes:     cfg.resultBatchBytes(),
 		MaxStatementBytes: cfg.statementBytes(), MaxParamBytes: int64(cfg.messageBytes()),
 	})

@@ -1,0 +1,654 @@
+package lakestream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/logstore"
+	"github.com/flightd/flightd/union"
+)
+
+// ErrStreamBehind wraps the error of a stream whose position the log no
+// longer holds: log retention truncated it while the reader lagged.
+var ErrStreamBehind = errors.New("the stream fell behind the log")
+
+// streamRoundRows bounds the log rows of one bucket that one round of a
+// stream turns into changes: a reader far behind catches up in rounds of
+// bounded memory.
+const streamRoundRows = 256 << 10
+
+// streamCheck is how often a stream waiting for writes checks that its
+// table still exists with the schema it started with.
+const streamCheck = time.Second
+
+// StreamOptions configure Stream.
+type StreamOptions struct {
+	// Changelog starts with the table's retained changelog (t$changelog)
+	// instead of its current rows.
+	Changelog bool
+	// After is a resume position: each bucket named continues with the
+	// changes after that log offset, and neither its current rows nor its
+	// changelog are read.
+	After map[int32]int64
+	// AfterAll, when set, is the position of every bucket After does not
+	// name.
+	AfterAll *int64
+	// Filter prunes the scan of the current rows (see ScanOptions.Filter);
+	// rows are not filtered.
+	Filter []lake.Predicate
+}
+
+// after returns the resume position of bucket b, if any.
+func (o *StreamOptions) after(b int32) (int64, bool) {
+	if n, ok := o.After[b]; ok {
+		return n, true
+	}
+	if o.AfterAll != nil {
+		return *o.AfterAll, true
+	}
+	return 0, false
+}
+
+// StreamSchema is the schema of Stream's rows: the changelog's.
+func (s *Service) StreamSchema(db, name string) (*arrow.Schema, error) {
+	return s.ChangelogSchema(db, name)
+}
+
+// Stream reads db.name unbounded: its current rows (t$rt, read at one cut
+// of lake snapshot and log), each as +I, then every change written after
+// that cut, as the changelog spells them (Changelog), until ctx ends. With
+// opts.Changelog it starts with the retained changelog instead of the
+// current rows. The rows have the changelog's schema; a current row's
+// _log_offset is its bucket's high watermark at the cut minus one (the last
+// write it reflects; -1 when its bucket had none) and its
+// _commit_timestamp is null. The current rows (or the changelog) come
+// first, bucket by bucket, and then an empty batch marks their end; the
+// changes follow per bucket in offset order.
+//
+// A resume position (opts.After, opts.AfterAll) makes the buckets it names
+// continue after their offsets: no current rows, no changelog. A position
+// is that of the last row a reader saw of the bucket, taken after the
+// empty batch; a bucket the position does not name starts again with its
+// current rows.
+//
+// Changes come from the log: as soon as a write is acknowledged, the
+// reader wakes (logstore.Store.Advanced) and turns the new entries into
+// changes. For a primary-key table, their before-images come from the
+// newest lake snapshot at or below the reader's position, whose un-tiered
+// rows up to the position are read again (from the log cache, normally)
+// to bring their keys up to date, and from one pruned lookup of the new
+// rows' keys in that snapshot, as Changelog does. A round takes at most
+// streamRoundRows rows of a bucket. The reader never blocks writers or
+// tiering; a reader that lags until log retention truncates its position
+// fails with an error wrapping ErrStreamBehind. A table dropped, or whose
+// schema changes, ends the stream with an error; the reader resumes from
+// its position.
+func (s *Service) Stream(ctx context.Context, db, name string, opts StreamOptions) (array.RecordReader, error) {
+	m, err := s.table(db, name)
+	if err != nil {
+		return nil, err
+	}
+	if !Realtime(m.table) {
+		return nil, fmt.Errorf("%w: %s.%s cannot be streamed: it is read from the log, which needs %s=true", ErrNotRealtime, db, name, OptionEnabled)
+	}
+	if err := lake.CheckScanOptions(m.table.Schema().Options); err != nil {
+		return nil, fmt.Errorf("lakestream: stream %s.%s: %w", db, name, err)
+	}
+	r := &streamReader{ctx: ctx, s: s, db: db, name: name, m: m, schema: union.ChangelogSchema(m.schema), pos: map[int32]int64{}}
+	r.refs.Store(1)
+	resumed := func(b int32) bool { _, ok := opts.after(b); return ok }
+	all := opts.AfterAll != nil
+	if opts.Changelog {
+		var hws map[int32]int64
+		if !all {
+			from := map[int32]int64{}
+			for b, n := range opts.After {
+				from[b] = n + 1
+			}
+			r.first, hws, err = s.changelogFrom(ctx, m, from)
+			if err != nil {
+				return nil, fmt.Errorf("lakestream: stream %s.%s: %w", db, name, err)
+			}
+		}
+		for b, hw := range hws {
+			r.pos[b] = hw
+		}
+	} else if !all {
+		cut, err := s.Cut(ctx, db, name, true)
+		if err != nil {
+			return nil, err
+		}
+		sc, err := s.ScanWith(ctx, db, name, ScanOptions{Realtime: true, At: &cut, Filter: opts.Filter, Expect: m.schema})
+		if err != nil {
+			return nil, err
+		}
+		r.first = &currentRows{ctx: ctx, r: sc, m: m, cut: cut, skip: resumed, mem: s.mem, schema: r.schema}
+		for b, hw := range cut.Log {
+			r.pos[b] = hw
+		}
+	}
+	// A bucket the position names continues after it: past the changelog's
+	// end when the changelog read it from there, else right after it (its
+	// current rows were left out).
+	for b, n := range opts.After {
+		if opts.Changelog {
+			r.pos[b] = max(r.pos[b], n+1)
+		} else {
+			r.pos[b] = n + 1
+		}
+	}
+	if all {
+		r.allFrom = *opts.AfterAll + 1
+		r.hasAll = true
+		for b := range r.pos {
+			if _, named := opts.After[b]; !named {
+				r.pos[b] = r.allFrom
+			}
+		}
+	}
+	if r.first == nil {
+		r.marked = true // nothing comes first: no marker
+	}
+	return r, nil
+}
+
+// streamReader is Stream's reader.
+type streamReader struct {
+	refs   atomic.Int64
+	ctx    context.Context
+	s      *Service
+	db     string
+	name   string
+	m      *tableMeta
+	schema *arrow.Schema
+
+	first  array.RecordReader // the current rows or the changelog; nil once read
+	marked bool               // the empty batch after first was sent
+	// pos is the next offset to emit of each bucket; a bucket not in it
+	// starts at 0, or at allFrom with hasAll.
+	pos     map[int32]int64
+	allFrom int64
+	hasAll  bool
+	round   []arrow.RecordBatch // the changes of the current round not yet returned
+
+	cur arrow.RecordBatch
+	err error
+}
+
+func (r *streamReader) Retain() { r.refs.Add(1) }
+
+func (r *streamReader) Release() {
+	if r.refs.Add(-1) != 0 {
+		return
+	}
+	r.releaseCur()
+	if r.first != nil {
+		r.first.Release()
+		r.first = nil
+	}
+	for _, b := range r.round {
+		b.Release()
+	}
+	r.round = nil
+}
+
+func (r *streamReader) releaseCur() {
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+}
+
+func (r *streamReader) Schema() *arrow.Schema          { return r.schema }
+func (r *streamReader) RecordBatch() arrow.RecordBatch { return r.cur }
+
+// Record is the deprecated spelling of RecordBatch.
+func (r *streamReader) Record() arrow.RecordBatch { return r.cur }
+func (r *streamReader) Err() error                { return r.err }
+
+func (r *streamReader) Next() bool {
+	r.releaseCur()
+	if r.err != nil {
+		return false
+	}
+	for {
+		if err := r.ctx.Err(); err != nil {
+			r.err = context.Cause(r.ctx)
+			return false
+		}
+		if r.first != nil {
+			if r.first.Next() {
+				r.cur = r.first.RecordBatch()
+				r.cur.Retain()
+				return true
+			}
+			err := r.first.Err()
+			r.first.Release()
+			r.first = nil
+			if err != nil {
+				r.err = fmt.Errorf("lakestream: stream %s.%s: %w", r.db, r.name, err)
+				return false
+			}
+		}
+		if !r.marked {
+			r.marked = true
+			r.cur = emptyBatch(r.schema)
+			return true
+		}
+		if len(r.round) > 0 {
+			r.cur = r.round[0]
+			r.round = r.round[1:]
+			return true
+		}
+		if err := r.nextRound(); err != nil {
+			r.err = fmt.Errorf("lakestream: stream %s.%s: %w", r.db, r.name, err)
+			return false
+		}
+	}
+}
+
+func (r *streamReader) posOf(b int32) int64 {
+	if p, ok := r.pos[b]; ok {
+		return p
+	}
+	if r.hasAll {
+		return r.allFrom
+	}
+	return 0
+}
+
+// nextRound waits for log entries past the position and turns them into
+// the next round of changes.
+func (r *streamReader) nextRound() error {
+	check := time.NewTimer(streamCheck)
+	defer check.Stop()
+	for {
+		woken := r.s.log.Advanced()
+		if found, err := r.poll(); err != nil || found {
+			return err
+		}
+		select {
+		case <-r.ctx.Done():
+			return context.Cause(r.ctx)
+		case <-woken:
+		case <-check.C:
+			if err := r.checkTable(); err != nil {
+				return err
+			}
+			check.Reset(streamCheck)
+		}
+	}
+}
+
+// poll turns the log entries past the position, if there are any, into a
+// round of changes (which may hold no rows: a delete of an absent key
+// changes nothing). found says whether there were entries.
+func (r *streamReader) poll() (found bool, err error) {
+	hws := r.s.log.HighWatermarks(r.m.id)
+	to := map[int32]int64{}
+	for b, hw := range hws {
+		if p := r.posOf(b); hw > p {
+			to[b] = min(hw, p+streamRoundRows)
+		}
+	}
+	if len(to) == 0 {
+		return false, nil
+	}
+	from := make(map[int32]int64, len(to))
+	for b := range to {
+		from[b] = r.posOf(b)
+	}
+	rr, err := r.s.changesBetween(r.ctx, r.m, from, to)
+	if err != nil {
+		return true, err
+	}
+	batches, err := drain(rr)
+	if err != nil {
+		return true, err
+	}
+	maps.Copy(r.pos, to)
+	r.round = batches
+	return true, nil
+}
+
+// drain reads r whole, leaving out empty batches, and releases it. A
+// round is bounded (streamRoundRows), and reading it whole lets the reader
+// know when it has nothing left to return.
+func drain(r array.RecordReader) ([]arrow.RecordBatch, error) {
+	defer r.Release()
+	var out []arrow.RecordBatch
+	for r.Next() {
+		if b := r.RecordBatch(); b.NumRows() > 0 {
+			b.Retain()
+			out = append(out, b)
+		}
+	}
+	if err := r.Err(); err != nil {
+		for _, b := range out {
+			b.Release()
+		}
+		return nil, err
+	}
+	return out, nil
+}
+
+// checkTable fails when the table was dropped or its schema changed.
+func (r *streamReader) checkTable() error {
+	m, err := r.s.table(r.db, r.name)
+	if err != nil {
+		return err
+	}
+	if m.id != r.m.id {
+		return fmt.Errorf("%w: the table was dropped and created again", lake.ErrTableNotFound)
+	}
+	if m.ts.ID != r.m.ts.ID {
+		return fmt.Errorf("%w: the table's schema changed (schema %d to %d); read again from the position reached", ErrSchemaChanged, r.m.ts.ID, m.ts.ID)
+	}
+	return nil
+}
+
+// changelogFrom is Changelog whose rows of a bucket named in from start at
+// that offset; it returns the high watermarks the changelog ends at.
+func (s *Service) changelogFrom(ctx context.Context, m *tableMeta, from map[int32]int64) (array.RecordReader, map[int32]int64, error) {
+	var last error
+	for attempt := 0; attempt < maxChangelogAttempts; attempt++ {
+		r, hws, err := s.changelog(ctx, m, from)
+		var moved *rangeMovedError
+		if err == nil || !errors.As(err, &moved) {
+			return r, hws, err
+		}
+		last = err
+	}
+	return nil, nil, fmt.Errorf("the start of the retained log moved %d times during the read (log retention truncated it); try again: %w", maxChangelogAttempts, last)
+}
+
+// changesBetween returns the changes of the log rows [from[b], to[b]) of
+// each bucket named.
+func (s *Service) changesBetween(ctx context.Context, m *tableMeta, from, to map[int32]int64) (array.RecordReader, error) {
+	latest, err := m.table.LatestSnapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tiered, err := LakeOffsets(ctx, m.table, latest)
+	if err != nil {
+		return nil, err
+	}
+	order := slices.Sorted(maps.Keys(to))
+	pk := len(m.pk) > 0
+	start := from // where each bucket's log range starts
+	var anchor *lake.Snapshot
+	if pk {
+		anchor, start, err = s.streamAnchor(ctx, m, latest, tiered, from)
+		if err != nil {
+			return nil, err
+		}
+		if anchor != nil {
+			unpin := s.pins.pin(m.id, anchor.ID)
+			defer unpin()
+			if _, err := m.table.Snapshot(ctx, anchor.ID); err != nil {
+				return nil, fmt.Errorf("snapshot %d, where the changes' keys are looked up, expired: %w", anchor.ID, err)
+			}
+		}
+	}
+	var entries []union.ChangelogEntry
+	for _, b := range order {
+		bk := logstore.Bucket{Table: m.id, Bucket: b}
+		if err := s.readChangelogRange(ctx, m, bk, start[b], to[b], tiered.Of(b), &entries); err != nil {
+			for _, e := range entries {
+				e.Rec.Release()
+			}
+			if errors.Is(err, logstore.ErrTruncated) {
+				return nil, fmt.Errorf("%w: bucket %d at offset %d (log retention truncated it; read again without a position): %w", ErrStreamBehind, b, start[b], err)
+			}
+			return nil, fmt.Errorf("read log bucket %d: %w", b, err)
+		}
+	}
+	var filter []lake.Predicate
+	if anchor != nil {
+		// Only the new rows' keys need before-images.
+		var fresh []union.ChangelogEntry
+		for _, e := range entries {
+			if e.Offset+e.Rec.NumRows() > from[e.Bucket] {
+				fresh = append(fresh, e)
+			}
+		}
+		filter = keyFilter(m, fresh)
+	}
+	cl, err := union.NewChangelog(s.mem, m.schema, m.key, entries)
+	if err != nil {
+		return nil, err
+	}
+	cl.EmitFrom(from)
+	if anchor != nil && cl.Keys() > 0 {
+		if err := s.lookupBefore(ctx, m, anchor, filter, cl); err != nil {
+			cl.Release()
+			return nil, err
+		}
+	}
+	return cl.Reader(ctx)
+}
+
+// streamAnchor returns the lake snapshot whose state a primary-key
+// stream's round starts from, and where each bucket's log range then
+// starts: the latest snapshot when its offsets are at or below from in
+// every bucket (the usual case: the reader keeps up with tiering), else the
+// newest snapshot recording this log's offsets that is; nil with offset 0
+// when the log began with the table and nothing older qualifies.
+func (s *Service) streamAnchor(ctx context.Context, m *tableMeta, latest *lake.Snapshot, tiered *Offsets, from map[int32]int64) (*lake.Snapshot, map[int32]int64, error) {
+	below := func(o *Offsets) bool {
+		if o == nil || o.TableID != m.id {
+			return false
+		}
+		for b, f := range from {
+			if o.Of(b) > f {
+				return false
+			}
+		}
+		return true
+	}
+	starts := func(o *Offsets) map[int32]int64 {
+		out := make(map[int32]int64, len(from))
+		for b := range from {
+			if o != nil {
+				out[b] = o.Of(b)
+			}
+		}
+		return out
+	}
+	if latest == nil || tiered == nil {
+		return nil, starts(nil), nil // nothing tiered: the log holds everything from 0
+	}
+	if below(tiered) {
+		return latest, starts(tiered), nil
+	}
+	// The reader is behind the lake: search the snapshots that record
+	// offsets for the newest one at or below it. Offsets only grow with the
+	// id, so "at or below" holds for a prefix of them.
+	_, newestID, err := OffsetsSnapshot(ctx, m.table, latest)
+	if err != nil {
+		return nil, nil, err
+	}
+	lo, hi := int64(0), newestID // lo: usable or 0; hi: not usable
+	var best *lake.Snapshot
+	var bestOffs *Offsets
+	for lo+1 < hi {
+		mid := lo + (hi-lo)/2
+		sn, err := m.table.Snapshot(ctx, mid)
+		if err != nil {
+			lo = mid // expired: older than anything usable we could find
+			continue
+		}
+		o, ok, err := snapshotOffsets(sn)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			o, err = LakeOffsets(ctx, m.table, sn)
+			if err != nil {
+				return nil, nil, err
+			}
+		}
+		if o == nil || below(o) {
+			lo, best, bestOffs = mid, sn, o
+		} else {
+			hi = mid
+		}
+	}
+	if best != nil && bestOffs != nil {
+		return best, starts(bestOffs), nil
+	}
+	// No snapshot is old enough: only a log that began with the table,
+	// still whole, holds the state.
+	for b := range from {
+		if st := s.log.Start(logstore.Bucket{Table: m.id, Bucket: b}); st > 0 {
+			return nil, nil, fmt.Errorf("%w: no lake snapshot is at or below the position (bucket %d at %d) and the log starts at %d", ErrStreamBehind, b, from[b], st)
+		}
+	}
+	if first, err := m.table.Snapshot(ctx, 1); err == nil {
+		if o, ok, err := snapshotOffsets(first); err != nil {
+			return nil, nil, err
+		} else if !ok || o.TableID != m.id {
+			return nil, nil, fmt.Errorf("%w: the table has lake rows from before its log, and no snapshot at or below the position is left", ErrStreamBehind)
+		}
+	}
+	return nil, starts(nil), nil
+}
+
+// currentRows turns a t$rt scan at cut into changelog rows: +I, the
+// bucket's high watermark at the cut minus one, the bucket, no time. Rows
+// of buckets skip names are left out.
+type currentRows struct {
+	refs   atomic.Int64
+	ctx    context.Context
+	r      array.RecordReader
+	m      *tableMeta
+	cut    Cut
+	skip   func(int32) bool
+	mem    memory.Allocator
+	schema *arrow.Schema
+	cur    arrow.RecordBatch
+	err    error
+}
+
+func (c *currentRows) Retain() { c.refs.Add(1) }
+func (c *currentRows) Release() {
+	if c.refs.Add(-1) > 0 {
+		return
+	}
+	if c.cur != nil {
+		c.cur.Release()
+		c.cur = nil
+	}
+	c.r.Release()
+}
+func (c *currentRows) Schema() *arrow.Schema          { return c.schema }
+func (c *currentRows) RecordBatch() arrow.RecordBatch { return c.cur }
+func (c *currentRows) Record() arrow.RecordBatch      { return c.cur }
+func (c *currentRows) Err() error                     { return c.err }
+
+func (c *currentRows) Next() bool {
+	if c.cur != nil {
+		c.cur.Release()
+		c.cur = nil
+	}
+	for c.err == nil && c.r.Next() {
+		rec := c.r.RecordBatch()
+		out, err := c.convert(rec)
+		if err != nil {
+			c.err = err
+			return false
+		}
+		if out != nil {
+			c.cur = out
+			return true
+		}
+	}
+	if c.err == nil {
+		c.err = c.r.Err()
+	}
+	return false
+}
+
+func (c *currentRows) convert(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	n := int(rec.NumRows())
+	if n == 0 {
+		return nil, nil
+	}
+	buckets, err := c.m.table.Buckets(rec)
+	if err != nil {
+		return nil, fmt.Errorf("bucket of current rows: %w", err)
+	}
+	var keep []int32
+	all := true
+	for i, b := range buckets {
+		if c.skip(b) {
+			all = false
+			continue
+		}
+		keep = append(keep, int32(i))
+	}
+	if len(keep) == 0 {
+		return nil, nil
+	}
+	data := rec
+	if !all {
+		data, _, err = takeRows(c.ctx, c.mem, rec, nil, keep)
+		if err != nil {
+			return nil, err
+		}
+		defer data.Release()
+		kept := make([]int32, len(keep))
+		for i, k := range keep {
+			kept[i] = buckets[k]
+		}
+		buckets = kept
+	}
+	m := len(buckets)
+	kb := array.NewStringBuilder(c.mem)
+	defer kb.Release()
+	ob := array.NewInt64Builder(c.mem)
+	defer ob.Release()
+	bb := array.NewInt32Builder(c.mem)
+	defer bb.Release()
+	tb := array.NewTimestampBuilder(c.mem, c.schema.Field(3).Type.(*arrow.TimestampType))
+	defer tb.Release()
+	kb.Reserve(m)
+	ob.Reserve(m)
+	bb.Reserve(m)
+	for _, b := range buckets {
+		kb.Append(union.ChangeTypes[union.KindInsert])
+		ob.UnsafeAppend(c.cut.Log[b] - 1)
+		bb.UnsafeAppend(b)
+	}
+	tb.AppendNulls(m)
+	meta := []arrow.Array{kb.NewArray(), ob.NewArray(), bb.NewArray(), tb.NewArray()}
+	defer func() {
+		for _, a := range meta {
+			a.Release()
+		}
+	}()
+	return array.NewRecordBatch(c.schema, append(meta, data.Columns()...), int64(m)), nil
+}
+
+// emptyBatch is a batch of schema without rows.
+func emptyBatch(schema *arrow.Schema) arrow.RecordBatch {
+	cols := make([]arrow.Array, schema.NumFields())
+	for i, f := range schema.Fields() {
+		cols[i] = array.MakeArrayOfNull(memory.DefaultAllocator, f.Type, 0)
+	}
+	out := array.NewRecordBatch(schema, cols, 0)
+	for _, c := range cols {
+		c.Release()
+	}
+	return out
+}
