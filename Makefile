@@ -20,7 +20,7 @@ JDBC_CHECK_JAR    := integration/jdbc/target/jdbc-check.jar
 # Packages that never link DuckDB: fast to build, run with the race detector.
 NOCGO_PKGS   = $(shell $(GO) list ./... | grep -v -e /query -e /cmd/ -e /integration -e /bench -e /internal/deps)
 
-.PHONY: all build run tools paimon-check-jar jdbc-check-jar test test-paimon test-go test-nocgo test-engine test-integration test-python test-fuzz fuzz deps py-deps go-deps bench bench-quick bench-read bench-sustained soak clean tidy-check
+.PHONY: all build run tools paimon-check-jar jdbc-check-jar test test-paimon test-go test-nocgo test-engine test-integration test-python test-fuzz fuzz deps py-deps go-deps bench bench-quick bench-read bench-stream bench-sustained soak clean tidy-check
 
 all: build
 
@@ -153,6 +153,11 @@ bench-quick: build
 bench-read: build
 	$(GO) build -tags $(TAGS) -o bin/duckref ./bench/duckref
 	FLIGHTD_BIN=$(CURDIR)/$(BIN) FLIGHTD_DUCKREF_BIN=$(CURDIR)/bin/duckref $(GO) test -run='^$$' -bench=ReadPath -benchtime=1x -timeout 60m -v ./bench/
+
+# Change latency of a streaming read of t$rt (acknowledgement to delivery,
+# p50/p99) beside 0.5M rows/s of other ingest (bench/stream_bench_test.go).
+bench-stream: build
+	FLIGHTD_BIN=$(CURDIR)/$(BIN) $(GO) test -run='^$$' -bench=StreamLatency -benchtime=4000x -timeout 10m ./bench/
 
 # Sustained ingest with tiering running (default 60 s at 1M rows/s; see bench/sustained_bench_test.go).
 bench-sustained: build
