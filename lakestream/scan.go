@@ -56,6 +56,7 @@ type ScanOptions struct {
 // still holds the records (they stay --log-retention after tiering).
 type Cut struct {
 	Snapshot int64           // 0: the table had no snapshot
+	Tag      string          // a Paimon tag, whose snapshot may have expired (TravelCut)
 	Log      map[int32]int64 // t$rt: the high watermark of each log bucket; nil for t
 	// Rows is how many rows a scan of the whole cut returns, -1 when
 	// unknown (a primary-key table's versions merge). Size is the rows its
@@ -130,6 +131,10 @@ func (s *Service) ScanWith(ctx context.Context, db, name string, opts ScanOption
 	switch {
 	case opts.At == nil:
 		snap, err = m.table.LatestSnapshot(ctx)
+	case opts.At.Tag != "":
+		if snap, err = m.table.Tag(ctx, opts.At.Tag); err != nil {
+			err = fmt.Errorf("lakestream: %s.%s: the tag %q this read was planned at is gone; run the query again: %w", db, name, opts.At.Tag, err)
+		}
 	case opts.At.Snapshot > 0:
 		if snap, err = m.table.Snapshot(ctx, opts.At.Snapshot); err != nil {
 			err = fmt.Errorf("lakestream: %s.%s: the snapshot %d this read was planned at is gone (expired); run the query again: %w", db, name, opts.At.Snapshot, err)

@@ -419,7 +419,7 @@ func mapErr(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, lake.ErrTableNotFound), errors.Is(err, lake.ErrDatabaseNotFound):
+	case errors.Is(err, lake.ErrTableNotFound), errors.Is(err, lake.ErrDatabaseNotFound), errors.Is(err, lakestream.ErrNoSnapshot):
 		return fmt.Errorf("%w: %w", engine.ErrNotFound, err)
 	case errors.Is(err, lake.ErrTableExists), errors.Is(err, lake.ErrDatabaseExists):
 		return fmt.Errorf("%w: %w", engine.ErrExists, err)
@@ -496,6 +496,11 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 	current := "main"
 	var keys []viewKey
 	var uses map[viewKey]*refUse
+	var travels []travelRef
+	parsedText := sql // the text the tree's locations are in
+	if explain {
+		parsedText, _, _ = explained(sql)
+	}
 	if engine.Streaming(ctx) && describe == nil {
 		if explain {
 			parsed = false // EXPLAIN is not a streaming read
@@ -516,6 +521,12 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 		hs := analyse(tree)
 		uses = map[viewKey]*refUse{}
 		err := findRefs(tree, resolve, session, func(k viewKey, r tableRef, node *object) error {
+			if at, _ := node.get("at_clause").(*object); at != nil {
+				var err error
+				if k, r, err = e.travel(ctx, parsedText, k, r, node, at, &travels); err != nil {
+					return err
+				}
+			}
 			h := hs.of(node)
 			if e.noPushdown.Load() {
 				h = scanHints{}
@@ -538,6 +549,11 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 		})
 		if err != nil {
 			return nil, err
+		}
+		if len(travels) > 0 {
+			// The statement reads the views of the snapshots it travels to.
+			rewritten := rewriteTravels(parsedText, travels)
+			run = run[:len(run)-len(parsedText)] + rewritten
 		}
 		if schemaOnly && !explain {
 			stmt = run

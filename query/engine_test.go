@@ -28,7 +28,17 @@ func newTestEngine(t testing.TB) *Engine {
 // temporary directory, where DuckDB spills unless opts says otherwise.
 func newTestEngineWith(t testing.TB, opts Options) *Engine {
 	t.Helper()
-	dir := t.TempDir()
+	return newTestEngineAt(t, t.TempDir(), opts)
+}
+
+// newTestEngineIn is newTestEngine over dir (warehouse/, log/).
+func newTestEngineIn(t testing.TB, dir string) *Engine {
+	t.Helper()
+	return newTestEngineAt(t, dir, Options{Threads: 2})
+}
+
+func newTestEngineAt(t testing.TB, dir string, opts Options) *Engine {
+	t.Helper()
 	cat, err := lake.OpenCatalog(filepath.Join(dir, "warehouse"))
 	require.NoError(t, err)
 	log, err := logstore.Open(filepath.Join(dir, "log"), logstore.DefaultOptions())

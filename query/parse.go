@@ -5,6 +5,7 @@ package query
 import (
 	"context"
 	"strconv"
+	"strings"
 )
 
 // parse returns DuckDB's parse tree of sql, from the cache when its shape
@@ -26,7 +27,9 @@ func (e *Engine) parse(ctx context.Context, c *conn, sql string) (tree *object, 
 		return nil, false, err
 	}
 	tree, parsed = parseTree(js)
-	if !cacheable || !parsed || known != nil {
+	// A time travel's rewrite (travel.go) needs the locations of its own
+	// text, which a cached tree of the same shape does not have.
+	if !cacheable || !parsed || known != nil || strings.Contains(js, `"at_clause":{`) {
 		return tree, parsed, nil
 	}
 	sh, err := e.learnShape(ctx, c, key, lits, tree)

@@ -14,6 +14,10 @@ type tableRef struct {
 	changelog bool   // t$changelog
 	system    bool   // sys.tiering
 	meta      string // a Paimon system table: lakestream.SnapshotsSuffix, ...
+	// snapshot and tag: a time travel (t AT (...)) reads that snapshot of
+	// the lake, or that tag's (travel.go); 0 and "": the latest.
+	snapshot int64
+	tag      string
 }
 
 // whole reports whether the reference is read whole, through Engine.scan:

@@ -520,7 +520,11 @@ func (s *scanSource) open(cols []int) (array.RecordReader, error) {
 		names[i] = s.schema.Field(c).Name
 	}
 	filter := s.hints.filterFor(s.schema)
-	rd, err := s.e.ls.ScanWith(s.ctx, r.db, r.table, lakestream.ScanOptions{Realtime: r.realtime, Columns: names, Filter: filter, Expect: s.schema, Unordered: true})
+	opts := lakestream.ScanOptions{Realtime: r.realtime, Columns: names, Filter: filter, Expect: s.schema, Unordered: true}
+	if r.snapshot > 0 {
+		opts.At = &lakestream.Cut{Snapshot: r.snapshot, Tag: r.tag}
+	}
+	rd, err := s.e.ls.ScanWith(s.ctx, r.db, r.table, opts)
 	if err != nil {
 		return nil, mapErr(err)
 	}

@@ -111,6 +111,11 @@ func FuzzParse(f *testing.F) {
 		}
 		_, err = ParseUse(sql)
 		check("ParseUse", KindUse, err)
+		for _, at := range []int{0, len(sql) / 2} {
+			if s, ok := AtClause(sql, at); ok && !(at <= s.NameStart && s.NameStart < s.NameEnd && s.NameEnd <= s.AtStart && s.AtStart < s.AtEnd && s.AtEnd <= len(sql)) {
+				t.Fatalf("AtClause(%q, %d) = %+v", sql, at, s)
+			}
+		}
 		set, err := ParseSet(sql)
 		check("ParseSet", KindSet, err)
 		if err == nil && (set.Name == "" || set.Reset && set.Value != "") {

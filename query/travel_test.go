@@ -1,0 +1,86 @@
+//go:build duckdb_arrow
+
+package query
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/engine"
+)
+
+// TestTimeTravelReadsPastSnapshots: t AT (VERSION => n), AT (VERSION =>
+// 'tag') and AT (TIMESTAMP => t) read that snapshot of the lake, in joins
+// of two versions, unqualified in a session, prepared and explained; t$rt,
+// missing snapshots and snapshots of an older schema are refused by name.
+func TestTimeTravelReadsPastSnapshots(t *testing.T) {
+	dir := t.TempDir()
+	e := newTestEngineIn(t, dir)
+	run(t, e, "CREATE DATABASE s")
+	// Without the log every INSERT is a snapshot of its own.
+	run(t, e, "CREATE TABLE s.t (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '1', 'lakestream.enabled' = 'false')")
+	run(t, e, "INSERT INTO s.t VALUES (1, 'a')")
+	run(t, e, "INSERT INTO s.t VALUES (2, 'b')")
+	run(t, e, "INSERT INTO s.t VALUES (1, 'c')")
+
+	require.Equal(t, [][]string{{"1", "a"}}, run(t, e, "SELECT * FROM s.t AT (VERSION => 1) ORDER BY id"))
+	require.Equal(t, [][]string{{"1", "a"}, {"2", "b"}}, run(t, e, "SELECT id, v FROM s.t AT (VERSION => 2) ORDER BY id"))
+	require.Equal(t, [][]string{{"1", "c"}, {"2", "b"}}, run(t, e, "SELECT id, v FROM s.t ORDER BY id"))
+	require.Equal(t, [][]string{{"1", "a", "c"}}, run(t, e, "SELECT id, x.v, y.v FROM s.t x AT (VERSION => 1) JOIN s.t AS y AT (VERSION => 3) USING (id)"))
+	require.Equal(t, [][]string{{"1"}}, run(t, e, "SELECT count(*) FROM s.t AT (VERSION => 1) WHERE id = 1"))
+
+	// By time: the newest snapshot committed at or before it.
+	ts := run(t, e, `SELECT strftime(commit_time, '%Y-%m-%d %H:%M:%S.%g') FROM s."t$snapshots" WHERE snapshot_id = 2`)[0][0]
+	require.Equal(t, [][]string{{"2"}}, run(t, e, "SELECT count(*) FROM s.t AT (TIMESTAMP => '"+ts+"')"))
+	require.Equal(t, [][]string{{"2"}}, run(t, e, "SELECT count(*) FROM s.t AT (TIMESTAMP => TIMESTAMP '"+ts+"')"))
+
+	// A Paimon tag: the snapshot's JSON under tag/tag-<name>.
+	tbl := filepath.Join(dir, "warehouse", "s.db", "t")
+	snap1, err := os.ReadFile(filepath.Join(tbl, "snapshot", "snapshot-1"))
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(tbl, "tag"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(tbl, "tag", "tag-first"), snap1, 0o644))
+	require.Equal(t, [][]string{{"a"}}, run(t, e, "SELECT v FROM s.t AT (VERSION => 'first')"))
+
+	// Unqualified, in a session; prepared; explained.
+	in := engine.WithDatabase(context.Background(), "s")
+	res, err := e.Execute(in, "SELECT v FROM t AT (VERSION => 2) WHERE id = 2")
+	require.NoError(t, err)
+	require.Equal(t, [][]string{{"b"}}, drain(t, res.Reader))
+	p, err := e.Prepare(context.Background(), "SELECT * FROM s.t AT (VERSION => 1)")
+	require.NoError(t, err)
+	require.Equal(t, 2, p.DatasetSchema.NumFields())
+	require.NotEmpty(t, run(t, e, "EXPLAIN SELECT * FROM s.t AT (VERSION => 1)"))
+
+	for sql, want := range map[string]error{
+		`SELECT * FROM s."t$rt" AT (VERSION => 1)`:         engine.ErrInvalid,
+		`SELECT * FROM s.t AT (VERSION => 99)`:             engine.ErrNotFound,
+		`SELECT * FROM s.t AT (VERSION => 'nope')`:         engine.ErrNotFound,
+		`SELECT * FROM s.t AT (TIMESTAMP => '1999-01-01')`: engine.ErrNotFound,
+		`SELECT * FROM s.t AT (VERSION => 1.5)`:            engine.ErrInvalid,
+		`SELECT * FROM s.t AT (TIMESTAMP => 'soon')`:       engine.ErrInvalid,
+	} {
+		_, err := e.Execute(context.Background(), sql)
+		require.ErrorIs(t, err, want, sql)
+	}
+	run(t, e, "ALTER TABLE s.t ADD COLUMN w INT")
+	_, err = e.Execute(context.Background(), "SELECT * FROM s.t AT (VERSION => 1)")
+	require.ErrorIs(t, err, engine.ErrUnsupported)
+	require.ErrorContains(t, err, "schema change")
+}
+
+// TestTimeTravelViewIsNotATable: the view a time travel reads through is
+// not a name clients can use.
+func TestTimeTravelViewIsNotATable(t *testing.T) {
+	e := newTestEngine(t)
+	run(t, e, "CREATE DATABASE s")
+	run(t, e, "CREATE TABLE s.t (id BIGINT) WITH ('lakestream.enabled' = 'false')")
+	run(t, e, "INSERT INTO s.t VALUES (1)")
+	require.Equal(t, [][]string{{"1"}}, run(t, e, "SELECT * FROM s.t AT (VERSION => 1)"))
+	_, err := e.Execute(context.Background(), `SELECT * FROM s."t$at1"`)
+	require.ErrorIs(t, err, engine.ErrNotFound)
+}
