@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"sort"
 	"testing"
 	"time"
 
@@ -139,11 +140,36 @@ func TestSystemTablesMatchJavaPaimon(t *testing.T) {
 	_, err = c.query(`SELECT * FROM x."nope$schemas"`)
 	require.ErrorContains(t, err, "neither does its system table")
 
-	// A time-travel option another engine set is refused, not ignored:
-	// Java would read snapshot 1, flightd the latest.
-	mustJava(t, jar, "alter", wh, "x.t", "set:scan.snapshot-id=1")
-	_, err = c.query(`SELECT count(*) FROM x.t`)
-	require.ErrorContains(t, err, "scan.snapshot-id would make Java Paimon read another snapshot")
+	// Time travel reads what Java reads at each snapshot, by id and by
+	// commit time, and the option another engine set is honoured as Java
+	// honours it (it was refused before, and ignored before that).
+	pairs := func(rows []map[string]any) []string {
+		out := []string{}
+		for _, r := range rows {
+			out = append(out, fmt.Sprintf("%v=%v", javaValue(t, r["id"], false), r["v"]))
+		}
+		sort.Strings(out)
+		return out
+	}
+	snaps := c.rowsAsMaps(`SELECT snapshot_id, commit_time FROM x."t$snapshots" ORDER BY snapshot_id`)
+	for _, sn := range snaps {
+		id := sn["snapshot_id"].(int64)
+		mustJava(t, jar, "alter", wh, "x.t", fmt.Sprintf("set:scan.snapshot-id=%d", id))
+		java, err := javaRead(jar, wh, "x.t")
+		require.NoError(t, err)
+		want := pairs(java)
+		require.Equal(t, want, pairs(c.rowsAsMaps(fmt.Sprintf(`SELECT id, v FROM x.t AT (VERSION => %d)`, id))), "snapshot %d", id)
+		require.Equal(t, want, pairs(c.rowsAsMaps(`SELECT id, v FROM x.t`)), "snapshot %d set by Java's option", id)
+		ms := sn["commit_time"].(time.Time).UnixMilli()
+		mustJava(t, jar, "alter", wh, "x.t", fmt.Sprintf("reset:scan.snapshot-id;set:scan.timestamp-millis=%d", ms))
+		java, err = javaRead(jar, wh, "x.t")
+		require.NoError(t, err)
+		require.Equal(t, pairs(java), pairs(c.rowsAsMaps(fmt.Sprintf(`SELECT id, v FROM x.t AT (TIMESTAMP => '%s')`, sn["commit_time"].(time.Time).Format("2006-01-02 15:04:05.000")))), "time of snapshot %d", id)
+		require.Equal(t, pairs(java), pairs(c.rowsAsMaps(`SELECT id, v FROM x.t`)), "time of snapshot %d set by Java's option", id)
+		mustJava(t, jar, "alter", wh, "x.t", "reset:scan.timestamp-millis")
+	}
+	_, err = c.query(`SELECT count(*) FROM x."t$rt" AT (VERSION => 1)`)
+	require.ErrorContains(t, err, "no history")
 }
 
 // TestJavaReadsColumnsFlightdAdded: a column ADD COLUMN put first and one

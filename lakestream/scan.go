@@ -76,6 +76,14 @@ func (s *Service) Cut(ctx context.Context, db, name string, realtime bool) (Cut,
 	if realtime && !Realtime(m.table) {
 		return Cut{}, fmt.Errorf("%w: %s.%s%s needs %s=true", ErrNotRealtime, db, name, RealtimeSuffix, OptionEnabled)
 	}
+	if travel, err := s.optionTravel(ctx, m, db, name, realtime); err != nil {
+		return Cut{}, err
+	} else if travel != nil {
+		if len(m.pk) > 0 {
+			travel.Rows, travel.Buckets = -1, m.table.Schema().NumBuckets()
+		}
+		return *travel, nil
+	}
 	// The snapshot first, then the high watermarks, as a scan pins them.
 	snap, err := m.table.LatestSnapshot(ctx)
 	if err != nil {
@@ -117,8 +125,10 @@ func (s *Service) ScanWith(ctx context.Context, db, name string, opts ScanOption
 	if err != nil {
 		return nil, err
 	}
-	if err := lake.CheckScanOptions(m.table.Schema().Options); err != nil {
-		return nil, fmt.Errorf("lakestream: read %s.%s: %w", db, name, err)
+	if travel, err := s.optionTravel(ctx, m, db, name, opts.Realtime); err != nil {
+		return nil, err
+	} else if travel != nil && opts.At == nil {
+		opts.At = travel
 	}
 	if opts.Expect != nil && opts.Expect != m.schema && !opts.Expect.Equal(m.schema) {
 		return nil, fmt.Errorf("%w (%s.%s is at schema %d)", ErrSchemaChanged, db, name, m.ts.ID)

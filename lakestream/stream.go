@@ -101,8 +101,8 @@ func (s *Service) Stream(ctx context.Context, db, name string, opts StreamOption
 	if !Realtime(m.table) {
 		return nil, fmt.Errorf("%w: %s.%s cannot be streamed: it is read from the log, which needs %s=true", ErrNotRealtime, db, name, OptionEnabled)
 	}
-	if err := lake.CheckScanOptions(m.table.Schema().Options); err != nil {
-		return nil, fmt.Errorf("lakestream: stream %s.%s: %w", db, name, err)
+	if _, err := s.optionTravel(ctx, m, db, name, !opts.Changelog); err != nil {
+		return nil, err
 	}
 	r := &streamReader{ctx: ctx, s: s, db: db, name: name, m: m, schema: union.ChangelogSchema(m.schema), pos: map[int32]int64{}}
 	r.refs.Store(1)

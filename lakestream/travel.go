@@ -33,7 +33,12 @@ func (s *Service) TravelCut(ctx context.Context, db, name string, tr Travel) (Cu
 	if err != nil {
 		return Cut{}, err
 	}
+	return s.travelCut(ctx, m, db, name, tr)
+}
+
+func (s *Service) travelCut(ctx context.Context, m *tableMeta, db, name string, tr Travel) (Cut, error) {
 	var snap *lake.Snapshot
+	var err error
 	var what string
 	switch {
 	case tr.Tag != "":
@@ -53,7 +58,59 @@ func (s *Service) TravelCut(ctx context.Context, db, name string, tr Travel) (Cu
 		return Cut{}, err
 	}
 	if snap.SchemaID != m.ts.ID {
-		return Cut{}, fmt.Errorf("%w: %s of %s.%s (snapshot %d) was written under schema %d and the table is at schema %d now; time travel across a schema change is not supported yet", lake.ErrUnsupported, what, db, name, snap.ID, snap.SchemaID, m.ts.ID)
+		// Java reads a past snapshot under that snapshot's schema; its
+		// columns must be today's (a change of options only is fine).
+		old, err := m.schemaByID(ctx, snap.SchemaID)
+		if err != nil {
+			return Cut{}, err
+		}
+		if !sameColumns(old, m.ts) {
+			return Cut{}, fmt.Errorf("%w: %s of %s.%s (snapshot %d) was written under schema %d, whose columns differ from the table's now (schema %d); time travel across a change of columns is not supported yet", lake.ErrUnsupported, what, db, name, snap.ID, snap.SchemaID, m.ts.ID)
+		}
 	}
 	return Cut{Snapshot: snap.ID, Tag: tr.Tag, Rows: -1, Size: snap.TotalRecordCount}, nil
+}
+
+// optionTravel is the time travel db.name's options ask for (see
+// lake.TravelOptions): the cut reads of the lake table t take when they do
+// not name one, nil when they read the latest snapshot. t$rt merges the
+// newest snapshot with the log, so it is refused while such an option is
+// set (realtime).
+func (s *Service) optionTravel(ctx context.Context, m *tableMeta, db, name string, realtime bool) (*Cut, error) {
+	opt, err := lake.TravelOptions(m.table.Schema().Options)
+	if err != nil {
+		return nil, fmt.Errorf("lakestream: read %s.%s: %w", db, name, err)
+	}
+	if !opt.Set {
+		return nil, nil
+	}
+	if realtime {
+		return nil, fmt.Errorf("%w: %s.%s's option %s makes the table read an older snapshot (as Java Paimon does), and %s.%s%s merges the newest one with the log; read %s.%s, or remove the option (ALTER TABLE %s.%s SET ('%s' = ''))",
+			lake.ErrUnsupported, db, name, opt.Option, db, name, RealtimeSuffix, db, name, db, name, opt.Option)
+	}
+	tr := Travel{Snapshot: opt.Snapshot, Tag: opt.Tag}
+	if opt.Option == lake.OptionScanTimestampMillis {
+		ms := opt.Millis
+		tr.Millis = &ms
+	}
+	cut, err := s.travelCut(ctx, m, db, name, tr)
+	if err != nil {
+		return nil, fmt.Errorf("table option %s: %w", opt.Option, err)
+	}
+	return &cut, nil
+}
+
+// sameColumns reports whether two schemas have the same columns: field
+// ids, names and types (comments aside).
+func sameColumns(a, b *lake.TableSchema) bool {
+	if len(a.Fields) != len(b.Fields) {
+		return false
+	}
+	for i, f := range a.Fields {
+		g := b.Fields[i]
+		if f.ID != g.ID || f.Name != g.Name || f.Type.String() != g.Type.String() || f.Type.NotNull != g.Type.NotNull {
+			return false
+		}
+	}
+	return true
 }

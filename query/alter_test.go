@@ -129,30 +129,47 @@ func TestAlterColumnWidensTheValuesWritten(t *testing.T) {
 	})
 }
 
-// Symptom: ALTER TABLE t SET ('scan.snapshot-id' = '1') was stored and
-// ignored (Java then read snapshot 1's 500 rows, flightd all 1500), and a
-// Flink hint /*+ OPTIONS('scan.snapshot-id'='3') */ was silently ignored.
-// Both are refused with the reason; removing the option is allowed.
-func TestTimeTravelOptionsAreRefusedNotIgnored(t *testing.T) {
+// TestTimeTravelOptionsAreHonouredOrRefused: scan.snapshot-id,
+// scan.tag-name and scan.timestamp-millis make reads of t read that
+// snapshot, as Java does (t$rt is refused while they are set); the other
+// options that would make Java read another snapshot are refused, and so
+// is a Flink hint comment.
+func TestTimeTravelOptionsAreHonouredOrRefused(t *testing.T) {
 	e := newTestEngine(t)
 	ctx := context.Background()
-	run(t, e, "CREATE TABLE t (id BIGINT)")
+	run(t, e, "CREATE TABLE t (id BIGINT) WITH ('lakestream.enabled' = 'false')")
+	run(t, e, "INSERT INTO t VALUES (1)")
+	run(t, e, "INSERT INTO t VALUES (2)")
+	run(t, e, "ALTER TABLE t SET ('scan.snapshot-id' = '1')")
+	require.Equal(t, [][]string{{"1"}}, run(t, e, "SELECT count(*) FROM t"))
+	require.Equal(t, [][]string{{"1"}}, run(t, e, "SELECT * FROM t"))
+	require.Equal(t, [][]string{{"2"}}, run(t, e, "SELECT count(*) FROM t AT (VERSION => 2)"), "AT says which snapshot")
+	run(t, e, "ALTER TABLE t SET ('scan.snapshot-id' = '', 'scan.timestamp-millis' = '1')")
+	_, err := e.Execute(ctx, "SELECT * FROM t")
+	require.True(t, errors.Is(err, engine.ErrNotFound), "%v", err)
+	require.ErrorContains(t, err, "scan.timestamp-millis")
+	run(t, e, "ALTER TABLE t SET ('scan.timestamp-millis' = '')")
+	require.Equal(t, [][]string{{"2"}}, run(t, e, "SELECT count(*) FROM t"))
+
+	run(t, e, "CREATE TABLE r (id BIGINT) WITH ('scan.snapshot-id' = '1')")
+	_, err = e.Execute(ctx, `SELECT * FROM "r$rt"`)
+	require.True(t, errors.Is(err, engine.ErrUnsupported), "%v", err)
+	require.ErrorContains(t, err, "SET ('scan.snapshot-id' = '')")
+
 	for _, q := range []string{
-		"ALTER TABLE t SET ('scan.snapshot-id' = '1')",
-		"ALTER TABLE t SET ('scan.tag-name' = 'v1')",
+		"ALTER TABLE t SET ('scan.timestamp' = '2024-01-01 00:00:00')",
 		"ALTER TABLE t SET ('scan.mode' = 'from-snapshot')",
-		"CREATE TABLE u (id BIGINT) WITH ('scan.timestamp-millis' = '1700000000000')",
+		"ALTER TABLE t SET ('scan.snapshot-id' = '1', 'scan.tag-name' = 'v1')",
+		"CREATE TABLE u (id BIGINT) WITH ('scan.watermark' = '1700000000000')",
 	} {
 		_, err := e.Execute(ctx, q)
 		require.True(t, errors.Is(err, engine.ErrUnsupported), "%s: %v", q, err)
-		require.ErrorContains(t, err, "another snapshot than the latest", q)
 	}
 	run(t, e, "ALTER TABLE t SET ('scan.mode' = 'latest')")
-	run(t, e, "ALTER TABLE t SET ('scan.snapshot-id' = '')")
-	_, err := e.Execute(ctx, "SELECT * FROM t /*+ OPTIONS('scan.snapshot-id'='3') */")
+	_, err = e.Execute(ctx, "SELECT * FROM t /*+ OPTIONS('scan.snapshot-id'='3') */")
 	require.True(t, errors.Is(err, engine.ErrInvalid), "%v", err)
 	require.ErrorContains(t, err, "hint comment")
-	require.Equal(t, [][]string{{"0"}}, run(t, e, "SELECT count(*) FROM t /* a plain comment */"))
+	require.Equal(t, [][]string{{"2"}}, run(t, e, "SELECT count(*) FROM t /* a plain comment */"))
 }
 
 // requireRefused runs each statement and wants its error to be the one

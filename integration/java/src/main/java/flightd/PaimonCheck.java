@@ -239,7 +239,7 @@ public final class PaimonCheck {
         throw new UsageException("usage: PaimonCheck read WAREHOUSE DB.TABLE [COL=JSON-VALUE]\n"
                 + "       PaimonCheck write WAREHOUSE DB.TABLE ROWS.jsonl [k=v;...]\n"
                 + "       PaimonCheck create WAREHOUSE DB.TABLE PK-COLS|'' BUCKET COL:TYPE,... [PARTITION-COLS] [k=v;...]\n"
-                + "       PaimonCheck alter WAREHOUSE DB.TABLE add:COL:TYPE;rename:COL:NEW;type:COL:TYPE;drop:COL;set:KEY=VALUE\n"
+                + "       PaimonCheck alter WAREHOUSE DB.TABLE add:COL:TYPE;rename:COL:NEW;type:COL:TYPE;drop:COL;set:KEY=VALUE;reset:KEY\n"
                 + "       PaimonCheck compact WAREHOUSE DB.TABLE\n"
                 + "       PaimonCheck dvdelete WAREHOUSE DB.TABLE COL=JSON-VALUE,...\n"
                 + "       PaimonCheck dvinfo WAREHOUSE DB.TABLE\n"
@@ -546,6 +546,9 @@ public final class PaimonCheck {
                     list.add(SchemaChange.setOption(kv.substring(0, eq), kv.substring(eq + 1)));
                     break;
                 }
+                case "reset":
+                    list.add(SchemaChange.removeOption(c.trim().substring(6)));
+                    break;
                 default:
                     throw new IllegalArgumentException("unknown schema change " + c);
             }
