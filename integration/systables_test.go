@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,6 +40,8 @@ func (c *client) rowsAsMaps(sql string) []map[string]any {
 					m[f.Name] = nil
 				case f.Type.ID() == arrow.INT64:
 					m[f.Name] = col.(*array.Int64).Value(i)
+				case f.Type.ID() == arrow.INT32:
+					m[f.Name] = int64(col.(*array.Int32).Value(i))
 				case f.Type.ID() == arrow.STRING:
 					m[f.Name] = col.(*array.String).Value(i)
 				case f.Type.ID() == arrow.TIMESTAMP:
@@ -231,4 +234,73 @@ func TestJavaReadsColumnsFlightdAdded(t *testing.T) {
 	require.Equal(t, "7", ns["6"])
 	require.Equal(t, "9000000000", ns["7"])
 	require.Equal(t, "<nil>", ns["1"])
+}
+
+// TestFileSystemTablesMatchJavaPaimon: t$files, t$manifests, t$partitions
+// and t$buckets answered NOT_FOUND. They hold what Java Paimon's hold, for
+// a partitioned and an unpartitioned table with files of several levels,
+// rendered as Java renders keys, statistics and partitions; file_path is
+// relative to the warehouse (Java shows its full path).
+func TestFileSystemTablesMatchJavaPaimon(t *testing.T) {
+	jar := paimonJar(t)
+	dir := t.TempDir()
+	wh := filepath.Join(dir, "warehouse")
+	srv := testserver.Start(t, dir)
+	c := connect(t, srv)
+	c.mustExec("CREATE DATABASE x")
+	c.mustExec("CREATE TABLE x.p (id BIGINT, dt DATE, d DOUBLE, s STRING, ts TIMESTAMP(6), PRIMARY KEY (id, dt) NOT ENFORCED) PARTITIONED BY (dt) WITH ('bucket' = '2')")
+	c.mustExec("CREATE TABLE x.a (id BIGINT, n INT, f FLOAT, amount DECIMAL(10, 2))")
+	c.mustExec("INSERT INTO x.p VALUES (1, DATE '2024-01-01', 1.5, 'a', TIMESTAMP '2024-01-01 10:00:00'), (2, DATE '2024-01-02', 12345678.25, NULL, TIMESTAMP '2024-01-02 10:00:00.123456'), (3, DATE '2024-01-01', -0.001, 'zz', NULL)")
+	c.mustExec("INSERT INTO x.a VALUES (1, 7, 2.5, 10.25), (2, NULL, 1e10, -3.50)")
+	waitTiered(t, c, "x", "p", 3)
+	waitTiered(t, c, "x", "a", 2)
+	c.mustExec("INSERT INTO x.p VALUES (1, DATE '2024-01-01', 2.5, 'b', TIMESTAMP '2024-01-01 11:00:00')")
+	waitTiered(t, c, "x", "p", 3)
+	javaWrite(t, jar, wh, "x.a", map[string]any{"id": 3, "n": 1, "f": 0.5, "amount": "1.00"})
+	mustJava(t, jar, "compact", wh, "x.p") // top-level files, and the inputs deleted
+	c.mustExec("INSERT INTO x.p VALUES (4, DATE '2024-01-02', 4, 'd', NULL)")
+	waitTiered(t, c, "x", "p", 4)
+
+	compare := func(table, suffix string, key func(map[string]any) string, times ...string) int {
+		t.Helper()
+		ts := map[string]bool{}
+		for _, c := range times {
+			ts[c] = true
+		}
+		java, err := javaRead(jar, wh, "x."+table+suffix)
+		require.NoError(t, err)
+		ours := c.rowsAsMaps(fmt.Sprintf(`SELECT * FROM x."%s%s"`, table, suffix))
+		require.Len(t, ours, len(java), "%s%s", table, suffix)
+		byKey := map[string]map[string]any{}
+		for _, r := range ours {
+			byKey[key(r)] = r
+		}
+		for _, jr := range java {
+			k := key(jr)
+			r, ok := byKey[k]
+			require.True(t, ok, "%s%s: Java has %s, flightd does not (flightd: %v)", table, suffix, k, ours)
+			require.Len(t, r, len(jr), "%s%s: columns %v vs Java's %v", table, suffix, r, jr)
+			for col, jv := range jr {
+				got, ok := r[col]
+				require.True(t, ok, "%s%s: no column %s", table, suffix, col)
+				if col == "file_path" {
+					require.True(t, strings.HasSuffix(jv.(string), "/"+got.(string)), "%s%s: %s is not the end of Java's %s", table, suffix, got, jv)
+					continue
+				}
+				require.Equal(t, javaValue(t, jv, ts[col]), got, "%s%s %s: column %s", table, suffix, k, col)
+			}
+		}
+		return len(java)
+	}
+	base := func(r map[string]any) string { return filepath.Base(fmt.Sprint(r["file_path"])) }
+	levels := c.rowsAsMaps(`SELECT DISTINCT level FROM x."p$files" ORDER BY level`)
+	require.Len(t, levels, 2, "files of level 0 and of the top level")
+	for _, table := range []string{"p", "a"} {
+		require.Positive(t, compare(table, "$files", base, "creation_time"))
+		compare(table, "$manifests", func(r map[string]any) string { return fmt.Sprint(r["file_name"]) })
+		compare(table, "$partitions", func(r map[string]any) string { return fmt.Sprint(r["partition"]) }, "last_update_time")
+		compare(table, "$buckets", func(r map[string]any) string {
+			return fmt.Sprint(r["partition"], "/", javaValue(t, r["bucket"], false))
+		}, "last_update_time")
+	}
 }

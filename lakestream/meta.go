@@ -4,9 +4,12 @@ import (
 	"context"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/flightd/flightd/lake"
 )
 
 // Paimon's system tables of a table t that flightd serves, with Java Paimon's
@@ -14,11 +17,24 @@ import (
 // exists), t$schemas (one per schema, the parts as the schema file's JSON)
 // and t$options (the latest schema's options). Their TIMESTAMP(3) columns
 // are wall-clock times in UTC, where Java shows the JVM's zone.
+//
+// t$files (the live data files of every level: partition, bucket, path
+// relative to the warehouse where Java shows the full path, level, counts,
+// keys and statistics as Java renders them), t$manifests, t$partitions
+// and t$buckets (sums over the live files) read the latest snapshot, or
+// the one the table's time-travel option names, as Java's do.
 const (
-	SnapshotsSuffix = "$snapshots"
-	SchemasSuffix   = "$schemas"
-	OptionsSuffix   = "$options"
+	SnapshotsSuffix  = "$snapshots"
+	SchemasSuffix    = "$schemas"
+	OptionsSuffix    = "$options"
+	FilesSuffix      = "$files"
+	ManifestsSuffix  = "$manifests"
+	PartitionsSuffix = "$partitions"
+	BucketsSuffix    = "$buckets"
 )
+
+// metaSuffixes lists the system tables.
+var metaSuffixes = []string{SnapshotsSuffix, SchemasSuffix, OptionsSuffix, FilesSuffix, ManifestsSuffix, PartitionsSuffix, BucketsSuffix}
 
 // ReservedSuffix returns the suffix of a read-only name derived from a
 // table (ViewSuffix or MetaSuffix) that name ends with, or "": no table
@@ -33,7 +49,7 @@ func ReservedSuffix(name string) string {
 // MetaSuffix returns the system-table suffix name ends with, or "".
 func MetaSuffix(name string) string {
 	lower := strings.ToLower(name)
-	for _, s := range []string{SnapshotsSuffix, SchemasSuffix, OptionsSuffix} {
+	for _, s := range metaSuffixes {
 		if strings.HasSuffix(lower, s) {
 			return s
 		}
@@ -48,6 +64,7 @@ func field(name string, t arrow.DataType, nullable bool) arrow.Field {
 var (
 	str = arrow.BinaryTypes.String
 	i64 = arrow.PrimitiveTypes.Int64
+	i32 = arrow.PrimitiveTypes.Int32
 	ms  = &arrow.TimestampType{Unit: arrow.Millisecond}
 )
 
@@ -67,6 +84,31 @@ var metaSchemas = map[string]*arrow.Schema{
 		field("update_time", ms, false),
 	}, nil),
 	OptionsSuffix: arrow.NewSchema([]arrow.Field{field("key", str, false), field("value", str, false)}, nil),
+	FilesSuffix: arrow.NewSchema([]arrow.Field{
+		field("partition", str, true), field("bucket", i32, false), field("file_path", str, false),
+		field("file_format", str, false), field("schema_id", i64, false), field("level", i32, false),
+		field("record_count", i64, false), field("file_size_in_bytes", i64, false),
+		field("min_key", str, true), field("max_key", str, true), field("null_value_counts", str, false),
+		field("min_value_stats", str, false), field("max_value_stats", str, false),
+		field("min_sequence_number", i64, true), field("max_sequence_number", i64, true),
+		field("creation_time", ms, true), field("deleteRowCount", i64, true), field("file_source", str, true),
+		field("first_row_id", i64, true), field("write_cols", arrow.ListOf(str), true),
+	}, nil),
+	ManifestsSuffix: arrow.NewSchema([]arrow.Field{
+		field("file_name", str, false), field("file_size", i64, false), field("num_added_files", i64, false),
+		field("num_deleted_files", i64, false), field("schema_id", i64, false),
+		field("min_partition_stats", str, true), field("max_partition_stats", str, true),
+		field("min_row_id", i64, true), field("max_row_id", i64, true),
+	}, nil),
+	PartitionsSuffix: arrow.NewSchema([]arrow.Field{
+		field("partition", str, true), field("record_count", i64, false), field("file_size_in_bytes", i64, false),
+		field("file_count", i64, false), field("last_update_time", ms, true), field("created_at", ms, true),
+		field("created_by", str, true), field("updated_by", str, true), field("options", str, true),
+	}, nil),
+	BucketsSuffix: arrow.NewSchema([]arrow.Field{
+		field("partition", str, true), field("bucket", i32, false), field("record_count", i64, false),
+		field("file_size_in_bytes", i64, false), field("file_count", i64, false), field("last_update_time", ms, true),
+	}, nil),
 }
 
 // MetaSchema is the Arrow schema of the system table suffix names.
@@ -137,6 +179,10 @@ func (s *Service) Meta(ctx context.Context, db, name, suffix string) (array.Reco
 			}
 			b.Field(6).(*array.TimestampBuilder).Append(arrow.Timestamp(ts.TimeMillis))
 		}
+	case FilesSuffix, ManifestsSuffix, PartitionsSuffix, BucketsSuffix:
+		if err := s.metaFiles(ctx, db, name, suffix, b); err != nil {
+			return nil, err
+		}
 	case OptionsSuffix:
 		opts := t.Schema().Options
 		keys := make([]string, 0, len(opts))
@@ -152,4 +198,122 @@ func (s *Service) Meta(ctx context.Context, db, name, suffix string) (array.Reco
 	rec := b.NewRecordBatch()
 	defer rec.Release()
 	return array.NewRecordReader(sc, []arrow.RecordBatch{rec})
+}
+
+// metaFiles fills b with the rows of t$files, t$manifests, t$partitions or
+// t$buckets.
+func (s *Service) metaFiles(ctx context.Context, db, name, suffix string, b *array.RecordBuilder) error {
+	m, err := s.table(db, name)
+	if err != nil {
+		return err
+	}
+	var snap *lake.Snapshot
+	if travel, err := s.optionTravel(ctx, m, db, name, false); err != nil {
+		return err
+	} else if travel != nil && travel.Tag != "" {
+		snap, err = m.table.Tag(ctx, travel.Tag)
+		if err != nil {
+			return err
+		}
+	} else if travel != nil {
+		if snap, err = m.table.Snapshot(ctx, travel.Snapshot); err != nil {
+			return err
+		}
+	} else if snap, err = m.table.LatestSnapshot(ctx); err != nil {
+		return err
+	}
+	if snap != nil {
+		unpin := s.pins.pin(m.id, snap.ID)
+		defer unpin()
+	}
+	strOrNull := func(col int, v *string) {
+		if v == nil {
+			b.Field(col).AppendNull()
+		} else {
+			b.Field(col).(*array.StringBuilder).Append(*v)
+		}
+	}
+	intOrNull := func(col int, v *int64) {
+		if v == nil {
+			b.Field(col).AppendNull()
+		} else {
+			b.Field(col).(*array.Int64Builder).Append(*v)
+		}
+	}
+	timeOrNull := func(col int, v *time.Time) {
+		if v == nil {
+			b.Field(col).AppendNull()
+		} else {
+			// a wall-clock time: its digits as they were written
+			wall := time.Date(v.Year(), v.Month(), v.Day(), v.Hour(), v.Minute(), v.Second(), v.Nanosecond(), time.UTC)
+			b.Field(col).(*array.TimestampBuilder).Append(arrow.Timestamp(wall.UnixMilli()))
+		}
+	}
+	switch suffix {
+	case FilesSuffix:
+		files, err := m.table.Files(ctx, snap)
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			b.Field(0).(*array.StringBuilder).Append(f.Partition)
+			b.Field(1).(*array.Int32Builder).Append(f.Bucket)
+			b.Field(2).(*array.StringBuilder).Append(f.FilePath)
+			b.Field(3).(*array.StringBuilder).Append(f.FileFormat)
+			b.Field(4).(*array.Int64Builder).Append(f.SchemaID)
+			b.Field(5).(*array.Int32Builder).Append(f.Level)
+			b.Field(6).(*array.Int64Builder).Append(f.RecordCount)
+			b.Field(7).(*array.Int64Builder).Append(f.FileSizeInBytes)
+			strOrNull(8, f.MinKey)
+			strOrNull(9, f.MaxKey)
+			b.Field(10).(*array.StringBuilder).Append(f.NullValueCounts)
+			b.Field(11).(*array.StringBuilder).Append(f.MinValueStats)
+			b.Field(12).(*array.StringBuilder).Append(f.MaxValueStats)
+			intOrNull(13, &f.MinSequence)
+			intOrNull(14, &f.MaxSequence)
+			timeOrNull(15, f.CreationTime)
+			intOrNull(16, f.DeleteRowCount)
+			strOrNull(17, f.FileSource)
+			intOrNull(18, f.FirstRowID)
+			b.Field(19).AppendNull()
+		}
+	case ManifestsSuffix:
+		mans, err := m.table.Manifests(ctx, snap)
+		if err != nil {
+			return err
+		}
+		for _, mf := range mans {
+			b.Field(0).(*array.StringBuilder).Append(mf.FileName)
+			b.Field(1).(*array.Int64Builder).Append(mf.FileSize)
+			b.Field(2).(*array.Int64Builder).Append(mf.NumAddedFiles)
+			b.Field(3).(*array.Int64Builder).Append(mf.NumDeletedFiles)
+			b.Field(4).(*array.Int64Builder).Append(mf.SchemaID)
+			strOrNull(5, mf.MinPartitionStats)
+			strOrNull(6, mf.MaxPartitionStats)
+			b.Field(7).AppendNull()
+			b.Field(8).AppendNull()
+		}
+	case PartitionsSuffix, BucketsSuffix:
+		rows, err := m.table.BucketStats(ctx, snap, suffix == PartitionsSuffix)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			col := 0
+			b.Field(col).(*array.StringBuilder).Append(r.Partition)
+			col++
+			if suffix == BucketsSuffix {
+				b.Field(col).(*array.Int32Builder).Append(r.Bucket)
+				col++
+			}
+			b.Field(col).(*array.Int64Builder).Append(r.RecordCount)
+			b.Field(col + 1).(*array.Int64Builder).Append(r.FileSizeInBytes)
+			b.Field(col + 2).(*array.Int64Builder).Append(r.FileCount)
+			timeOrNull(col+3, r.LastUpdateTime)
+			for c := col + 4; c < b.Schema().NumFields(); c++ {
+				b.Field(c).AppendNull()
+			}
+		}
+	}
+	return nil
 }
