@@ -53,6 +53,11 @@ type ScanOptions struct {
 	// of the scan; the parts of one snapshot together are the whole scan
 	// (see Split).
 	Split Split
+	// TopLevel reads a primary-key table's files at the top level only
+	// (num-levels - 1, where full compaction writes): Paimon's
+	// read-optimized t$ro, which needs no merge and misses what was written
+	// since the last full compaction. An append table is read whole.
+	TopLevel bool
 }
 
 // Split names part Index of Count parts of a scan. A primary-key table's

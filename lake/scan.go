@@ -87,12 +87,21 @@ func (t *Table) ScanWith(ctx context.Context, snap *Snapshot, opts ScanOptions, 
 	r.prune = prune
 	var kept []ManifestEntry
 	keyed := t.schema.HasPrimaryKey()
+	top := int32(-1)
+	if opts.TopLevel && keyed {
+		if top, err = t.maxLevel(); err != nil {
+			return nil, err
+		}
+	}
 	files := 0
 	for _, e := range entries {
 		// Checked before pruning, so that the answer never depends on the filter.
 		if w := e.File.WriteCols; len(w) > 0 && len(w) < len(t.schema.Fields) {
 			return nil, fmt.Errorf("%s: %w: data file %s holds only the columns %v (a data-evolution update); flightd does not merge files by row id",
 				t.FullName(), ErrUnsupported, e.File.FileName, w)
+		}
+		if top >= 0 && e.File.Level != top {
+			continue
 		}
 		if prune != nil && !prune.keep(&e) {
 			continue

@@ -43,6 +43,10 @@ type ScanOptions struct {
 	// At, when set, reads that cut of the table (from Cut) instead of the
 	// table as it is now: the parts of one result read the same rows.
 	At *Cut
+	// ReadOptimized reads the table as Paimon's t$ro does: a primary-key
+	// table's top-level files only (lake.ScanOptions.TopLevel); not with
+	// Realtime.
+	ReadOptimized bool
 	// Split reads one part of the scan: the lake's (lake.Split) and, for
 	// t$rt, the log buckets b with b % Count == Index. A primary-key
 	// table's log bucket is its lake bucket, so a key's versions are all
@@ -207,7 +211,7 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, o
 	if err != nil {
 		return nil, err
 	}
-	lakeOpts := lake.ScanOptions{Columns: read, Filter: opts.Filter, Split: opts.Split}
+	lakeOpts := lake.ScanOptions{Columns: read, Filter: opts.Filter, Split: opts.Split, TopLevel: opts.ReadOptimized && !opts.Realtime}
 	if !opts.Realtime {
 		lakeReader, err := m.table.ScanWith(ctx, snap, lakeOpts, lake.ScanTuning{Unordered: opts.Unordered})
 		if err != nil {

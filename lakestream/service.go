@@ -32,12 +32,16 @@ const (
 // RealtimeSuffix names the real-time view of a table: t$rt.
 const RealtimeSuffix = "$rt"
 
+// ReadOptimizedSuffix names Paimon's read-optimized view of a table, t$ro:
+// a primary-key table's fully compacted files only (ScanOptions.ReadOptimized).
+const ReadOptimizedSuffix = "$ro"
+
 // ViewSuffix returns the suffix of a table's read-only view that name ends
 // in, in any case (RealtimeSuffix or ChangelogSuffix), or "" for a table's
 // own name.
 func ViewSuffix(name string) string {
 	lower := strings.ToLower(name)
-	for _, s := range []string{RealtimeSuffix, ChangelogSuffix} {
+	for _, s := range []string{RealtimeSuffix, ChangelogSuffix, ReadOptimizedSuffix} {
 		if strings.HasSuffix(lower, s) {
 			return s
 		}

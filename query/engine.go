@@ -760,7 +760,7 @@ func (e *Engine) plainScan(ctx context.Context, ps plainScan, p *part, schemaOnl
 	if p != nil && ps.ref.whole() {
 		return nil, false, fmt.Errorf("%w: the ticket names a part of a scan of %s.%s, which flightd does not split", engine.ErrInvalid, ps.ref.db, ps.ref.table)
 	}
-	opts := lakestream.ScanOptions{Realtime: ps.ref.realtime}
+	opts := lakestream.ScanOptions{Realtime: ps.ref.realtime, ReadOptimized: ps.ref.ro}
 	if p != nil {
 		if (p.cut.Log != nil) != ps.ref.realtime {
 			return nil, false, fmt.Errorf("%w: the ticket's part was planned for another table", engine.ErrInvalid)
@@ -861,7 +861,7 @@ func (e *Engine) scan(ctx context.Context, r tableRef) (array.RecordReader, erro
 	if r.changelog {
 		return e.ls.Changelog(ctx, r.db, r.table)
 	}
-	return e.ls.Scan(ctx, r.db, r.table, r.realtime)
+	return e.ls.ScanWith(ctx, r.db, r.table, lakestream.ScanOptions{Realtime: r.realtime, ReadOptimized: r.ro})
 }
 
 // refSchema is the Arrow schema of the rows behind a reference.
@@ -896,10 +896,11 @@ func (e *Engine) resolve(session, schema, table string) (tableRef, bool, error) 
 	suffix := lakestream.ReservedSuffix(table)
 	name := table[:len(table)-len(suffix)]
 	realtime, changelog := suffix == lakestream.RealtimeSuffix, suffix == lakestream.ChangelogSuffix
+	ro := suffix == lakestream.ReadOptimizedSuffix
 	meta := lakestream.MetaSuffix(suffix)
 	if _, err := e.ls.Table(db, name); err == nil {
 		// spelled as stored: no listing (the table's metadata is cached)
-		return tableRef{db: db, table: name, realtime: realtime, changelog: changelog, meta: meta}, true, nil
+		return tableRef{db: db, table: name, realtime: realtime, ro: ro, changelog: changelog, meta: meta}, true, nil
 	}
 	dbName, found, err := e.lookupDatabase(db)
 	if err != nil {
@@ -919,7 +920,7 @@ func (e *Engine) resolve(session, schema, table string) (tableRef, bool, error) 
 		return tableRef{}, false, mapErr(err)
 	}
 	if t, ok := engine.FindName(tables, name); ok {
-		return tableRef{db: dbName, table: t, realtime: realtime, changelog: changelog, meta: meta}, true, nil
+		return tableRef{db: dbName, table: t, realtime: realtime, ro: ro, changelog: changelog, meta: meta}, true, nil
 	}
 	if schema == "" && suffix == "" && !e.views.has(viewKey{schema: strings.ToLower(dbName), name: strings.ToLower(table)}) {
 		return tableRef{}, false, nil // a DuckDB name (pg_class), or none
@@ -929,6 +930,9 @@ func (e *Engine) resolve(session, schema, table string) (tableRef, bool, error) 
 	}
 	if changelog {
 		return tableRef{}, false, fmt.Errorf("%w: table %s.%s does not exist, so neither does its changelog %s", engine.ErrNotFound, dbName, name, table)
+	}
+	if ro {
+		return tableRef{}, false, fmt.Errorf("%w: table %s.%s does not exist, so neither does its read-optimized view %s", engine.ErrNotFound, dbName, name, table)
 	}
 	if meta != "" {
 		return tableRef{}, false, fmt.Errorf("%w: table %s.%s does not exist, so neither does its system table %s", engine.ErrNotFound, dbName, name, table)

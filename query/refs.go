@@ -11,6 +11,7 @@ import (
 type tableRef struct {
 	db, table string
 	realtime  bool
+	ro        bool   // t$ro: the top-level files only
 	changelog bool   // t$changelog
 	system    bool   // sys.tiering
 	meta      string // a Paimon system table: lakestream.SnapshotsSuffix, ...

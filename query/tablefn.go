@@ -520,7 +520,7 @@ func (s *scanSource) open(cols []int) (array.RecordReader, error) {
 		names[i] = s.schema.Field(c).Name
 	}
 	filter := s.hints.filterFor(s.schema)
-	opts := lakestream.ScanOptions{Realtime: r.realtime, Columns: names, Filter: filter, Expect: s.schema, Unordered: true}
+	opts := lakestream.ScanOptions{Realtime: r.realtime, ReadOptimized: r.ro, Columns: names, Filter: filter, Expect: s.schema, Unordered: true}
 	if r.snapshot > 0 {
 		opts.At = &lakestream.Cut{Snapshot: r.snapshot, Tag: r.tag}
 	}

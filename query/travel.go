@@ -36,7 +36,7 @@ type travelRef struct {
 // clause) to a snapshot, and returns the key and reference of the view that
 // reads it; the text's rewrite goes to travels.
 func (e *Engine) travel(ctx context.Context, text string, k viewKey, r tableRef, node, at *object, travels *[]travelRef) (viewKey, tableRef, error) {
-	if r.realtime || r.whole() {
+	if r.realtime || r.ro || r.whole() {
 		return k, r, fmt.Errorf("%w: %s.%s has no history to travel in: AT (...) reads a past snapshot of the lake table %s.%s", engine.ErrInvalid, r.db, nameOf(r), r.db, r.table)
 	}
 	tr, err := travelOf(at)
@@ -74,6 +74,8 @@ func nameOf(r tableRef) string {
 	switch {
 	case r.realtime:
 		return r.table + lakestream.RealtimeSuffix
+	case r.ro:
+		return r.table + lakestream.ReadOptimizedSuffix
 	case r.changelog:
 		return r.table + lakestream.ChangelogSuffix
 	case r.meta != "":
