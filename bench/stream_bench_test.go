@@ -91,13 +91,7 @@ func BenchmarkStreamLatency(b *testing.B) {
 	next := t0
 	id := int64(0)
 	for b.Loop() {
-		if d := time.Until(next); d > 0 {
-			time.Sleep(d)
-		}
-		next = next.Add(period)
-		if now := time.Now(); next.Before(now) {
-			next = now
-		}
+		next = pace(next, period)
 		id++
 		rec := makeBatch(id, 1, 3)
 		c.ingest(b, "t", rec)

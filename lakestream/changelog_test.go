@@ -215,6 +215,27 @@ func check(tb testing.TB, e *env, m *model, buckets int, msg string) {
 	require.Zero(tb, e.ls.OldestPinned(lakestream.TableID(tbl)), "%s: the read unpinned its snapshot", msg)
 }
 
+// randomWrite is a batch of 1-30 rows over 24 keys: upserts, CDC rows of
+// every kind, or deletes (mode 0, 1, 2); values name the step and row.
+func randomWrite(rng *rand.Rand, step int) (ids []int64, vals, kinds []string, mode int) {
+	n := 1 + rng.IntN(30)
+	ids, vals, kinds = make([]int64, n), make([]string, n), make([]string, n)
+	mode = rng.IntN(3)
+	for i := range ids {
+		ids[i] = rng.Int64N(24)
+		vals[i] = fmt.Sprintf("s%d-%d", step, i)
+		switch mode {
+		case 0:
+			kinds[i] = "+I"
+		case 1:
+			kinds[i] = []string{"+I", "+U", "-U", "-D"}[rng.IntN(4)]
+		default:
+			kinds[i] = "-D"
+		}
+	}
+	return ids, vals, kinds, mode
+}
+
 // TestChangelogModel drives a real service with random upsert, delete and
 // CDC batches over a small key space, tiering rounds (capped, so rounds
 // commit prefixes; compaction every 3 files), log retention with snapshot
@@ -245,23 +266,7 @@ func TestChangelogModel(t *testing.T) {
 		msg := fmt.Sprintf("step %d seed %d", step, seed)
 		switch op := rng.IntN(20); {
 		case op < 11:
-			n := 1 + rng.IntN(30)
-			ids := make([]int64, n)
-			vals := make([]string, n)
-			kinds := make([]string, n)
-			mode := rng.IntN(3) // 0: upserts, 1: CDC, 2: deletes
-			for i := range ids {
-				ids[i] = rng.Int64N(24)
-				vals[i] = fmt.Sprintf("s%d-%d", step, i)
-				switch mode {
-				case 0:
-					kinds[i] = "+I"
-				case 1:
-					kinds[i] = []string{"+I", "+U", "-U", "-D"}[rng.IntN(4)]
-				default:
-					kinds[i] = "-D"
-				}
-			}
+			ids, vals, kinds, mode := randomWrite(rng, step)
 			data := dataBatch(ids, vals)
 			tbl, err := e.ls.Table("db", "pk")
 			require.NoError(t, err)

@@ -157,23 +157,7 @@ func TestStreamModel(t *testing.T) {
 		msg := fmt.Sprintf("step %d seed %d", step, seed)
 		switch op := rng.IntN(20); {
 		case op < 11:
-			n := 1 + rng.IntN(30)
-			ids := make([]int64, n)
-			vals := make([]string, n)
-			kinds := make([]string, n)
-			mode := rng.IntN(3)
-			for i := range ids {
-				ids[i] = rng.Int64N(24)
-				vals[i] = fmt.Sprintf("s%d-%d", step, i)
-				switch mode {
-				case 0:
-					kinds[i] = "+I"
-				case 1:
-					kinds[i] = []string{"+I", "+U", "-U", "-D"}[rng.IntN(4)]
-				default:
-					kinds[i] = "-D"
-				}
-			}
+			ids, vals, kinds, _ := randomWrite(rng, step)
 			data := dataBatch(ids, vals)
 			tbl, err := e.ls.Table("db", "pk")
 			require.NoError(t, err)

@@ -9,17 +9,7 @@ import pyarrow as pa
 import pyarrow.flight as flight
 import pytest
 
-
-def _varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
+from test_pyarrow_flight import _varint
 
 
 def _field(num, data):
