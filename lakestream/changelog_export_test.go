@@ -41,3 +41,11 @@ func StreamCaughtUp(r array.RecordReader, hws map[int32]int64) bool {
 
 // StreamPos is the stream reader's next offset of each bucket it knows.
 func StreamPos(r array.RecordReader) map[int32]int64 { return r.(*streamReader).pos }
+
+// SetStreamRoundRows bounds the rows of a stream's round; the returned
+// func restores the bound.
+func SetStreamRoundRows(n int64) (restore func()) {
+	old := streamRoundRows
+	streamRoundRows = n
+	return func() { streamRoundRows = old }
+}

@@ -22,10 +22,10 @@ import (
 // longer holds: log retention truncated it while the reader lagged.
 var ErrStreamBehind = errors.New("the stream fell behind the log")
 
-// streamRoundRows bounds the log rows of one bucket that one round of a
-// stream turns into changes: a reader far behind catches up in rounds of
-// bounded memory.
-const streamRoundRows = 256 << 10
+// streamRoundRows bounds the new log rows one round of a stream turns into
+// changes (shared by the buckets that have some): a reader far behind
+// catches up in rounds of bounded memory.
+var streamRoundRows int64 = 256 << 10 // a variable for tests
 
 // streamCheck is how often a stream waiting for writes checks that its
 // table still exists with the schema it started with.
@@ -88,7 +88,10 @@ func (s *Service) StreamSchema(db, name string) (*arrow.Schema, error) {
 // rows up to the position are read again (from the log cache, normally)
 // to bring their keys up to date, and from one pruned lookup of the new
 // rows' keys in that snapshot, as Changelog does. A round takes at most
-// streamRoundRows rows of a bucket. The reader never blocks writers or
+// streamRoundRows new rows; its memory is those rows' changes plus, for a
+// primary-key table, the un-tiered rows it reads again (so a round costs
+// O(the table's un-tiered log), about 1 M rows/s: cheap while tiering
+// keeps up, a known cost on a busy table between tiering rounds). The reader never blocks writers or
 // tiering; a reader that lags until log retention truncates its position
 // fails with an error wrapping ErrStreamBehind. A table dropped, or whose
 // schema changes, ends the stream with an error; the reader resumes from
@@ -298,11 +301,17 @@ func (r *streamReader) poll() (found bool, err error) {
 	to := map[int32]int64{}
 	for b, hw := range hws {
 		if p := r.posOf(b); hw > p {
-			to[b] = min(hw, p+streamRoundRows)
+			to[b] = hw
 		}
 	}
 	if len(to) == 0 {
 		return false, nil
+	}
+	// A round takes at most streamRoundRows rows, shared by the buckets
+	// that have new ones.
+	share := max(streamRoundRows/int64(len(to)), min(streamRoundRows, 1024))
+	for b, hw := range to {
+		to[b] = min(hw, r.posOf(b)+share)
 	}
 	from := make(map[int32]int64, len(to))
 	for b := range to {

@@ -128,6 +128,8 @@ func TestStreamModel(t *testing.T) {
 	t.Logf("seed %d (replay with -seed=%d)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, 3))
 	ctx := context.Background()
+	// Rounds of a few rows: batches of a write are cut between rounds.
+	defer lakestream.SetStreamRoundRows(int64(1 + rng.IntN(16)))()
 	maxRows := int64(10 + rng.IntN(60))
 	e := openEnv(t, t.TempDir(), maxRows)
 	buckets := 1 + rng.IntN(4)
