@@ -10,8 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/internal/testserver"
@@ -310,6 +312,35 @@ func TestFileSystemTablesMatchJavaPaimon(t *testing.T) {
 		require.Equal(t, want, got, table+"$ro")
 	}
 	require.Equal(t, "3", c.scalar(`SELECT count(*) FROM x."p$ro"`))
+
+	// t$audit_log: each key's newest version with its stored kind, a
+	// deleted key as -D until compaction drops it; +I in an append table.
+	c.mustExec("INSERT INTO x.p VALUES (5, DATE '2024-01-02', 5, 'e', NULL)")
+	waitTiered(t, c, "x", "p", 5)
+	delSchema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "dt", Type: arrow.FixedWidthTypes.Date32},
+		{Name: "_rowkind", Type: arrow.BinaryTypes.String}}, nil)
+	del, _, err := array.RecordFromJSON(memory.DefaultAllocator, delSchema, strings.NewReader(`[{"id": 5, "dt": "2024-01-02", "_rowkind": "-D"}]`))
+	require.NoError(t, err)
+	_, err = c.ingest("x", "p", adbc.OptionValueIngestModeAppend, del)
+	del.Release()
+	require.NoError(t, err)
+	waitTiered(t, c, "x", "p", 4)
+	for _, table := range []string{"p", "a"} {
+		java, err := javaRead(jar, wh, "x."+table+"$audit_log")
+		require.NoError(t, err)
+		var want []string
+		for _, r := range java {
+			want = append(want, fmt.Sprintf("%v %v", r["rowkind"], r["id"]))
+		}
+		var got []string
+		for _, r := range c.rowsAsMaps(fmt.Sprintf(`SELECT rowkind, id FROM x."%s$audit_log"`, table)) {
+			got = append(got, fmt.Sprintf("%v %v", r["rowkind"], r["id"]))
+		}
+		sort.Strings(want)
+		sort.Strings(got)
+		require.Equal(t, want, got, table+"$audit_log")
+	}
+	require.Contains(t, c.scalar(`SELECT rowkind FROM x."p$audit_log" WHERE id = 5`), "-D")
 	base := func(r map[string]any) string { return filepath.Base(fmt.Sprint(r["file_path"])) }
 	levels := c.rowsAsMaps(`SELECT DISTINCT level FROM x."p$files" ORDER BY level`)
 	require.Len(t, levels, 2, "files of level 0 and of the top level")

@@ -67,7 +67,7 @@ func (r *scanReader) mergeWant() []arrow.Field {
 		seen[n] = true
 	}
 	for _, f := range r.schema.Fields() {
-		if !seen[f.Name] {
+		if !seen[f.Name] && f.Name != valueKindField { // KeepKinds: the last field below
 			want = append(want, f)
 			seen[f.Name] = true
 		}
@@ -302,7 +302,7 @@ func (m *mergeTask) step() (bool, error) {
 				retracts++
 			}
 		}
-		if retracts > 0 {
+		if retracts > 0 && !m.r.keepKinds {
 			kept = make([]int64, 0, k.Len()-retracts)
 			for i := 0; i < k.Len(); i++ {
 				if !RowKind(k.Value(i)).isRetract() {
@@ -336,7 +336,7 @@ func (m *mergeTask) step() (bool, error) {
 			if i+1 < n && cmpKey(order[i], order[i+1]) == 0 {
 				continue
 			}
-			if row := order[i]; !RowKind(k.Value(row)).isRetract() {
+			if row := order[i]; m.r.keepKinds || !RowKind(k.Value(row)).isRetract() {
 				kept = append(kept, int64(row))
 			}
 		}

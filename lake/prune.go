@@ -58,6 +58,11 @@ type ScanOptions struct {
 	// read-optimized t$ro, which needs no merge and misses what was written
 	// since the last full compaction. An append table is read whole.
 	TopLevel bool
+	// KeepKinds reads a primary-key table as Paimon's t$audit_log does:
+	// every bucket merged, each key's newest version kept with its stored
+	// row kind, retractions (-U/-D) included, in a last column
+	// _VALUE_KIND (RowKind as int8). Not for append tables.
+	KeepKinds bool
 }
 
 // Split names part Index of Count parts of a scan. A primary-key table's

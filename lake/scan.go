@@ -70,11 +70,17 @@ func (t *Table) ScanWith(ctx context.Context, snap *Snapshot, opts ScanOptions, 
 			outFields = append(outFields, full.Field(i))
 		}
 	}
+	if opts.KeepKinds {
+		if !t.schema.HasPrimaryKey() {
+			return nil, fmt.Errorf("lake: %s: the row kinds of an append table are all +I: nothing to keep", t.FullName())
+		}
+		outFields = append(outFields, arrow.Field{Name: valueKindField, Type: arrow.PrimitiveTypes.Int8})
+	}
 	mem := tune.Allocator
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
-	r := &scanReader{t: t, ctx: ctx, mem: mem, schema: arrow.NewSchema(outFields, nil), tune: tune}
+	r := &scanReader{t: t, ctx: ctx, mem: mem, schema: arrow.NewSchema(outFields, nil), tune: tune, keepKinds: opts.KeepKinds}
 	r.refs.Store(1)
 	if snap == nil {
 		return r, nil
@@ -152,6 +158,7 @@ type scanReader struct {
 	cur    arrow.RecordBatch
 	err    error
 
+	keepKinds bool                       // ScanOptions.KeepKinds: every bucket merged, retractions kept
 	dvEnabled bool                       // the table has deletion vectors (see attachDeletionVectors)
 	dvs       map[string]*deletionVector // deletion vectors of the group readFile reads (compaction)
 	planMu    sync.Mutex                 // filePlan fills the schemas cache
@@ -227,6 +234,10 @@ func (r *scanReader) tasks() []scanTask {
 	pk := r.t.schema.HasPrimaryKey()
 	keyTypes := r.t.schema.trimmedKeyTypes()
 	for _, g := range r.groups {
+		if pk && r.keepKinds {
+			out = append(out, r.newMerge(g))
+			continue
+		}
 		if pk && !((r.dvEnabled && rawConvertibleDV(g.files)) || (!r.dvEnabled && rawConvertible(g.files))) {
 			order, ok := disjointFiles(g.files, keyTypes)
 			if !ok {

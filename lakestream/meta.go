@@ -2,12 +2,15 @@ package lakestream
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/flightd/flightd/lake"
 )
@@ -31,10 +34,15 @@ const (
 	ManifestsSuffix  = "$manifests"
 	PartitionsSuffix = "$partitions"
 	BucketsSuffix    = "$buckets"
+	// AuditLogSuffix is Paimon's t$audit_log: rowkind, then the table's
+	// columns; a primary-key table's newest version of each key with the
+	// kind it was stored with (a deleted key that compaction has not
+	// dropped yet reads as -D), an append table's rows as +I.
+	AuditLogSuffix = "$audit_log"
 )
 
 // metaSuffixes lists the system tables.
-var metaSuffixes = []string{SnapshotsSuffix, SchemasSuffix, OptionsSuffix, FilesSuffix, ManifestsSuffix, PartitionsSuffix, BucketsSuffix}
+var metaSuffixes = []string{SnapshotsSuffix, SchemasSuffix, OptionsSuffix, FilesSuffix, ManifestsSuffix, PartitionsSuffix, BucketsSuffix, AuditLogSuffix}
 
 // ReservedSuffix returns the suffix of a read-only name derived from a
 // table (ViewSuffix or MetaSuffix) that name ends with, or "": no table
@@ -111,11 +119,27 @@ var metaSchemas = map[string]*arrow.Schema{
 	}, nil),
 }
 
-// MetaSchema is the Arrow schema of the system table suffix names.
-func MetaSchema(suffix string) *arrow.Schema { return metaSchemas[suffix] }
+// MetaSchema is the Arrow schema of the system table suffix of db.name.
+func (s *Service) MetaSchema(db, name, suffix string) (*arrow.Schema, error) {
+	if suffix != AuditLogSuffix {
+		return metaSchemas[suffix], nil
+	}
+	m, err := s.table(db, name)
+	if err != nil {
+		return nil, err
+	}
+	return auditLogSchema(m.schema), nil
+}
+
+func auditLogSchema(table *arrow.Schema) *arrow.Schema {
+	return arrow.NewSchema(append([]arrow.Field{field("rowkind", str, true)}, table.Fields()...), nil)
+}
 
 // Meta reads the system table suffix of db.name.
 func (s *Service) Meta(ctx context.Context, db, name, suffix string) (array.RecordReader, error) {
+	if suffix == AuditLogSuffix {
+		return s.auditLog(ctx, db, name)
+	}
 	t, err := s.Table(db, name)
 	if err != nil {
 		return nil, err
@@ -316,4 +340,91 @@ func (s *Service) metaFiles(ctx context.Context, db, name, suffix string, b *arr
 		}
 	}
 	return nil
+}
+
+// auditLog reads t$audit_log: the lake table (at the snapshot a
+// time-travel option names, as t), each row with its kind.
+func (s *Service) auditLog(ctx context.Context, db, name string) (array.RecordReader, error) {
+	m, err := s.table(db, name)
+	if err != nil {
+		return nil, err
+	}
+	pk := len(m.pk) > 0
+	r, err := s.ScanWith(ctx, db, name, ScanOptions{KeepKinds: pk})
+	if err != nil {
+		return nil, err
+	}
+	k := &kindReader{r: r, schema: auditLogSchema(m.schema), pk: pk, mem: s.mem}
+	k.refs.Store(1)
+	return k, nil
+}
+
+// rowKinds spells Paimon's RowKind bytes.
+var rowKinds = [4]string{"+I", "-U", "+U", "-D"}
+
+// kindReader puts each row's kind first: from the last column
+// (_VALUE_KIND) of a KeepKinds scan, or +I.
+type kindReader struct {
+	r      array.RecordReader
+	schema *arrow.Schema
+	pk     bool
+	mem    memory.Allocator
+	refs   atomic.Int64
+	cur    arrow.RecordBatch
+	err    error
+}
+
+func (k *kindReader) Retain() { k.refs.Add(1) }
+func (k *kindReader) Release() {
+	if k.refs.Add(-1) > 0 {
+		return
+	}
+	if k.cur != nil {
+		k.cur.Release()
+		k.cur = nil
+	}
+	k.r.Release()
+}
+func (k *kindReader) Schema() *arrow.Schema          { return k.schema }
+func (k *kindReader) RecordBatch() arrow.RecordBatch { return k.cur }
+func (k *kindReader) Record() arrow.RecordBatch      { return k.cur }
+func (k *kindReader) Err() error                     { return k.err }
+
+func (k *kindReader) Next() bool {
+	if k.cur != nil {
+		k.cur.Release()
+		k.cur = nil
+	}
+	if k.err != nil || !k.r.Next() {
+		if k.err == nil {
+			k.err = k.r.Err()
+		}
+		return false
+	}
+	rec := k.r.RecordBatch()
+	n := int(rec.NumRows())
+	cols := rec.Columns()
+	sb := array.NewStringBuilder(k.mem)
+	defer sb.Release()
+	sb.Reserve(n)
+	if k.pk {
+		kinds := cols[len(cols)-1].(*array.Int8)
+		cols = cols[:len(cols)-1]
+		for i := 0; i < n; i++ {
+			v := kinds.Value(i)
+			if v < 0 || int(v) >= len(rowKinds) {
+				k.err = fmt.Errorf("lakestream: row kind %d is none of Paimon's", v)
+				return false
+			}
+			sb.Append(rowKinds[v])
+		}
+	} else {
+		for i := 0; i < n; i++ {
+			sb.Append(rowKinds[0])
+		}
+	}
+	kind := sb.NewArray()
+	defer kind.Release()
+	k.cur = array.NewRecordBatch(k.schema, append([]arrow.Array{kind}, cols...), int64(n))
+	return true
 }

@@ -47,6 +47,10 @@ type ScanOptions struct {
 	// table's top-level files only (lake.ScanOptions.TopLevel); not with
 	// Realtime.
 	ReadOptimized bool
+	// KeepKinds reads a primary-key lake table with each key's newest
+	// version and its row kind, retractions included, in a last column
+	// _VALUE_KIND (lake.ScanOptions.KeepKinds); not with Realtime.
+	KeepKinds bool
 	// Split reads one part of the scan: the lake's (lake.Split) and, for
 	// t$rt, the log buckets b with b % Count == Index. A primary-key
 	// table's log bucket is its lake bucket, so a key's versions are all
@@ -211,7 +215,7 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, o
 	if err != nil {
 		return nil, err
 	}
-	lakeOpts := lake.ScanOptions{Columns: read, Filter: opts.Filter, Split: opts.Split, TopLevel: opts.ReadOptimized && !opts.Realtime}
+	lakeOpts := lake.ScanOptions{Columns: read, Filter: opts.Filter, Split: opts.Split, TopLevel: opts.ReadOptimized && !opts.Realtime, KeepKinds: opts.KeepKinds && !opts.Realtime}
 	if !opts.Realtime {
 		lakeReader, err := m.table.ScanWith(ctx, snap, lakeOpts, lake.ScanTuning{Unordered: opts.Unordered})
 		if err != nil {

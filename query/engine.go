@@ -870,7 +870,7 @@ func (e *Engine) refSchema(r tableRef) (*arrow.Schema, error) {
 	case r.system:
 		return lakestream.StatusSchema, nil
 	case r.meta != "":
-		return lakestream.MetaSchema(r.meta), nil
+		return e.ls.MetaSchema(r.db, r.table, r.meta)
 	case r.changelog:
 		return e.ls.ChangelogSchema(r.db, r.table)
 	}
