@@ -22,6 +22,15 @@
 //     anchor) to the high watermarks. The before-images of keys the range
 //     finds already in the lake come from one batched, pruned lookup in
 //     that snapshot; nothing per key is kept on the write path.
+//   - Stream reads t$rt (or t$changelog) unbounded: the current rows at one
+//     cut, then every change as its write is acknowledged, per bucket in
+//     log order, resumable from a _log_offset per bucket (stream.go).
+//   - TravelCut resolves a time travel (snapshot id, tag, time) to the cut a
+//     scan of t reads; the table options scan.snapshot-id, scan.tag-name
+//     and scan.timestamp-millis make every read of t travel, as in Java.
+//   - Meta serves Paimon's system tables: $snapshots, $schemas, $options,
+//     $files, $manifests, $partitions, $buckets, $audit_log; t$ro is a scan
+//     (ScanOptions.ReadOptimized).
 //   - SetRealtime switches a table's log off (drain, then writes commit to
 //     the lake directly) or on (a fresh log anchored at the current snapshot).
 //   - sys.tiering rows come from Status: per bucket, how far the lake is

@@ -31,6 +31,19 @@
 //     (TestPushdownNeverChangesResults). Several DuckDB threads read one
 //     scan, each taking the next batch, handed over in C without a copy.
 //
+// Time travel (travel.go): a reference t AT (VERSION => n | 'tag') or AT
+// (TIMESTAMP => t) reads that snapshot of the lake. DuckDB refuses AT on a
+// view, so the reference's text (located from the parse tree and lexed to
+// the end of its AT clause) is replaced by a view of its own, t$at<id>,
+// whose scan reads the snapshot; such statements bypass the parse cache,
+// whose trees carry another text's locations.
+//
+// Streaming (stream.go): in a session with streaming on
+// (engine.WithStreaming), a query must be SELECT cols FROM t$rt |
+// t$changelog [WHERE conjuncts], which runs without DuckDB as an unbounded
+// lakestream.Stream; _log_offset/_bucket conditions are its resume
+// position. Every other query is refused.
+//
 // An INSERT whose values do not match the columns it fills is refused:
 // every VALUES row is counted (sqlparse.ValuesList), and any other source
 // query passes its surplus columns through so that the count sees them.
