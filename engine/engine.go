@@ -144,6 +144,18 @@ func Streaming(ctx context.Context) bool {
 	return on
 }
 
+// ParseSwitch reads the spellings of an on/off setting that SET and the
+// session options take: true, on, 1 and false, off, 0, in any case.
+func ParseSwitch(s string) (on, ok bool) {
+	switch strings.ToLower(s) {
+	case "true", "on", "1":
+		return true, true
+	case "false", "off", "0":
+		return false, true
+	}
+	return false, false
+}
+
 type partKey struct{}
 
 // WithPart returns ctx under which Execute reads only part, one of the

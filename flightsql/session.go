@@ -118,12 +118,7 @@ func boolOption(v *flight.SessionOptionValue) (bool, bool) {
 	case *pb.SessionOptionValue_BoolValue:
 		return o.BoolValue, true
 	case *pb.SessionOptionValue_StringValue:
-		switch strings.ToLower(o.StringValue) {
-		case "true", "on", "1":
-			return true, true
-		case "false", "off", "0":
-			return false, true
-		}
+		return engine.ParseSwitch(o.StringValue)
 	}
 	return false, false
 }

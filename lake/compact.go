@@ -271,18 +271,24 @@ func compactedMeta(ts *TableSchema, level int32, minSeq, maxSeq int64) *DataFile
 		MinSequenceNumber: minSeq, MaxSequenceNumber: maxSeq, DeleteRowCount: &zero}
 }
 
+// partitionTypes are the types of the table's partition columns, in order.
+func (t *Table) partitionTypes() []DataType {
+	ts := t.schema
+	types := make([]DataType, len(ts.PartitionKeys))
+	for i, k := range ts.PartitionKeys {
+		types[i] = ts.Fields[ts.FieldIndex(k)].Type
+	}
+	return types
+}
+
 // partitionValues decodes a serialized partition row into its values, with
 // the partition columns' types.
 func (t *Table) partitionValues(partition []byte) ([]DataType, []any, error) {
-	ts := t.schema
 	_, prow, err := deserializeBinaryRow(partition)
 	if err != nil {
 		return nil, nil, err
 	}
-	partTypes := make([]DataType, len(ts.PartitionKeys))
-	for i, k := range ts.PartitionKeys {
-		partTypes[i] = ts.Fields[ts.FieldIndex(k)].Type
-	}
+	partTypes := t.partitionTypes()
 	partVals, err := decodeBinaryRow(partTypes, prow)
 	return partTypes, partVals, err
 }

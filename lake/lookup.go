@@ -8,6 +8,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
+
+	"github.com/flightd/flightd/internal/arrowutil"
 )
 
 // Point lookups on primary-key tables. Once the pruner has chosen the
@@ -57,7 +59,7 @@ func (p *pruner) readRowGroup(ctx context.Context, pf *parquetFile, rg int, plan
 	// Only the pages of the key that the column index lets through.
 	cand, indexed := p.keyPages(pf, rg, keyPlan)
 	if indexed && len(cand) == 0 {
-		return emptyRecord(want, mem), nil
+		return arrowutil.EmptyBatch(mem, arrow.NewSchema(want, nil)), nil
 	}
 	keys, err := readPlannedRows(ctx, pf, rg, keyPlan, keyWant, cand, mem)
 	if err != nil {
@@ -78,7 +80,7 @@ func (p *pruner) readRowGroup(ctx context.Context, pf *parquetFile, rg int, plan
 			}
 		}
 		if len(pos) == 0 {
-			return emptyRecord(want, mem), nil
+			return arrowutil.EmptyBatch(mem, arrow.NewSchema(want, nil)), nil
 		}
 		rows = runsOf(pos)
 	case cand != nil:
@@ -119,19 +121,6 @@ func (p *pruner) readRowGroup(ctx context.Context, pf *parquetFile, rg int, plan
 		}
 	}
 	return array.NewRecordBatch(arrow.NewSchema(want, nil), cols, keys.NumRows()), nil
-}
-
-// emptyRecord returns a batch of the fields with no rows.
-func emptyRecord(fields []arrow.Field, mem memory.Allocator) arrow.RecordBatch {
-	cols := make([]arrow.Array, len(fields))
-	for i, f := range fields {
-		cols[i] = array.MakeArrayOfNull(mem, f.Type, 0)
-	}
-	rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, 0)
-	for _, c := range cols {
-		c.Release()
-	}
-	return rec
 }
 
 // keyPages returns the rows of row group rg on the pages that

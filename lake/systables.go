@@ -79,7 +79,7 @@ func (t *Table) Files(ctx context.Context, snap *Snapshot) ([]FileRow, error) {
 	out := make([]FileRow, 0, len(entries))
 	for _, e := range entries {
 		f := e.File
-		part, err := t.partitionRowString(e.Partition)
+		ptypes, pvals, err := t.partitionValues(e.Partition)
 		if err != nil {
 			return nil, err
 		}
@@ -87,14 +87,9 @@ func (t *Table) Files(ctx context.Context, snap *Snapshot) ([]FileRow, error) {
 		if err != nil {
 			return nil, err
 		}
-		_, pvals, err := t.partitionValues(e.Partition)
-		if err != nil {
-			return nil, err
-		}
-		ptypes := t.partitionTypes()
 		dir := partitionPath(t.schema.PartitionKeys, ptypes, pvals, t.partitionDefaultName())
 		r := FileRow{
-			Partition: part, Bucket: e.Bucket, SchemaID: f.SchemaID, Level: f.Level,
+			Partition: castRowString(ptypes, pvals), Bucket: e.Bucket, SchemaID: f.SchemaID, Level: f.Level,
 			FilePath:    path.Join(t.db+".db", t.name, dir, "bucket-"+strconv.Itoa(int(e.Bucket)), f.FileName),
 			RecordCount: f.RowCount, FileSizeInBytes: f.FileSize, MinSequence: f.MinSequenceNumber, MaxSequence: f.MaxSequenceNumber,
 			CreationTime: f.CreationTime, DeleteRowCount: f.DeleteRowCount, FirstRowID: f.FirstRowID,
@@ -161,19 +156,13 @@ func (t *Table) BucketStats(ctx context.Context, snap *Snapshot, byPartition boo
 	sums := map[key]*BucketRow{}
 	var order []key
 	for _, e := range entries {
-		var k key
+		types, vals, err := t.partitionValues(e.Partition)
+		if err != nil {
+			return nil, err
+		}
+		k := key{castRowString(types, vals), e.Bucket}
 		if byPartition {
-			_, vals, err := t.partitionValues(e.Partition)
-			if err != nil {
-				return nil, err
-			}
-			k = key{t.partitionSpecString(vals), -1}
-		} else {
-			p, err := t.partitionRowString(e.Partition)
-			if err != nil {
-				return nil, err
-			}
-			k = key{p, e.Bucket}
+			k = key{t.partitionSpecString(types, vals), -1}
 		}
 		r := sums[k]
 		if r == nil {
@@ -248,29 +237,9 @@ func (t *Table) Manifests(ctx context.Context, snap *Snapshot) ([]ManifestRow, e
 	return out, nil
 }
 
-func (t *Table) partitionTypes() []DataType {
-	ts := t.schema
-	types := make([]DataType, len(ts.PartitionKeys))
-	for i, k := range ts.PartitionKeys {
-		types[i] = ts.Fields[ts.FieldIndex(k)].Type
-	}
-	return types
-}
-
-// partitionRowString renders a partition as Java's cast of a row to a
-// string: {v1, v2}, {} when the table has no partitions.
-func (t *Table) partitionRowString(partition []byte) (string, error) {
-	types, vals, err := t.partitionValues(partition)
-	if err != nil {
-		return "", err
-	}
-	return castRowString(types, vals), nil
-}
-
 // partitionSpecString renders a partition as $partitions does:
 // k=v/k2=v2, a null value as partition.default-name.
-func (t *Table) partitionSpecString(vals []any) string {
-	types := t.partitionTypes()
+func (t *Table) partitionSpecString(types []DataType, vals []any) string {
 	parts := make([]string, len(vals))
 	for i, v := range vals {
 		s := t.partitionDefaultName()

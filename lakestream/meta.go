@@ -11,8 +11,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-
-	"github.com/flightd/flightd/lake"
 )
 
 // Paimon's system tables of a table t that flightd serves, with Java Paimon's
@@ -231,19 +229,12 @@ func (s *Service) metaFiles(ctx context.Context, db, name, suffix string, b *arr
 	if err != nil {
 		return err
 	}
-	var snap *lake.Snapshot
-	if travel, err := s.optionTravel(ctx, m, db, name, false); err != nil {
+	travel, err := s.optionTravel(ctx, m, db, name, false)
+	if err != nil {
 		return err
-	} else if travel != nil && travel.Tag != "" {
-		snap, err = m.table.Tag(ctx, travel.Tag)
-		if err != nil {
-			return err
-		}
-	} else if travel != nil {
-		if snap, err = m.table.Snapshot(ctx, travel.Snapshot); err != nil {
-			return err
-		}
-	} else if snap, err = m.table.LatestSnapshot(ctx); err != nil {
+	}
+	snap, err := s.snapshotAt(ctx, m, db, name, travel)
+	if err != nil {
 		return err
 	}
 	if snap != nil {

@@ -145,19 +145,7 @@ func (s *Service) ScanWith(ctx context.Context, db, name string, opts ScanOption
 		return nil, fmt.Errorf("%w: %s.%s%s needs %s=true", ErrNotRealtime, db, name, RealtimeSuffix, OptionEnabled)
 	}
 	// Pin the snapshot first, then the high watermarks (see package union).
-	var snap *lake.Snapshot
-	switch {
-	case opts.At == nil:
-		snap, err = m.table.LatestSnapshot(ctx)
-	case opts.At.Tag != "":
-		if snap, err = m.table.Tag(ctx, opts.At.Tag); err != nil {
-			err = fmt.Errorf("lakestream: %s.%s: the tag %q this read was planned at is gone; run the query again: %w", db, name, opts.At.Tag, err)
-		}
-	case opts.At.Snapshot > 0:
-		if snap, err = m.table.Snapshot(ctx, opts.At.Snapshot); err != nil {
-			err = fmt.Errorf("lakestream: %s.%s: the snapshot %d this read was planned at is gone (expired); run the query again: %w", db, name, opts.At.Snapshot, err)
-		}
-	}
+	snap, err := s.snapshotAt(ctx, m, db, name, opts.At)
 	if err != nil {
 		return nil, err
 	}
@@ -171,6 +159,28 @@ func (s *Service) ScanWith(ctx context.Context, db, name string, opts ScanOption
 		return nil, err
 	}
 	return newPinnedReader(r, unpin), nil
+}
+
+// snapshotAt reads the lake snapshot of cut at: its tag's, its id's, or
+// the latest one when at is nil (nil when the table has none).
+func (s *Service) snapshotAt(ctx context.Context, m *tableMeta, db, name string, at *Cut) (*lake.Snapshot, error) {
+	switch {
+	case at == nil:
+		return m.table.LatestSnapshot(ctx)
+	case at.Tag != "":
+		snap, err := m.table.Tag(ctx, at.Tag)
+		if err != nil {
+			return nil, fmt.Errorf("lakestream: %s.%s: the tag %q this read was planned at is gone; run the query again: %w", db, name, at.Tag, err)
+		}
+		return snap, nil
+	case at.Snapshot > 0:
+		snap, err := m.table.Snapshot(ctx, at.Snapshot)
+		if err != nil {
+			return nil, fmt.Errorf("lakestream: %s.%s: the snapshot %d this read was planned at is gone (expired); run the query again: %w", db, name, at.Snapshot, err)
+		}
+		return snap, nil
+	}
+	return nil, nil
 }
 
 // scanColumns returns the columns the scan reads (the projection, plus the

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/flightd/flightd/internal/arrowutil"
 	"github.com/flightd/flightd/lake"
 	"github.com/flightd/flightd/logstore"
 	"github.com/flightd/flightd/union"
@@ -245,7 +246,7 @@ func (r *streamReader) Next() bool {
 		}
 		if !r.marked {
 			r.marked = true
-			r.cur = emptyBatch(r.schema)
+			r.cur = arrowutil.EmptyBatch(r.s.mem, r.schema)
 			return true
 		}
 		if len(r.round) > 0 {
@@ -623,41 +624,16 @@ func (c *currentRows) convert(rec arrow.RecordBatch) (arrow.RecordBatch, error) 
 		buckets = kept
 	}
 	m := len(buckets)
-	kb := array.NewStringBuilder(c.mem)
-	defer kb.Release()
-	ob := array.NewInt64Builder(c.mem)
-	defer ob.Release()
-	bb := array.NewInt32Builder(c.mem)
-	defer bb.Release()
-	tb := array.NewTimestampBuilder(c.mem, c.schema.Field(3).Type.(*arrow.TimestampType))
-	defer tb.Release()
-	kb.Reserve(m)
-	ob.Reserve(m)
-	bb.Reserve(m)
-	for _, b := range buckets {
-		kb.Append(union.ChangeTypes[union.KindInsert])
-		ob.UnsafeAppend(c.cut.Log[b] - 1)
-		bb.UnsafeAppend(b)
+	kinds := make([]byte, m) // all union.KindInsert
+	offsets := make([]int64, m)
+	for i, b := range buckets {
+		offsets[i] = c.cut.Log[b] - 1
 	}
-	tb.AppendNulls(m)
-	meta := []arrow.Array{kb.NewArray(), ob.NewArray(), bb.NewArray(), tb.NewArray()}
+	meta := union.ChangeColumns(c.mem, kinds, offsets, buckets, make([]int64, m), make([]bool, m))
 	defer func() {
 		for _, a := range meta {
 			a.Release()
 		}
 	}()
 	return array.NewRecordBatch(c.schema, append(meta, data.Columns()...), int64(m)), nil
-}
-
-// emptyBatch is a batch of schema without rows.
-func emptyBatch(schema *arrow.Schema) arrow.RecordBatch {
-	cols := make([]arrow.Array, schema.NumFields())
-	for i, f := range schema.Fields() {
-		cols[i] = array.MakeArrayOfNull(memory.DefaultAllocator, f.Type, 0)
-	}
-	out := array.NewRecordBatch(schema, cols, 0)
-	for _, c := range cols {
-		c.Release()
-	}
-	return out
 }

@@ -208,11 +208,8 @@ func setStreaming(sql string) (bool, error) {
 	if st.Reset {
 		return false, nil
 	}
-	switch strings.ToLower(st.Value) {
-	case "true", "on", "1":
-		return true, nil
-	case "false", "off", "0":
-		return false, nil
+	if on, ok := engine.ParseSwitch(st.Value); ok {
+		return on, nil
 	}
 	return false, fmt.Errorf("%w: SET streaming takes true or false, not %q", engine.ErrInvalid, st.Value)
 }

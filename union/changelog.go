@@ -32,6 +32,9 @@ const (
 // KindInsert..KindDelete.
 var ChangeTypes = [4]string{"+I", "-U", "+U", "-D"}
 
+// changeTimeType is the type of CommitTimestampColumn.
+var changeTimeType = &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "UTC"}
+
 // changelogChunkRows is the target size of a changelog output batch.
 const changelogChunkRows = 64 * 1024
 
@@ -42,7 +45,7 @@ func ChangelogSchema(schema *arrow.Schema) *arrow.Schema {
 		{Name: ChangeTypeColumn, Type: arrow.BinaryTypes.String},
 		{Name: LogOffsetColumn, Type: arrow.PrimitiveTypes.Int64},
 		{Name: BucketColumn, Type: arrow.PrimitiveTypes.Int32},
-		{Name: CommitTimestampColumn, Type: &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "UTC"}, Nullable: true},
+		{Name: CommitTimestampColumn, Type: changeTimeType, Nullable: true},
 	}
 	return arrow.NewSchema(append(fields, schema.Fields()...), nil)
 }
@@ -517,14 +520,22 @@ func (r *changelogReader) event(kind byte, e ChangelogEntry, i, img int64) {
 
 // metaColumns builds the change columns of the recorded events.
 func (r *changelogReader) metaColumns() []arrow.Array {
-	n := len(r.kinds)
+	return ChangeColumns(r.mem, r.kinds, r.offsets, r.buckets, r.times, r.known)
+}
+
+// ChangeColumns builds the columns a changelog puts before the table's
+// (ChangelogSchema): per row its kind (KindInsert..KindDelete), log offset,
+// bucket, and write time in milliseconds where known (else null). The
+// caller releases them.
+func ChangeColumns(mem memory.Allocator, kinds []byte, offsets []int64, buckets []int32, times []int64, known []bool) []arrow.Array {
+	n := len(kinds)
 	// Every change type is two bytes: build the utf8 buffers directly.
-	offs := memory.NewResizableBuffer(r.mem)
+	offs := memory.NewResizableBuffer(mem)
 	offs.Resize(arrow.Int32Traits.BytesRequired(n + 1))
-	data := memory.NewResizableBuffer(r.mem)
+	data := memory.NewResizableBuffer(mem)
 	data.Resize(2 * n)
 	ov, dv := arrow.Int32Traits.CastFromBytes(offs.Bytes()), data.Bytes()
-	for i, k := range r.kinds {
+	for i, k := range kinds {
 		ov[i] = int32(2 * i)
 		copy(dv[2*i:], ChangeTypes[k])
 	}
@@ -532,23 +543,23 @@ func (r *changelogReader) metaColumns() []arrow.Array {
 	kd := array.NewData(arrow.BinaryTypes.String, n, []*memory.Buffer{nil, offs, data}, nil, 0, 0)
 	offs.Release()
 	data.Release()
-	kinds := array.MakeFromData(kd)
+	kindCol := array.MakeFromData(kd)
 	kd.Release()
-	ob := array.NewInt64Builder(r.mem)
+	ob := array.NewInt64Builder(mem)
 	defer ob.Release()
-	ob.AppendValues(r.offsets, nil)
-	bb := array.NewInt32Builder(r.mem)
+	ob.AppendValues(offsets, nil)
+	bb := array.NewInt32Builder(mem)
 	defer bb.Release()
-	bb.AppendValues(r.buckets, nil)
-	tb := array.NewTimestampBuilder(r.mem, r.schema.Field(3).Type.(*arrow.TimestampType))
+	bb.AppendValues(buckets, nil)
+	tb := array.NewTimestampBuilder(mem, changeTimeType)
 	defer tb.Release()
 	tb.Reserve(n)
-	for i, t := range r.times {
-		if r.known[i] {
+	for i, t := range times {
+		if known[i] {
 			tb.UnsafeAppend(arrow.Timestamp(t))
 		} else {
 			tb.UnsafeAppendBoolToBitmap(false)
 		}
 	}
-	return []arrow.Array{kinds, ob.NewArray(), bb.NewArray(), tb.NewArray()}
+	return []arrow.Array{kindCol, ob.NewArray(), bb.NewArray(), tb.NewArray()}
 }

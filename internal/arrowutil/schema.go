@@ -1,6 +1,10 @@
 package arrowutil
 
-import "github.com/apache/arrow-go/v18/arrow"
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
 
 // SameColumns reports whether a and b have the same column names and types
 // (metadata and nullability aside).
@@ -14,4 +18,17 @@ func SameColumns(a, b *arrow.Schema) bool {
 		}
 	}
 	return true
+}
+
+// EmptyBatch is a batch of schema with no rows.
+func EmptyBatch(mem memory.Allocator, schema *arrow.Schema) arrow.RecordBatch {
+	cols := make([]arrow.Array, schema.NumFields())
+	for i, f := range schema.Fields() {
+		cols[i] = array.MakeArrayOfNull(mem, f.Type, 0)
+	}
+	rec := array.NewRecordBatch(schema, cols, 0)
+	for _, c := range cols {
+		c.Release()
+	}
+	return rec
 }
