@@ -284,15 +284,16 @@ func bytesCompare[O int32 | int64](xOffs []O, xData []byte, yOffs []O, yData []b
 	}
 }
 
-// orderByKeySeqPos returns the rows of rec by key (cmpKey), then sequence
+// orderByKeySeqPos returns the rows of rec by key (cmpKey), then by the
+// sequence fields (bySeq, nil when the table has none), then sequence
 // number, then position: the order in which Paimon merges versions of a
 // key (newest last). A key of one integer column without nulls is sorted
 // as plain integers (no comparison closures: 3x faster on a tiering round
 // of a BIGINT-keyed table).
-func orderByKeySeqPos(rec arrow.RecordBatch, keyIdx []int, cmpKey func(a, b int) int, seqs []int64) []int {
+func orderByKeySeqPos(rec arrow.RecordBatch, keyIdx []int, cmpKey func(a, b int) int, bySeq func(a, b int) int, seqs []int64) []int {
 	n := int(rec.NumRows())
 	order := make([]int, n)
-	if len(keyIdx) == 1 {
+	if len(keyIdx) == 1 && bySeq == nil {
 		if keys, ok := intKeys(rec.Column(keyIdx[0])); ok {
 			type row struct {
 				key, seq int64
@@ -323,6 +324,11 @@ func orderByKeySeqPos(rec arrow.RecordBatch, keyIdx []int, cmpKey func(a, b int)
 	slices.SortFunc(order, func(a, b int) int {
 		if c := cmpKey(a, b); c != 0 {
 			return c
+		}
+		if bySeq != nil {
+			if c := bySeq(a, b); c != 0 {
+				return c
+			}
 		}
 		if c := cmp.Compare(seqs[a], seqs[b]); c != 0 {
 			return c

@@ -194,9 +194,9 @@ func TestOrderByKeySeqPos(t *testing.T) {
 			rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "k", Type: col.DataType()}}, nil), []arrow.Array{col}, int64(n))
 			_, fast := intKeys(col)
 			require.True(t, fast)
-			got := orderByKeySeqPos(rec, []int{0}, rowCompare(rec, []int{0}, nil), seqs)
+			got := orderByKeySeqPos(rec, []int{0}, rowCompare(rec, []int{0}, nil), nil, seqs)
 			// the general path: a comparison that intKeys does not know
-			slow := orderByKeySeqPos(rec, []int{0, 0}, rowCompare(rec, []int{0}, nil), seqs)
+			slow := orderByKeySeqPos(rec, []int{0, 0}, rowCompare(rec, []int{0}, nil), nil, seqs)
 			require.Equal(t, slow, got, "round %d, %s", round, col.DataType())
 			require.True(t, slices.IsSortedFunc(got, func(a, b int) int {
 				return cmp.Or(rowCompare(rec, []int{0}, nil)(a, b), cmp.Compare(seqs[a], seqs[b]), cmp.Compare(a, b))

@@ -529,8 +529,16 @@ func (w *Write) flushGroup(ctx context.Context, g *writeGroup, bucketMaxSeq int6
 			return nil, "", err
 		}
 		cmpKey := rowCompare(rec, keyIdx, keyTypes)
-		order := orderByKeySeqPos(rec, keyIdx, cmpKey, g.seqs)
-		// keep the last (highest sequence, then latest written) row per key
+		var bySeq func(a, b int) int
+		if seq, err := ts.SeqOrder(); err != nil {
+			return nil, "", err
+		} else if seq != nil {
+			if bySeq, err = seq.Rows(rec); err != nil {
+				return nil, "", err
+			}
+		}
+		order := orderByKeySeqPos(rec, keyIdx, cmpKey, bySeq, g.seqs)
+		// keep the last (largest sequence fields, highest sequence, then latest written) row per key
 		var kept []int64
 		for i := 0; i < n; i++ {
 			if i+1 < n && cmpKey(order[i], order[i+1]) == 0 {

@@ -554,7 +554,6 @@ func TestUnsupportedTablesAreRefused(t *testing.T) {
 	for _, opts := range []map[string]string{
 		{"bucket": "1", "merge-engine": "partial-update"},
 		{"bucket": "1", "merge-engine": "first-row"},
-		{"bucket": "1", "sequence.field": "v"},
 	} {
 		cat, err := OpenCatalog(t.TempDir())
 		require.NoError(t, err)

@@ -21,7 +21,8 @@ import (
 //  2. the bound is the smallest of the runs' last keys: every version of a key up to the bound
 //     is in the runs' current row groups (a run's later rows have larger keys);
 //  3. the rows up to the bound (all of the bound's run, a prefix of the others, found by binary
-//     search) are merged as mergePK merges a whole bucket: ordered by key, sequence number, then
+//     search) are merged as mergePK merges a whole bucket: ordered by key, the table's sequence
+//     fields (sequence.field, see SeqOrder), sequence number, then
 //     position (a k-way merge of the pieces, each in key order, on a heap), with the runs'
 //     pieces laid out in the bucket's file order, so that of two
 //     versions with the same sequence number the one in the later file wins, as before; per key
@@ -39,6 +40,7 @@ type mergeTask struct {
 	keyIdx   []int
 	keyTypes []DataType
 	proj     []int // output column i is want[proj[i]]
+	seq      *SeqOrder
 
 	dvs     map[string]*deletionVector
 	runs    []*mergeRun
@@ -56,7 +58,7 @@ type mergeRun struct {
 }
 
 // mergeWant returns the columns a bucket merge reads: the trimmed key columns, the other
-// columns of r.schema, then _SEQUENCE_NUMBER and _VALUE_KIND.
+// columns of r.schema, the table's sequence fields, then _SEQUENCE_NUMBER and _VALUE_KIND.
 func (r *scanReader) mergeWant() []arrow.Field {
 	ts := r.t.schema
 	full := ts.ArrowSchema()
@@ -72,6 +74,14 @@ func (r *scanReader) mergeWant() []arrow.Field {
 			seen[f.Name] = true
 		}
 	}
+	if seq, _ := ts.SeqOrder(); seq != nil { // checked when the scan began
+		for _, f := range seq.arrowFields(ts) {
+			if !seen[f.Name] {
+				want = append(want, f)
+				seen[f.Name] = true
+			}
+		}
+	}
 	return append(want, arrow.Field{Name: seqNumberField, Type: arrow.PrimitiveTypes.Int64},
 		arrow.Field{Name: valueKindField, Type: arrow.PrimitiveTypes.Int8})
 }
@@ -79,6 +89,7 @@ func (r *scanReader) mergeWant() []arrow.Field {
 func (r *scanReader) newMerge(g *scanGroup) *mergeTask {
 	ts := r.t.schema
 	m := &mergeTask{r: r, g: g, want: r.mergeWant(), keyTypes: ts.trimmedKeyTypes()}
+	m.seq, _ = ts.SeqOrder() // checked when the scan began
 	for i := range m.keyTypes {
 		m.keyIdx = append(m.keyIdx, i)
 	}
@@ -330,7 +341,14 @@ func (m *mergeTask) step() (bool, error) {
 			end += int(p.rec.NumRows())
 			ends[i] = end
 		}
-		order := mergeSortedPieces(ends, cmpKey, seqs.Int64Values())
+		var bySeq func(a, b int) int
+		if m.seq != nil {
+			if bySeq, err = m.seq.Rows(win); err != nil {
+				win.Release()
+				return false, err
+			}
+		}
+		order := mergeSortedPieces(ends, cmpKey, bySeq, seqs.Int64Values())
 		kept = make([]int64, 0, n)
 		for i := 0; i < n; i++ {
 			if i+1 < n && cmpKey(order[i], order[i+1]) == 0 {
@@ -346,9 +364,9 @@ func (m *mergeTask) step() (bool, error) {
 }
 
 // mergeSortedPieces returns the rows of a window whose pieces (rows up to ends[0], up to ends[1],
-// ...) are each in key order, in the order orderByKeySeqPos sorts them (key, sequence number,
-// position): a k-way merge of the pieces on a heap, O(rows x log pieces).
-func mergeSortedPieces(ends []int, cmpKey func(a, b int) int, seqs []int64) []int {
+// ...) are each in key order, in the order orderByKeySeqPos sorts them (key, sequence fields,
+// sequence number, position): a k-way merge of the pieces on a heap, O(rows x log pieces).
+func mergeSortedPieces(ends []int, cmpKey func(a, b int) int, bySeq func(a, b int) int, seqs []int64) []int {
 	heads := make([]int, len(ends))
 	for i := 1; i < len(ends); i++ {
 		heads[i] = ends[i-1]
@@ -357,6 +375,11 @@ func mergeSortedPieces(ends []int, cmpKey func(a, b int) int, seqs []int64) []in
 		a, b := heads[p], heads[q]
 		if c := cmpKey(a, b); c != 0 {
 			return c < 0
+		}
+		if bySeq != nil {
+			if c := bySeq(a, b); c != 0 {
+				return c < 0
+			}
 		}
 		if seqs[a] != seqs[b] {
 			return seqs[a] < seqs[b]

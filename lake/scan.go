@@ -576,8 +576,9 @@ func rawConvertibleDV(files []DataFileMeta) bool {
 // mergePK reads every file of a primary-key bucket and merges them as Paimon's deduplicate engine
 // does, the whole bucket in memory (compaction; scans merge a row group per run, see mergeTask). all holds the columns want: the trimmed key columns, the other columns of r.schema, then
 // _SEQUENCE_NUMBER and _VALUE_KIND (all is nil when the bucket has no rows; the caller releases
-// it). kept lists the surviving rows of all in key order: per key the row with the highest
-// sequence number, unless that row is a retraction (-U/-D). The key columns come first in all.
+// it). kept lists the surviving rows of all in key order: per key the newest row (by the
+// sequence fields if the table has them, then the highest sequence number), unless that row
+// is a retraction (-U/-D). The key columns come first in all.
 func (r *scanReader) mergePK(g *scanGroup) (all arrow.RecordBatch, want []arrow.Field, kept []int64, err error) {
 	ts := r.t.schema
 	keyNames := ts.TrimmedPrimaryKeys()
@@ -621,7 +622,15 @@ func (r *scanReader) mergePK(g *scanGroup) (all arrow.RecordBatch, want []arrow.
 	cmpKey := rowCompare(all, keyIdx, keyTypes)
 	seqs := all.Column(len(want) - 2).(*array.Int64)
 	kinds := all.Column(len(want) - 1).(*array.Int8)
-	order := orderByKeySeqPos(all, keyIdx, cmpKey, seqs.Int64Values())
+	var bySeq func(a, b int) int
+	if seq, err := ts.SeqOrder(); err != nil {
+		return nil, nil, nil, err
+	} else if seq != nil {
+		if bySeq, err = seq.Rows(all); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	order := orderByKeySeqPos(all, keyIdx, cmpKey, bySeq, seqs.Int64Values())
 	for i := 0; i < n; i++ {
 		if i+1 < n && cmpKey(order[i], order[i+1]) == 0 {
 			continue

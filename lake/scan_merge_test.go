@@ -52,6 +52,11 @@ type mergeModelRow struct {
 }
 
 func newMergeModelTable(t *testing.T, c *Catalog, name string, kind int, buckets int) *mergeModelTable {
+	return newMergeModelTableWith(t, c, name, kind, buckets, nil)
+}
+
+// newMergeModelTableWith is newMergeModelTable with more table options.
+func newMergeModelTableWith(t *testing.T, c *Catalog, name string, kind int, buckets int, opts map[string]string) *mergeModelTable {
 	var cols []Column
 	var pk []string
 	for _, spec := range mergeKeyKinds[kind].cols {
@@ -67,8 +72,11 @@ func newMergeModelTable(t *testing.T, c *Catalog, name string, kind int, buckets
 		require.NoError(t, err)
 		cols = append(cols, Column{Name: n, Type: dt})
 	}
-	tb, err := c.CreateTable("db", name, Schema{Columns: cols, PrimaryKeys: pk,
-		Options: map[string]string{"bucket": fmt.Sprint(buckets)}}, false)
+	options := map[string]string{"bucket": fmt.Sprint(buckets)}
+	for k, v := range opts {
+		options[k] = v
+	}
+	tb, err := c.CreateTable("db", name, Schema{Columns: cols, PrimaryKeys: pk, Options: options}, false)
 	require.NoError(t, err)
 	return &mergeModelTable{tb: tb, nkeys: len(pk), model: map[int]mergeModelRow{}}
 }
@@ -655,7 +663,7 @@ func TestMergeSortedPiecesMatchesSort(t *testing.T) {
 		rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64}}, nil), []arrow.Array{col}, int64(len(keys)))
 		col.Release()
 		cmpKey := rowCompare(rec, []int{0}, []DataType{{Root: TypeBigInt}})
-		require.Equal(t, orderByKeySeqPos(rec, []int{0}, cmpKey, seqs), mergeSortedPieces(ends, cmpKey, seqs), "pieces %v keys %v seqs %v", ends, keys, seqs)
+		require.Equal(t, orderByKeySeqPos(rec, []int{0}, cmpKey, nil, seqs), mergeSortedPieces(ends, cmpKey, nil, seqs), "pieces %v keys %v seqs %v", ends, keys, seqs)
 		rec.Release()
 	}
 }

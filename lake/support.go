@@ -15,6 +15,9 @@ func (t *Table) checkSupported() error {
 	if err := checkReadable(t.schema.Options, t.schema.HasPrimaryKey()); err != nil {
 		return fmt.Errorf("%s: %w", t.FullName(), err)
 	}
+	if _, err := t.schema.SeqOrder(); err != nil {
+		return fmt.Errorf("%s: %w", t.FullName(), err)
+	}
 	return nil
 }
 
@@ -26,6 +29,9 @@ func (t *Table) checkWritable() error {
 	if err := CheckSupported(t.schema.Options, t.schema.HasPrimaryKey()); err != nil {
 		return fmt.Errorf("%s: %w", t.FullName(), err)
 	}
+	if _, err := t.schema.SeqOrder(); err != nil {
+		return fmt.Errorf("%s: %w", t.FullName(), err)
+	}
 	if err := checkPathOption("data-file.prefix", t.schema.Options["data-file.prefix"]); err != nil {
 		return fmt.Errorf("%s: %w", t.FullName(), err)
 	}
@@ -33,8 +39,7 @@ func (t *Table) checkWritable() error {
 }
 
 // CheckSupported refuses table options flightd cannot write with: merge
-// engines other than deduplicate, user-defined sequence fields, and deletion
-// vectors (flightd reads such tables but does not write or compact them: its
+// engines other than deduplicate, and deletion vectors (flightd reads such tables but does not write or compact them: its
 // level-0 files would be invisible to Paimon's batch reads of a primary-key
 // table, and it maintains no deletion-vector index).
 func CheckSupported(opts map[string]string, primaryKey bool) error {
@@ -52,9 +57,6 @@ func checkReadable(opts map[string]string, primaryKey bool) error {
 	if primaryKey {
 		if me := opts["merge-engine"]; me != "" && me != "deduplicate" {
 			return fmt.Errorf("%w: merge-engine %q; flightd reads and writes the deduplicate engine only", ErrUnsupported, me)
-		}
-		if sf := opts["sequence.field"]; sf != "" {
-			return fmt.Errorf("%w: sequence.field %q; flightd orders versions by write sequence only", ErrUnsupported, sf)
 		}
 	}
 	return nil
