@@ -1,5 +1,7 @@
 package sqlparse
 
+import "strings"
+
 // Name is a possibly qualified table name, [database.]table. Database is "" when unqualified.
 // Unquoted identifiers are lower-cased; quoted ones ("x" or `x`) are kept exactly.
 type Name struct {
@@ -123,6 +125,9 @@ type AlterTable struct {
 	Add   *AddColumn // ADD [COLUMN] ...
 	// RenameFrom and RenameTo are RENAME [COLUMN] from TO to.
 	RenameFrom, RenameTo string
+	// RenameTable is RENAME TO [database.]table: the table's new name
+	// (Database "" when the new name is unqualified).
+	RenameTable *Name
 	// Drop is DROP [COLUMN] name.
 	Drop string
 	// Alter is ALTER [COLUMN] name TYPE t | SET DATA TYPE t | DROP NOT NULL
@@ -132,7 +137,12 @@ type AlterTable struct {
 
 // AlterColumn is one change of ALTER TABLE ... ALTER [COLUMN] name.
 type AlterColumn struct {
-	Name        string
+	// Name is the column as written, its parts joined by '.': a field of
+	// a ROW column is named by the path to it (r.x).
+	Name string
+	// Path is Name's parts: one for a top-level column, more for a field
+	// nested in ROW columns.
+	Path        []string
 	Type        string // as written, "" for none
 	DropNotNull bool
 	Comment     *string
@@ -149,8 +159,10 @@ type AddColumn struct {
 // ParseAlterTable parses ALTER TABLE [database.]table SET ('k' = 'v', ...) [;],
 // ALTER TABLE [database.]table RESET ('k', ...) [;], ALTER TABLE
 // [database.]table ADD [COLUMN] column-definition [FIRST | AFTER column] [;],
-// ALTER TABLE [database.]table RENAME [COLUMN] a TO b [;] and ALTER TABLE
-// [database.]table DROP [COLUMN] a [;]. Other ALTER TABLE forms are rejected.
+// ALTER TABLE [database.]table RENAME [COLUMN] a TO b [;], ALTER TABLE
+// [database.]table RENAME TO [database.]table2 [;], ALTER TABLE
+// [database.]table DROP [COLUMN] a [;] and ALTER TABLE [database.]table
+// ALTER [COLUMN] a[.field...] .... Other ALTER TABLE forms are rejected.
 func ParseAlterTable(sql string) (*AlterTable, error) {
 	p, err := newParser("ALTER TABLE", sql)
 	if err != nil {
@@ -219,8 +231,13 @@ func ParseAlterTable(sql string) (*AlterTable, error) {
 		}
 	case isKeyword(t, "rename"):
 		p.next()
-		if isKeyword(p.peek(), "to") {
-			return nil, p.syntaxErr(p.peek(), "ALTER TABLE ... RENAME TO (renaming a table) is not supported yet")
+		if p.acceptKeyword("to") {
+			to, err := p.tableName()
+			if err != nil {
+				return nil, err
+			}
+			at.RenameTable = &to
+			break
 		}
 		p.acceptKeyword("column")
 		if at.RenameFrom, _, err = p.identifier("column to rename"); err != nil {
@@ -236,9 +253,17 @@ func ParseAlterTable(sql string) (*AlterTable, error) {
 		p.next()
 		p.acceptKeyword("column")
 		at.Alter = &AlterColumn{}
-		if at.Alter.Name, _, err = p.identifier("column to alter"); err != nil {
-			return nil, err
+		for {
+			part, _, err := p.identifier("column to alter")
+			if err != nil {
+				return nil, err
+			}
+			at.Alter.Path = append(at.Alter.Path, part)
+			if !p.acceptPunct(".") {
+				break
+			}
 		}
+		at.Alter.Name = strings.Join(at.Alter.Path, ".")
 		switch c := p.peek(); {
 		case isKeyword(c, "type"), isKeyword(c, "set"):
 			p.next()
@@ -282,7 +307,7 @@ func ParseAlterTable(sql string) (*AlterTable, error) {
 			return nil, err
 		}
 	default:
-		return nil, p.syntaxErr(t, "unsupported ALTER TABLE operation: expected SET (...), RESET (...), ADD COLUMN, RENAME COLUMN, DROP COLUMN or ALTER COLUMN after the table name")
+		return nil, p.syntaxErr(t, "unsupported ALTER TABLE operation: expected SET (...), RESET (...), ADD COLUMN, RENAME COLUMN, RENAME TO, DROP COLUMN or ALTER COLUMN after the table name")
 	}
 	if err := p.end("expected end of statement"); err != nil {
 		return nil, err

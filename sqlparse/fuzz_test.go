@@ -100,12 +100,13 @@ func FuzzParse(f *testing.F) {
 		check("ParseAlterTable", KindAlterTable, err)
 		if err == nil {
 			ops := 0
-			for _, set := range []bool{len(at.Set) > 0, len(at.Reset) > 0, at.Add != nil, at.RenameFrom != "", at.Drop != "", at.Alter != nil} {
+			for _, set := range []bool{len(at.Set) > 0, len(at.Reset) > 0, at.Add != nil, at.RenameFrom != "", at.Drop != "", at.Alter != nil, at.RenameTable != nil} {
 				if set {
 					ops++
 				}
 			}
-			if ops != 1 || at.RenameFrom != "" && at.RenameTo == "" || at.Add != nil && (at.Add.Column.Name == "" || at.Add.Column.Type == "") {
+			if ops != 1 || at.RenameFrom != "" && at.RenameTo == "" || at.Add != nil && (at.Add.Column.Name == "" || at.Add.Column.Type == "") ||
+				at.RenameTable != nil && at.RenameTable.Table == "" || at.Alter != nil && len(at.Alter.Path) == 0 {
 				t.Fatalf("ParseAlterTable(%q) = %+v: want exactly one whole operation", sql, at)
 			}
 		}
