@@ -302,6 +302,66 @@ func (c *Catalog) DropTable(db, name string, ignoreIfNotExists bool) error {
 	return c.fio.RemoveAll(context.Background(), c.tablePath(db, name))
 }
 
+// RenameTable renames db.name to toDB.to, as Java Paimon's filesystem catalog does
+// (AbstractCatalog.renameTable, FileSystemCatalog.renameTableImpl): the table directory
+// <db>.db/<name> becomes <toDB>.db/<to> in one rename, so every snapshot, schema, manifest
+// and data file moves with it (Paimon's metadata names files relative to the table). Like
+// Java it refuses system tables ('$' in either name) and a target that exists
+// (ErrTableExists), and moves tables between databases; unlike Java's LocalFileIO, which
+// creates a missing target database directory, a missing target database is
+// ErrDatabaseNotFound. On storage that cannot rename a directory in one step (S3) it is
+// ErrUnsupported: an object store copies and deletes object by object, and a failure midway
+// would leave the table split between both names.
+func (c *Catalog) RenameTable(ctx context.Context, db, name, toDB, to string) error {
+	what := fmt.Sprintf("rename table %s.%s to %s.%s", db, name, toDB, to)
+	for _, n := range [][2]string{{db, name}, {toDB, to}} {
+		if n[0] == systemDatabase {
+			return fmt.Errorf("lake: %s: %w: %q is Paimon's system database, whose tables cannot be renamed", what, ErrInvalidName, n[0])
+		}
+		if strings.Contains(n[1], "$") {
+			return fmt.Errorf("lake: %s: %w: %s.%s names a system table or branch ('$'); only a table itself can be renamed, to a name without '$'", what, ErrInvalidName, n[0], n[1])
+		}
+	}
+	if err := validName("table", to); err != nil {
+		return fmt.Errorf("lake: %s: %w", what, err)
+	}
+	if err := validName("database", toDB); err != nil {
+		return fmt.Errorf("lake: %s: %w", what, err)
+	}
+	if _, err := c.GetTable(db, name); err != nil {
+		return err
+	}
+	if !canRenameDirs(c.fio) {
+		return fmt.Errorf("lake: %s: %w: the warehouse %s is in an object store, which cannot rename a table's directory in one step: "+
+			"it would copy and delete each file on its own, and a failure midway would leave the table split between both names",
+			what, ErrUnsupported, c.Warehouse())
+	}
+	ok, err := c.DatabaseExists(toDB)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%s: %w: database %s", what, ErrDatabaseNotFound, toDB)
+	}
+	if db == toDB && name == to {
+		return fmt.Errorf("%s: %w: that is the table's name", what, ErrTableExists)
+	}
+	ids, err := schemaIDs(ctx, c.fio, c.tablePath(toDB, to))
+	if err != nil {
+		return fmt.Errorf("lake: %s: %w", what, err)
+	}
+	if len(ids) > 0 {
+		return fmt.Errorf("%s: %w: %s.%s", what, ErrTableExists, toDB, to)
+	}
+	if err := c.fio.RenameDir(ctx, c.tablePath(db, name), c.tablePath(toDB, to)); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("%s: %w: a directory %s that is not a table is in the way", what, ErrTableExists, c.tablePath(toDB, to))
+		}
+		return fmt.Errorf("lake: %s: %w", what, err)
+	}
+	return nil
+}
+
 // AlterTableOptions sets options and writes schema-(N+1). An empty value removes the option.
 func (c *Catalog) AlterTableOptions(ctx context.Context, db, name string, set map[string]string) (*Table, error) {
 	if err := CheckPathOptions(set); err != nil {

@@ -1,0 +1,27 @@
+package lake
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// renameNoReplace renames from to to unless to exists (an empty directory included), in one
+// step where the file system supports RENAME_NOREPLACE; elsewhere it checks first.
+func renameNoReplace(from, to string) error {
+	err := unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_NOREPLACE)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, unix.EEXIST):
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: fs.ErrExist}
+	case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS):
+		if _, serr := os.Lstat(to); serr == nil {
+			return &os.LinkError{Op: "rename", Old: from, New: to, Err: fs.ErrExist}
+		}
+		return os.Rename(from, to)
+	}
+	return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
+}

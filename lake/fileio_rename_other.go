@@ -1,0 +1,16 @@
+//go:build !linux
+
+package lake
+
+import (
+	"io/fs"
+	"os"
+)
+
+// renameNoReplace renames from to to unless to exists (an empty directory included).
+func renameNoReplace(from, to string) error {
+	if _, err := os.Lstat(to); err == nil {
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: fs.ErrExist}
+	}
+	return os.Rename(from, to)
+}
