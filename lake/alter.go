@@ -173,41 +173,101 @@ type ColumnChange struct {
 	SetComment  bool
 }
 
-// AlterColumn writes a schema with column col changed. A type may only
+// AlterColumn writes a schema with the column at path changed: path is
+// one name for a top-level column, or the names leading to a field nested
+// in ROW columns (r, x for field x of ROW column r), as Java's
+// SchemaManager takes UpdateColumnType's field names. A type may only
 // widen (see widens): values already written, in files and in the log,
-// are read and cast to it. Key columns keep their types.
-func (c *Catalog) AlterColumn(ctx context.Context, db, name, col string, ch ColumnChange) (*Table, error) {
+// are read and cast to it (nested fields by field id). Key columns keep
+// their types; a ROW, ARRAY, MAP or MULTISET keeps its own type (its ROW
+// fields are changed one by one).
+func (c *Catalog) AlterColumn(ctx context.Context, db, name string, path []string, ch ColumnChange) (*Table, error) {
+	if len(path) == 0 {
+		return nil, fmt.Errorf("lake: alter table %s.%s: %w: no column named", db, name, ErrInvalidName)
+	}
+	col := strings.Join(path, ".")
 	return c.alterSchema(ctx, db, name, func(t *Table, ns *TableSchema) error {
-		i := fieldIndex(ns, col)
+		i := fieldIndex(ns, path[0])
 		if i < 0 {
-			return fmt.Errorf("lake: alter table %s.%s: %w: no column %q", db, name, ErrInvalidName, col)
+			return fmt.Errorf("lake: alter table %s.%s: %w: no column %q", db, name, ErrInvalidName, path[0])
 		}
-		f := ns.Fields[i]
-		if typ := ch.Type; typ.Root != 0 {
-			typ.NotNull = f.Type.NotNull
-			if keyColumn(ns, f.Name) && typ.String() != f.Type.String() {
-				return fmt.Errorf("lake: alter table %s.%s: %w: %q is a key column (primary, partition, bucket or sequence key), which keeps its type", db, name, ErrUnsupported, f.Name)
-			}
-			if typ.Root == TypeRow || typ.Root == TypeArray || typ.Root == TypeMap || typ.Root == TypeMultiset ||
-				f.Type.Root == TypeRow || f.Type.Root == TypeArray || f.Type.Root == TypeMap || f.Type.Root == TypeMultiset {
-				return fmt.Errorf("lake: alter table %s.%s: %w: changing the type of nested column %q is not supported yet", db, name, ErrUnsupported, f.Name)
-			}
-			if !widens(f.Type, typ) {
-				return fmt.Errorf("lake: alter table %s.%s: %w: %q cannot change from %s to %s: values already written might not fit (a type may only widen: larger integers, DOUBLE, a DECIMAL with as many digits, longer strings, finer timestamps, or drop NOT NULL)",
-					db, name, ErrUnsupported, f.Name, f.Type, typ)
-			}
-			f.Type = typ
-		}
-		if ch.DropNotNull {
-			if keyColumn(ns, f.Name) {
-				return fmt.Errorf("lake: alter table %s.%s: %w: %q is a key column, which stays NOT NULL", db, name, ErrUnsupported, f.Name)
-			}
-			f.Type.NotNull = false
-		}
-		if ch.SetComment {
-			f.Description = ch.Comment
+		key := keyColumn(ns, ns.Fields[i].Name)
+		f, err := alterField(ns.Fields[i], path[1:], func(f *DataField) error {
+			return changeField(db, name, col, f, ch, key && len(path) == 1)
+		}, func(why string) error {
+			return fmt.Errorf("lake: alter table %s.%s: %w: %s", db, name, ErrInvalidName, why)
+		}, path[0])
+		if err != nil {
+			return err
 		}
 		ns.Fields[i] = f
 		return nil
 	})
+}
+
+// alterField returns f with change applied to the field that rest names in
+// f's ROW type (f itself when rest is empty), copying only what it changes.
+func alterField(f DataField, rest []string, change func(*DataField) error, bad func(string) error, at string) (DataField, error) {
+	if len(rest) == 0 {
+		err := change(&f)
+		return f, err
+	}
+	if f.Type.Root != TypeRow {
+		return f, bad(fmt.Sprintf("%q is of type %s, which has no field %q (only ROW fields can be named with '.')", at, f.Type, rest[0]))
+	}
+	j := -1
+	for k, nf := range f.Type.Fields {
+		if nf.Name == rest[0] {
+			j = k
+			break
+		}
+	}
+	for k, nf := range f.Type.Fields {
+		if j < 0 && strings.EqualFold(nf.Name, rest[0]) {
+			j = k
+		}
+	}
+	if j < 0 {
+		return f, bad(fmt.Sprintf("ROW column %q has no field %q", at, rest[0]))
+	}
+	nf, err := alterField(f.Type.Fields[j], rest[1:], change, bad, at+"."+f.Type.Fields[j].Name)
+	if err != nil {
+		return f, err
+	}
+	f.Type.Fields = append([]DataField(nil), f.Type.Fields...)
+	f.Type.Fields[j] = nf
+	return f, nil
+}
+
+// changeField applies ch to f, the column (or nested field) named col;
+// key says f is a key column.
+func changeField(db, name, col string, f *DataField, ch ColumnChange, key bool) error {
+	if typ := ch.Type; typ.Root != 0 {
+		typ.NotNull = f.Type.NotNull
+		if key && typ.String() != f.Type.String() {
+			return fmt.Errorf("lake: alter table %s.%s: %w: %q is a key column (primary, partition, bucket or sequence key), which keeps its type", db, name, ErrUnsupported, col)
+		}
+		if typ.isComposite() || f.Type.isComposite() {
+			if typ.String() != f.Type.String() {
+				return fmt.Errorf("lake: alter table %s.%s: %w: %q is of type %s and cannot become %s: a ROW, ARRAY, MAP or MULTISET keeps its type (change a ROW's fields one by one: ALTER COLUMN %s.<field> TYPE ...)",
+					db, name, ErrUnsupported, col, f.Type, typ, col)
+			}
+			// the same type: the field ids of its ROWs stay
+		} else if !widens(f.Type, typ) {
+			return fmt.Errorf("lake: alter table %s.%s: %w: %q cannot change from %s to %s: values already written might not fit (a type may only widen: larger integers, DOUBLE, a DECIMAL with as many digits, longer strings, finer timestamps, or drop NOT NULL)",
+				db, name, ErrUnsupported, col, f.Type, typ)
+		} else {
+			f.Type = typ
+		}
+	}
+	if ch.DropNotNull {
+		if key {
+			return fmt.Errorf("lake: alter table %s.%s: %w: %q is a key column, which stays NOT NULL", db, name, ErrUnsupported, col)
+		}
+		f.Type.NotNull = false
+	}
+	if ch.SetComment {
+		f.Description = ch.Comment
+	}
+	return nil
 }

@@ -94,12 +94,16 @@ type Service struct {
 	cache       *logCache
 	pins        pins
 	rounds      roundStatuses // see SetRoundStatus
+	// forgotten counts forget calls: table does not cache metadata it read
+	// while a table was dropped, renamed or altered (see table).
+	forgotten uint64
 	dropGuard   atomic.Pointer[DropGuard]
 }
 
-// DropGuard is called by DropTable before the table's files are removed;
-// the table's background writer (tiering) stops writing into it and
-// returns a function that DropTable calls when the table is gone.
+// DropGuard is called by DropTable before the table's files are removed,
+// and by RenameTable before its directory moves; the table's background
+// writer (tiering) stops writing into it and returns a function that they
+// call when the table is gone from that name.
 type DropGuard func(db, name string) (release func())
 
 // SetDropGuard installs g (tiering.New does).
@@ -276,6 +280,44 @@ func (s *Service) DropTable(ctx context.Context, db, name string, ifExists bool)
 	return s.log.DropTable(ctx, m.id)
 }
 
+// RenameTable renames db.name to toDB.to (lake.Catalog.RenameTable: the
+// table directory moves). The log needs no change: it is named by the
+// table's lakestream.table-id, which the schema carries along, so the rows
+// not yet tiered read under the new name, in t$rt and in the next round.
+// Writes in flight finish first (the write gate), and the table's tiering
+// round or staged rows (the drop guard) finish or are dropped, so that no
+// file is written into the old directory after it moved; both names'
+// cached metadata is forgotten.
+func (s *Service) RenameTable(ctx context.Context, db, name, toDB, to string) error {
+	if suffix := ReservedSuffix(name); suffix != "" {
+		return fmt.Errorf("%w: rename table %s.%s: the name ends in %q, which names a read-only view of table %s.%s; rename that table",
+			lake.ErrInvalidName, db, name, suffix, db, name[:len(name)-len(suffix)])
+	}
+	if suffix := ReservedSuffix(to); suffix != "" {
+		return fmt.Errorf("%w: rename table %s.%s to %s.%s: a table name may not end in %q: that suffix names a table's read-only view",
+			lake.ErrInvalidName, db, name, toDB, to, suffix)
+	}
+	g := s.gate(db, name)
+	g.Lock()
+	defer g.Unlock()
+	m, err := s.table(db, name)
+	if err != nil {
+		return err
+	}
+	if Realtime(m.table) && m.table.Schema().Options[OptionTableID] == "" {
+		// Its log is named db.name (TableID): it would not follow.
+		return fmt.Errorf("%w: rename table %s.%s: its log has no %s and is named after the table; switch the log off and on again first ('%s' = 'false', then 'true')",
+			lake.ErrUnsupported, db, name, OptionTableID, OptionEnabled)
+	}
+	if guard := s.dropGuard.Load(); guard != nil {
+		defer (*guard)(db, name)()
+	}
+	err = s.cat.RenameTable(ctx, db, name, toDB, to)
+	s.forget(db, name)
+	s.forget(toDB, to)
+	return err
+}
+
 // AlterTableOptions sets table options.
 func (s *Service) AlterTableOptions(ctx context.Context, db, name string, set map[string]string) error {
 	for k, v := range set {
@@ -322,11 +364,12 @@ func (s *Service) DropColumn(ctx context.Context, db, name, col string) error {
 	return err
 }
 
-// AlterColumn changes a column of db.name (lake.Catalog.AlterColumn): a
-// wider type, NOT NULL dropped, or its comment. The log's older rows are
-// read and cast to the new type.
-func (s *Service) AlterColumn(ctx context.Context, db, name, col string, ch lake.ColumnChange) error {
-	_, err := s.cat.AlterColumn(ctx, db, name, col, ch)
+// AlterColumn changes a column of db.name, or a field of a ROW column
+// (path: the names leading to it; lake.Catalog.AlterColumn): a wider type,
+// NOT NULL dropped, or its comment. The log's older rows are read and cast
+// to the new type, nested fields by field id.
+func (s *Service) AlterColumn(ctx context.Context, db, name string, path []string, ch lake.ColumnChange) error {
+	_, err := s.cat.AlterColumn(ctx, db, name, path, ch)
 	s.forget(db, name)
 	return err
 }
@@ -398,6 +441,7 @@ func metaKey(db, name string) string { return db + "\x00" + name }
 func (s *Service) forget(db, name string) {
 	s.mu.Lock()
 	delete(s.meta, metaKey(db, name))
+	s.forgotten++
 	s.mu.Unlock()
 }
 
@@ -410,6 +454,7 @@ func (s *Service) table(db, name string) (*tableMeta, error) {
 	k := metaKey(db, name)
 	s.mu.Lock()
 	m := s.meta[k]
+	epoch := s.forgotten
 	s.mu.Unlock()
 	if m != nil {
 		newer, err := m.table.NewerSchema(context.Background())
@@ -429,6 +474,12 @@ func (s *Service) table(db, name string) (*tableMeta, error) {
 	defer s.mu.Unlock()
 	if cur := s.meta[k]; cur != nil && cur.id == nm.id && cur.ts.ID >= nm.ts.ID {
 		return cur, nil // another caller loaded it (or a newer one) meanwhile
+	}
+	if s.forgotten != epoch {
+		// A table was dropped, renamed or altered while this one was read:
+		// what was read may be of a name that is gone (a rename moves the
+		// directory, and a cached table only looks for a newer schema).
+		return nm, nil
 	}
 	if m != nil && m.id == nm.id {
 		nm.inherit(m)

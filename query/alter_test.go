@@ -5,11 +5,13 @@ package query
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/engine"
+	"github.com/flightd/flightd/lake"
 )
 
 // TestAddColumnKeepsEveryRow: ALTER TABLE ... ADD COLUMN was refused
@@ -77,7 +79,6 @@ func TestRenameAndDropColumnKeepTheOtherValues(t *testing.T) {
 		"ALTER TABLE pk RENAME COLUMN nope TO x":   engine.ErrInvalid,
 		"ALTER TABLE pk RENAME COLUMN name TO w":   engine.ErrInvalid,
 		"ALTER TABLE pk DROP COLUMN nope":          engine.ErrInvalid,
-		"ALTER TABLE pk RENAME TO other":           engine.ErrInvalid,
 		`ALTER TABLE "pk$rt" DROP COLUMN name`:     engine.ErrInvalid,
 		"ALTER TABLE missing RENAME COLUMN a TO b": engine.ErrNotFound,
 	})
@@ -179,5 +180,149 @@ func requireRefused(t *testing.T, e *Engine, want map[string]error) {
 	for q, w := range want {
 		_, err := e.Execute(context.Background(), q)
 		require.True(t, errors.Is(err, w), "%s: %v", q, err)
+	}
+}
+
+// TestRenameTableKeepsLakeAndLogRows: ALTER TABLE ... RENAME TO was
+// refused. The renamed table has every row: those tiered into the lake
+// (u) and those only in the log (u$rt), which the next round commits into
+// u's directory; the old names are NOT_FOUND, in statements and in
+// DuckDB's catalog.
+func TestRenameTableKeepsLakeAndLogRows(t *testing.T) {
+	p := newPushdownEnv(t)
+	e := p.e
+	ctx := context.Background()
+	run(t, e, "CREATE TABLE pk (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '2')")
+	run(t, e, "CREATE TABLE ap (id BIGINT, v STRING)")
+	run(t, e, "INSERT INTO pk VALUES (1, 'a'), (2, 'b')")
+	run(t, e, "INSERT INTO ap VALUES (1, 'a')")
+	_, err := p.tier.TierTable(ctx, DefaultDatabase, "pk")
+	require.NoError(t, err)
+	_, err = p.tier.TierTable(ctx, DefaultDatabase, "ap")
+	require.NoError(t, err)
+	run(t, e, "INSERT INTO pk VALUES (3, 'c'), (1, 'a2')") // only in the log
+	run(t, e, "INSERT INTO ap VALUES (2, 'b')")
+	// Views of the old names exist in DuckDB's catalog.
+	require.Len(t, run(t, e, `SELECT * FROM "pk$rt" JOIN pk USING (id)`), 2)
+
+	run(t, e, "ALTER TABLE pk RENAME TO renamed")
+	run(t, e, "ALTER TABLE default.ap RENAME TO default.ap2")
+	lakeRows := [][]string{{"1", "a"}, {"2", "b"}}
+	all := [][]string{{"1", "a2"}, {"2", "b"}, {"3", "c"}}
+	require.Equal(t, lakeRows, run(t, e, "SELECT * FROM renamed ORDER BY id"))
+	require.Equal(t, all, run(t, e, `SELECT * FROM "renamed$rt" ORDER BY id`))
+	require.Equal(t, [][]string{{"1", "a"}, {"2", "b"}}, run(t, e, `SELECT * FROM "ap2$rt" ORDER BY id`))
+	require.Equal(t, [][]string{{"1", "a"}}, run(t, e, `SELECT * FROM ap2`))
+	requireRefused(t, e, map[string]error{
+		"SELECT * FROM pk":                engine.ErrNotFound,
+		`SELECT * FROM "pk$rt"`:           engine.ErrNotFound,
+		`SELECT * FROM "default"."pk$rt"`: engine.ErrNotFound,
+		`SELECT * FROM "default".ap`:      engine.ErrNotFound,
+		"INSERT INTO pk VALUES (9, 'z')":  engine.ErrNotFound,
+		"ALTER TABLE pk ADD COLUMN n INT": engine.ErrNotFound,
+	})
+	for _, q := range []string{"SELECT * FROM pk", `SELECT * FROM "pk$rt"`} {
+		_, err := e.Execute(ctx, q)
+		require.ErrorContains(t, err, "default.pk does not exist")
+	}
+	require.Empty(t, run(t, e, "SELECT table_name FROM information_schema.tables WHERE table_name LIKE 'pk%'"))
+	_, err = p.tier.TierTable(ctx, DefaultDatabase, "pk")
+	require.ErrorIs(t, err, lake.ErrTableNotFound)
+
+	// The log follows the table: the next round of the new name commits
+	// the rows written before the rename, with those written after.
+	run(t, e, "INSERT INTO renamed VALUES (4, 'd')")
+	res, err := p.tier.TierTable(ctx, DefaultDatabase, "renamed")
+	require.NoError(t, err)
+	require.Equal(t, int64(3), res.Rows)
+	all = append(all, []string{"4", "d"})
+	require.Equal(t, all, run(t, e, "SELECT * FROM renamed ORDER BY id"))
+	require.Equal(t, all, run(t, e, `SELECT * FROM "renamed$rt" ORDER BY id`))
+	require.Equal(t, [][]string{{"renamed", "0"}, {"renamed", "0"}},
+		run(t, e, `SELECT "table", lag_rows FROM sys.tiering WHERE "table" = 'renamed'`))
+
+	// Into another database, as Java Paimon's catalog allows; the new name
+	// may be quoted, the table id and its log stay.
+	run(t, e, "CREATE DATABASE other")
+	run(t, e, "INSERT INTO renamed VALUES (5, 'e')")
+	run(t, e, `ALTER TABLE renamed RENAME TO other."Moved"`)
+	require.Equal(t, append(all, []string{"5", "e"}), run(t, e, `SELECT * FROM other."Moved$rt" ORDER BY id`))
+
+	requireRefused(t, e, map[string]error{
+		`ALTER TABLE other."Moved" RENAME TO "Moved"`:     engine.ErrExists, // its own name
+		"ALTER TABLE ap2 RENAME TO ap2":                   engine.ErrExists,
+		`ALTER TABLE other."Moved" RENAME TO default.ap2`: engine.ErrExists,
+		`ALTER TABLE "ap2$rt" RENAME TO x`:                engine.ErrInvalid,
+		`ALTER TABLE "ap2$snapshots" RENAME TO x`:         engine.ErrInvalid,
+		`ALTER TABLE ap2 RENAME TO "x$rt"`:                engine.ErrInvalid,
+		`ALTER TABLE ap2 RENAME TO "x$y"`:                 engine.ErrInvalid,
+		"ALTER TABLE sys.tiering RENAME TO x":             engine.ErrInvalid,
+		"ALTER TABLE missing RENAME TO x":                 engine.ErrNotFound,
+		"ALTER TABLE ap2 RENAME TO nodb.x":                engine.ErrNotFound,
+		"ALTER TABLE ap2 RENAME TO":                       engine.ErrInvalid,
+	})
+	for q, says := range map[string]string{
+		"ALTER TABLE ap2 RENAME TO ap2":    "rename table default.ap2 to default.ap2",
+		`ALTER TABLE ap2 RENAME TO "x$rt"`: `may not end in "$rt"`,
+		`ALTER TABLE "ap2$rt" RENAME TO x`: "read-only real-time view",
+		"ALTER TABLE ap2 RENAME TO nodb.x": "database nodb",
+	} {
+		_, err := e.Execute(ctx, q)
+		require.ErrorContains(t, err, says, q)
+	}
+}
+
+// TestAlterNestedFieldWidensTheValuesWritten: ALTER COLUMN r.x TYPE was
+// refused ("nested column"). A field of a ROW column (at any depth) widens
+// like a column: rows in the lake and in the log from before read under
+// the new type, by field id; narrowing, a field that does not exist, a
+// path through a non-ROW and a whole ROW's type change are refused.
+func TestAlterNestedFieldWidensTheValuesWritten(t *testing.T) {
+	p := newPushdownEnv(t)
+	e := p.e
+	ctx := context.Background()
+	run(t, e, "CREATE TABLE pk (id INT, r ROW<x INT, s ROW<y FLOAT, z STRING>, w VARCHAR(3)>, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '2')")
+	run(t, e, "INSERT INTO pk VALUES (1, {'x': 2147483647, 's': {'y': 1.5, 'z': 'a'}, 'w': 'abc'})")
+	_, err := p.tier.TierTable(ctx, DefaultDatabase, "pk")
+	require.NoError(t, err)
+	run(t, e, "INSERT INTO pk VALUES (2, {'x': -5, 's': {'y': 2.25, 'z': 'b'}, 'w': 'xyz'})") // in the log
+	run(t, e, "ALTER TABLE pk ALTER COLUMN r.x TYPE BIGINT")
+	run(t, e, "ALTER TABLE pk ALTER r.s.y SET DATA TYPE DOUBLE")
+	run(t, e, "ALTER TABLE pk ALTER COLUMN r.w TYPE STRING")
+	run(t, e, "ALTER TABLE pk ALTER COLUMN r.s.z COMMENT 'zed'")
+	run(t, e, "INSERT INTO pk VALUES (3, {'x': 9223372036854775807, 's': {'y': 1e300, 'z': 'c'}, 'w': 'longer'})")
+	want := [][]string{{"1", "2147483647", "1.5", "a", "abc"}, {"2", "-5", "2.25", "b", "xyz"}, {"3", "9223372036854775807", "1e+300", "c", "longer"}}
+	q := "SELECT id, r.x, r.s.y, r.s.z, r.w FROM %s ORDER BY id"
+	require.Equal(t, want, run(t, e, fmt.Sprintf(q, `"pk$rt"`)))
+	require.Equal(t, [][]string{{"STRUCT(x BIGINT, s STRUCT(y DOUBLE, z VARCHAR), w VARCHAR)"}},
+		run(t, e, `SELECT column_type FROM (DESCRIBE SELECT r FROM "pk$rt")`))
+	require.Equal(t, want[:1], run(t, e, fmt.Sprintf(q, "pk"))) // the lake's row, from a file of the first schema
+	_, err = p.tier.TierTable(ctx, DefaultDatabase, "pk")
+	require.NoError(t, err)
+	require.Equal(t, want, run(t, e, fmt.Sprintf(q, "pk")))
+
+	requireRefused(t, e, map[string]error{
+		"ALTER TABLE pk ALTER COLUMN r.x TYPE INT":         engine.ErrUnsupported, // narrowing
+		"ALTER TABLE pk ALTER COLUMN r.s.y TYPE FLOAT":     engine.ErrUnsupported,
+		"ALTER TABLE pk ALTER COLUMN r.w TYPE INT":         engine.ErrUnsupported,
+		"ALTER TABLE pk ALTER COLUMN r.s TYPE STRING":      engine.ErrUnsupported,
+		"ALTER TABLE pk ALTER COLUMN r TYPE ROW<x BIGINT>": engine.ErrUnsupported,
+		"ALTER TABLE pk ALTER COLUMN r.nope TYPE BIGINT":   engine.ErrInvalid,
+		"ALTER TABLE pk ALTER COLUMN id.x TYPE BIGINT":     engine.ErrInvalid,
+		"ALTER TABLE pk ALTER COLUMN r.x.y TYPE BIGINT":    engine.ErrInvalid,
+		"ALTER TABLE pk ALTER COLUMN nope.x TYPE BIGINT":   engine.ErrInvalid,
+		"ALTER TABLE pk ALTER COLUMN r.x TYPE NOPE":        engine.ErrInvalid,
+		`ALTER TABLE "pk$rt" ALTER COLUMN r.x TYPE BIGINT`: engine.ErrInvalid,
+		"ALTER TABLE missing ALTER COLUMN r.x TYPE BIGINT": engine.ErrNotFound,
+	})
+	for q, says := range map[string]string{
+		"ALTER TABLE pk ALTER COLUMN r.x TYPE INT":         `"r.x" cannot change from BIGINT to INT`,
+		"ALTER TABLE pk ALTER COLUMN r.nope TYPE BIGINT":   `ROW column "r" has no field "nope"`,
+		"ALTER TABLE pk ALTER COLUMN r.s.q TYPE BIGINT":    `ROW column "r.s" has no field "q"`,
+		"ALTER TABLE pk ALTER COLUMN id.x TYPE BIGINT":     `"id" is of type INT NOT NULL, which has no field "x"`,
+		"ALTER TABLE pk ALTER COLUMN r TYPE ROW<x BIGINT>": `change a ROW's fields one by one`,
+	} {
+		_, err := e.Execute(ctx, q)
+		require.ErrorContains(t, err, says, q)
 	}
 }

@@ -312,7 +312,11 @@ func (e *Engine) ddl(ctx context.Context, kind sqlparse.Kind, sql string) error 
 		if err := e.writable(dbOr(ctx, st.Name.Database), st.Name.Table); err != nil {
 			return err
 		}
-		return mapErr(e.ls.DropTable(ctx, dbOr(ctx, st.Name.Database), st.Name.Table, st.IfExists))
+		db := dbOr(ctx, st.Name.Database)
+		if err := e.ls.DropTable(ctx, db, st.Name.Table, st.IfExists); err != nil {
+			return mapErr(err)
+		}
+		return e.dropViews(ctx, db, st.Name.Table)
 	case sqlparse.KindAlterTable:
 		st, err := sqlparse.ParseAlterTable(sql)
 		if err != nil {
@@ -333,6 +337,16 @@ func (e *Engine) ddl(ctx context.Context, kind sqlparse.Kind, sql string) error 
 			add := lake.AddColumn{Column: col, First: st.Add.First, After: st.Add.After}
 			return mapErr(e.ls.AddColumn(ctx, db, st.Name.Table, add))
 		}
+		if to := st.RenameTable; to != nil {
+			toDB := to.Database
+			if toDB == "" {
+				toDB = db // an unqualified new name stays in the table's database
+			}
+			if err := e.ls.RenameTable(ctx, db, st.Name.Table, toDB, to.Table); err != nil {
+				return mapErr(err)
+			}
+			return e.dropViews(ctx, db, st.Name.Table)
+		}
 		if st.RenameFrom != "" {
 			return mapErr(e.ls.RenameColumn(ctx, db, st.Name.Table, st.RenameFrom, st.RenameTo))
 		}
@@ -351,7 +365,7 @@ func (e *Engine) ddl(ctx context.Context, kind sqlparse.Kind, sql string) error 
 			if a.Comment != nil {
 				ch.Comment, ch.SetComment = *a.Comment, true
 			}
-			return mapErr(e.ls.AlterColumn(ctx, db, st.Name.Table, a.Name, ch))
+			return mapErr(e.ls.AlterColumn(ctx, db, st.Name.Table, a.Path, ch))
 		}
 		set := make(map[string]string, len(st.Set))
 		for k, v := range st.Set {

@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/flightd/flightd/lakestream"
 )
 
 // DuckDB reads flightd's tables through views in its own catalog, one per
@@ -40,6 +42,9 @@ type viewSet struct {
 	mu      sync.Mutex
 	have    map[viewKey]*arrow.Schema
 	schemas map[string]bool
+	// known is every name a view was made for, also after dropViews
+	// removed it: such a name, unqualified, is flightd's (see has).
+	known map[viewKey]bool
 }
 
 // ensureView creates or replaces the view k, bound with sc, on c, whose
@@ -69,16 +74,20 @@ func (e *Engine) ensureView(ctx context.Context, c *conn, k viewKey, sc *arrow.S
 		e.views.have = map[viewKey]*arrow.Schema{}
 	}
 	e.views.have[k] = sc
+	if e.views.known == nil {
+		e.views.known = map[viewKey]bool{}
+	}
+	e.views.known[k] = true
 	return nil
 }
 
-// has reports whether the view k was created: an unqualified name that is
-// not a table any more would find it, so it is reported as missing.
+// has reports whether the view k was created (and maybe dropped since): an
+// unqualified name that is not a table any more is reported as missing,
+// not left to DuckDB.
 func (v *viewSet) has(k viewKey) bool {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	_, ok := v.have[k]
-	return ok
+	return v.known[k]
 }
 
 // useSchema makes schema DuckDB's current schema on c, where it looks
@@ -106,4 +115,40 @@ func quoteString(s string) string { return `'` + strings.ReplaceAll(s, `'`, `''`
 // table changed between its creation and a statement's binding.
 func viewAltered(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "Contents of view were altered")
+}
+
+// dropViews removes the views of table db.name and of its read-only names
+// (t$rt, t$changelog, ...) once the table is gone from that name (dropped
+// or renamed): DuckDB's catalog (information_schema, SHOW TABLES) no longer
+// lists them, and a table made under the name later gets views of its own.
+// The names stay known (has), so a statement naming them is told the table
+// does not exist.
+func (e *Engine) dropViews(ctx context.Context, db, name string) error {
+	schema, base := strings.ToLower(db), strings.ToLower(name)
+	e.views.mu.Lock()
+	defer e.views.mu.Unlock()
+	var gone []viewKey
+	for k := range e.views.have {
+		if k.schema != schema {
+			continue
+		}
+		if suffix := lakestream.ReservedSuffix(k.name); k.name == base || suffix != "" && k.name[:len(k.name)-len(suffix)] == base {
+			gone = append(gone, k)
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	c, err := e.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer e.release(c)
+	for _, k := range gone {
+		if err := c.exec(ctx, "DROP VIEW IF EXISTS "+quoteIdent(k.schema)+"."+quoteIdent(k.name)); err != nil {
+			return fmt.Errorf("query: drop the view of %s.%s: %w", k.schema, k.name, err)
+		}
+		delete(e.views.have, k)
+	}
+	return nil
 }
