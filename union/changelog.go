@@ -3,6 +3,7 @@ package union
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -79,6 +80,7 @@ type Changelog struct {
 	hits    []arrow.RecordBatch
 	nHits   int64
 	from    map[int32]int64 // see EmitFrom
+	order   SeqOrder        // see OrderVersions
 }
 
 // EmitFrom makes the changelog leave out the changes of rows below from[b]
@@ -86,6 +88,13 @@ type Changelog struct {
 // still set their keys' state: a range that starts at a lake snapshot older
 // than the changes a reader wants replays the rows in between.
 func (c *Changelog) EmitFrom(from map[int32]int64) { c.from = from }
+
+// OrderVersions orders the versions of a key by a table's sequence fields
+// (nil: by arrival). A log row whose sequence values are smaller than its
+// key's current version (the before-image, or an earlier log row, a
+// retraction included) changes nothing and produces no change, as it
+// would lose Paimon's merge.
+func (c *Changelog) OrderVersions(o SeqOrder) { c.order = o }
 
 // NewChangelog prepares the changelog of entries, which must be in bucket
 // order and, per bucket, in offset order. pk holds the indexes of the
@@ -203,6 +212,7 @@ func (c *Changelog) Release() {
 // changelog passes the log batches through.
 func (c *Changelog) Reader(ctx context.Context) (array.RecordReader, error) {
 	r := &changelogReader{ctx: ctx, mem: c.mem, schema: ChangelogSchema(c.schema), table: c.schema, entries: c.entries, keys: c.keys, from: c.from}
+	order := c.order
 	r.refs.Store(1)
 	c.entries, c.keys = nil, nil
 	if r.keys != nil {
@@ -227,6 +237,13 @@ func (c *Changelog) Reader(ctx context.Context) (array.RecordReader, error) {
 	}
 	r.src = array.NewRecordBatch(c.schema, src.Columns(), src.NumRows())
 	src.Release()
+	if order != nil && r.keys != nil {
+		if r.seqCmp, err = order.Across(r.src, r.src); err != nil {
+			r.Release()
+			return nil, fmt.Errorf("union: changelog: %w", err)
+		}
+		r.wins = r.keys.images() // before-images are the first winners
+	}
 	// The rows now live in src; keep the entries only for their metadata.
 	for i := range r.entries {
 		r.entries[i].Rec.Release()
@@ -250,6 +267,10 @@ type keyIndex interface {
 	// apply sets the image of log row row's key to img (-1: absent) and
 	// returns the image it had.
 	apply(row int64, img int64) int64
+	// slot is the slot of log row row's key.
+	slot(row int64) int32
+	// images returns a copy of every slot's image.
+	images() []int64
 }
 
 type keyed[K comparable] struct {
@@ -297,6 +318,10 @@ func (k *keyed[K]) before(rec arrow.RecordBatch, base int64) ([]bool, int, error
 
 func (k *keyed[K]) done() { k.slots = nil }
 
+func (k *keyed[K]) slot(row int64) int32 { return k.rows[row] }
+
+func (k *keyed[K]) images() []int64 { return slices.Clone(k.state) }
+
 func (k *keyed[K]) apply(row int64, img int64) int64 {
 	s := k.rows[row]
 	old := k.state[s]
@@ -313,8 +338,10 @@ type changelogReader struct {
 	table   *arrow.Schema
 	entries []ChangelogEntry // Rec is nil once copied into src (primary-key tables)
 	keys    keyIndex
-	src     arrow.RecordBatch // primary-key tables: log rows, then before-images
-	from    map[int32]int64   // Changelog.EmitFrom
+	src     arrow.RecordBatch  // primary-key tables: log rows, then before-images
+	from    map[int32]int64    // Changelog.EmitFrom
+	seqCmp  func(a, b int) int // Changelog.OrderVersions: rows of src by sequence values
+	wins    []int64            // with seqCmp: per slot the src row of the winning version, retractions included (-1: none)
 
 	e   int   // next entry
 	row int64 // next row of entry e
@@ -432,6 +459,13 @@ func (r *changelogReader) nextPK() (arrow.RecordBatch, error) {
 		e := r.entries[r.e]
 		from, skip := r.from[e.Bucket]
 		for ; r.row < e.rows && len(r.idx) < changelogChunkRows; r.row, r.g = r.row+1, r.g+1 {
+			if r.seqCmp != nil {
+				s := r.keys.slot(r.g)
+				if w := r.wins[s]; w >= 0 && r.seqCmp(int(r.g), int(w)) < 0 {
+					continue // older than the key's version: it loses the merge
+				}
+				r.wins[s] = r.g
+			}
 			upsert := e.Kinds == nil || (e.Kinds[r.row] != KindUpdateBefore && e.Kinds[r.row] != KindDelete)
 			img := int64(-1)
 			if upsert {

@@ -87,17 +87,60 @@ type LogMerge struct {
 	schema *arrow.Schema
 	log    []arrow.RecordBatch // the surviving log rows, in log order
 	filter func(arrow.RecordBatch) (arrow.RecordBatch, error)
+	seq    *seqMerge // nil: the log's newest version of a key wins
+}
+
+// SeqOrder compares row a of x with row b of y (batches that carry a
+// table's sequence fields by name) by their sequence values: negative when
+// a is older (lake.SeqOrder).
+type SeqOrder interface {
+	Across(x, y arrow.RecordBatch) (func(a, b int) int, error)
+}
+
+// Versions makes a union read order the versions of a key by a table's
+// sequence fields (Paimon's sequence.field) instead of by arrival alone.
+type Versions struct {
+	// Order compares versions. Equal values go to the later arrival: the
+	// log's later row, and the log over the lake.
+	Order SeqOrder
+	// LakeKinds says that lake batches carry one more column, last: the
+	// stored kind of each row (the lake scan keeps retractions, Paimon's
+	// _VALUE_KIND as int8). A lake retraction whose sequence values beat
+	// the log's versions of its key hides the key, as it does in the lake
+	// once those versions are tiered. The column is dropped from the
+	// output.
+	LakeKinds bool
 }
 
 // MergeLog merges log as PrimaryKey does, taking over its batches.
 func MergeLog(ctx context.Context, mem memory.Allocator, schema *arrow.Schema, pk []int, log []LogBatch) (*LogMerge, error) {
+	return MergeLogVersions(ctx, mem, schema, pk, log, nil)
+}
+
+// MergeLogVersions is MergeLog with versions ordered by v (nil: by
+// arrival). With v, a lake row replaces the log's versions of its key when
+// its sequence values are larger, so the log rows are settled only once
+// the lake has been read through LakeFilter (or the reader).
+func MergeLogVersions(ctx context.Context, mem memory.Allocator, schema *arrow.Schema, pk []int, log []LogBatch, v *Versions) (*LogMerge, error) {
 	if err := checkLog(schema, log); err != nil {
 		releaseAll(nil, log)
 		return nil, err
 	}
 	var out []arrow.RecordBatch
 	var filter func(arrow.RecordBatch) (arrow.RecordBatch, error)
+	var sm *seqMerge
 	var err error
+	if v != nil {
+		if key, ok := int64Key(schema, pk); ok {
+			sm, err = newSeqMerge(ctx, mem, schema, log, v, int64Keys(key))
+		} else {
+			sm, err = newSeqMerge(ctx, mem, schema, log, v, func(rec arrow.RecordBatch) ([]string, error) { return rowKeys(rec, pk) })
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &LogMerge{schema: schema, filter: sm.lakeFilter, seq: sm}, nil
+	}
 	if key, ok := int64Key(schema, pk); ok {
 		out, filter, err = mergeLog(ctx, mem, log, int64Keys(key))
 	} else {
@@ -128,6 +171,9 @@ func (m *LogMerge) reader(lake array.RecordReader) *reader {
 	r := newReader(m.schema, lake, m.log)
 	releaseBatches(m.log) // newReader retained them
 	m.log = nil
+	if m.seq != nil {
+		r.seq, m.seq = m.seq, nil
+	}
 	return r
 }
 
@@ -135,6 +181,10 @@ func (m *LogMerge) reader(lake array.RecordReader) *reader {
 func (m *LogMerge) Release() {
 	releaseBatches(m.log)
 	m.log = nil
+	if m.seq != nil {
+		m.seq.release()
+		m.seq = nil
+	}
 }
 
 // int64Key reports the key column when the key is one integer-like column.
@@ -306,6 +356,7 @@ type reader struct {
 	lake   array.RecordReader
 	filter func(arrow.RecordBatch) (arrow.RecordBatch, error)
 	log    []arrow.RecordBatch
+	seq    *seqMerge // settles the log once the lake is read (MergeLogVersions)
 	cur    arrow.RecordBatch
 	err    error
 }
@@ -339,6 +390,10 @@ func (r *reader) Release() {
 	}
 	releaseBatches(r.log)
 	r.log = nil
+	if r.seq != nil {
+		r.seq.release()
+		r.seq = nil
+	}
 }
 
 func (r *reader) Schema() *arrow.Schema { return r.schema }
@@ -386,6 +441,16 @@ func (r *reader) Next() bool {
 		}
 		r.cur = r.withSchema(rec)
 		return true
+	}
+	if r.seq != nil {
+		log, err := r.seq.settle()
+		r.seq.release()
+		r.seq = nil
+		if err != nil {
+			r.err = err
+			return false
+		}
+		r.log = log
 	}
 	for len(r.log) > 0 {
 		b := r.log[0]
