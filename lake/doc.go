@@ -15,7 +15,9 @@
 //     a new directory is synced into its parent when it is created; before snapshot-N is linked
 //     the bucket directories of its new data files and the manifest directory are synced (once
 //     each), and the snapshot directory right after, before the commit returns. CreateTable and
-//     AlterTable sync the schema directory, DropTable/DropDatabase the parent; expiration syncs
+//     AlterTable sync the schema directory, DropTable/DropDatabase the parent, RenameTable both
+//     parents (it renames the table directory in one step, never over an existing name, and is
+//     refused on S3, which cannot); expiration syncs
 //     the snapshot directory after deleting snapshots and before deleting the files only they
 //     named. LATEST and EARLIEST are hints and are not synced. On S3 a completed PUT is durable.
 //   - Buckets, partition BinaryRows, keys and stats use Java's BinaryRow bytes and Murmur3 hash.
