@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/flightd/flightd/internal/logcodec"
 	"github.com/flightd/flightd/lake"
@@ -194,7 +195,7 @@ func (s *Service) changelog(ctx context.Context, m *tableMeta, emitFrom map[int3
 	if snap != nil {
 		filter = keyFilter(m, entries)
 	}
-	cl, err := union.NewChangelog(s.mem, m.schema, m.key, entries)
+	cl, err := newChangelog(s.mem, m, entries)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -212,9 +213,35 @@ func (s *Service) changelog(ctx context.Context, m *tableMeta, emitFrom map[int3
 	return r, hws, err
 }
 
+// newChangelog is union.NewChangelog for m, with versions ordered by the
+// table's sequence fields when it has them.
+func newChangelog(mem memory.Allocator, m *tableMeta, entries []union.ChangelogEntry) (*union.Changelog, error) {
+	seq, err := m.ts.SeqOrder()
+	if err != nil {
+		for _, e := range entries {
+			e.Rec.Release()
+		}
+		return nil, err
+	}
+	cl, err := union.NewChangelog(mem, m.schema, m.key, entries)
+	if err != nil {
+		return nil, err
+	}
+	if seq != nil && len(m.pk) > 0 {
+		cl.OrderVersions(seq)
+	}
+	return cl, nil
+}
+
 // lookupBefore passes the rows of snap that may hold the range's keys to cl.
+// A table with sequence fields passes its lake retractions too, with their
+// kinds (union.Changelog.AddBefore): they beat older log versions.
 func (s *Service) lookupBefore(ctx context.Context, m *tableMeta, snap *lake.Snapshot, filter []lake.Predicate, cl *union.Changelog) error {
-	r, err := m.table.Scan(ctx, snap, lake.ScanOptions{Filter: filter})
+	seq, err := m.ts.SeqOrder()
+	if err != nil {
+		return err
+	}
+	r, err := m.table.Scan(ctx, snap, lake.ScanOptions{Filter: filter, KeepKinds: seq != nil && len(m.pk) > 0})
 	if err != nil {
 		return err
 	}

@@ -197,9 +197,14 @@ func scanColumns(m *tableMeta, opts ScanOptions) (read []string, idx []int, err 
 		}
 		want[c] = true
 	}
-	if opts.Realtime { // the merge reads the key (tableMeta.key)
+	if opts.Realtime { // the merge reads the key (tableMeta.key) and the sequence fields
 		for _, i := range m.key {
 			want[m.schema.Field(i).Name] = true
+		}
+		if seq, _ := m.ts.SeqOrder(); seq != nil && len(m.pk) > 0 {
+			for _, f := range seq.Fields {
+				want[f] = true
+			}
 		}
 	}
 	pos := map[string]int{}
@@ -297,7 +302,19 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, o
 		if log, err = keepKeyRows(ctx, s.mem, m.table.KeyRows(opts.Filter), log); err != nil {
 			return nil, fmt.Errorf("lakestream: filter log of %s.%s: %w", db, name, err)
 		}
-		merged, err := union.MergeLog(ctx, s.mem, schema, key, log)
+		// A table with sequence fields merges by them: the lake side keeps
+		// its retractions, which beat older log versions (union.Versions).
+		seq, err := m.ts.SeqOrder()
+		if err != nil {
+			releaseLog(log)
+			return nil, fmt.Errorf("lakestream: %s.%s: %w", db, name, err)
+		}
+		var versions *union.Versions
+		if seq != nil {
+			versions = &union.Versions{Order: seq, LakeKinds: true}
+			lakeOpts.KeepKinds = true
+		}
+		merged, err := union.MergeLogVersions(ctx, s.mem, schema, key, log, versions)
 		if err != nil {
 			return nil, fmt.Errorf("lakestream: %s.%s: %w", db, name, err)
 		}
@@ -306,7 +323,11 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, o
 			merged.Release()
 			return nil, err
 		}
-		if !arrowutil.SameColumns(lakeReader.Schema(), schema) {
+		lakeSchema := lakeReader.Schema()
+		if versions != nil { // the kinds column, which the lake filter drops
+			lakeSchema = arrow.NewSchema(lakeSchema.Fields()[:lakeSchema.NumFields()-1], nil)
+		}
+		if !arrowutil.SameColumns(lakeSchema, schema) {
 			lakeReader.Release()
 			merged.Release()
 			return nil, fmt.Errorf("lakestream: %s.%s: the lake scan's columns %v are not the log's %v", db, name, lakeReader.Schema(), schema)

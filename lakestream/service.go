@@ -212,6 +212,9 @@ func (s *Service) CreateTable(ctx context.Context, db, name string, sc lake.Sche
 		return fmt.Errorf("lakestream: create %s.%s: %w", db, name, err)
 	}
 	sc.Options = opts
+	if err := lake.CheckSequenceField(sc); err != nil {
+		return fmt.Errorf("lakestream: create %s.%s: %w", db, name, err)
+	}
 	_, err := s.cat.CreateTable(db, name, sc, ifNotExists)
 	s.forget(db, name)
 	return err

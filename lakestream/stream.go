@@ -434,7 +434,7 @@ func (s *Service) changesBetween(ctx context.Context, m *tableMeta, from, to map
 		}
 		filter = keyFilter(m, fresh)
 	}
-	cl, err := union.NewChangelog(s.mem, m.schema, m.key, entries)
+	cl, err := newChangelog(s.mem, m, entries)
 	if err != nil {
 		return nil, err
 	}

@@ -172,14 +172,31 @@ func (c *Changelog) Keys() int {
 // one row per key, current versions only). The rows of keys the range
 // touches become those keys' before-images; the others are skipped. rec
 // must carry the table's columns; it is not retained.
+//
+// With OrderVersions, rec may carry one more column, last: each row's
+// stored kind (_VALUE_KIND, int8), so that a lake retraction, which
+// hides its key, still beats log versions with smaller sequence values.
 func (c *Changelog) AddBefore(ctx context.Context, rec arrow.RecordBatch) error {
 	if c.keys == nil || rec.NumRows() == 0 {
 		return nil
 	}
+	var retract []bool
+	if n := c.schema.NumFields(); c.order != nil && int(rec.NumCols()) == n+1 {
+		kinds, ok := rec.Column(n).(*array.Int8)
+		if !ok {
+			return fmt.Errorf("union: changelog: lake batch: its last column is %s, not the row kinds (int8)", rec.Column(n).DataType())
+		}
+		retract = make([]bool, kinds.Len())
+		for i := range retract {
+			retract[i] = isRetractKind(byte(kinds.Value(i)))
+		}
+		rec = array.NewRecordBatch(c.schema, rec.Columns()[:n], rec.NumRows())
+		defer rec.Release()
+	}
 	if err := checkColumns(c.schema, rec); err != nil {
 		return fmt.Errorf("union: changelog: lake batch: %w", err)
 	}
-	keep, n, err := c.keys.before(rec, c.rows+c.nHits)
+	keep, n, err := c.keys.before(rec, c.rows+c.nHits, retract)
 	if err != nil || n == 0 {
 		return err
 	}
@@ -260,8 +277,9 @@ type keyIndex interface {
 	addLog(rec arrow.RecordBatch) error
 	distinct() int
 	// before marks the rows of rec whose key the range touches and makes
-	// them the keys' images, numbered from base in row order.
-	before(rec arrow.RecordBatch, base int64) (keep []bool, n int, err error)
+	// them the keys' images, numbered from base in row order; a row that
+	// retract marks (nil: none) leaves its key absent, a tombstone.
+	before(rec arrow.RecordBatch, base int64, retract []bool) (keep []bool, n int, err error)
 	// done drops the key lookup; only apply works afterwards.
 	done()
 	// apply sets the image of log row row's key to img (-1: absent) and
@@ -269,15 +287,16 @@ type keyIndex interface {
 	apply(row int64, img int64) int64
 	// slot is the slot of log row row's key.
 	slot(row int64) int32
-	// images returns a copy of every slot's image.
+	// images returns every slot's image, or its tombstone's row.
 	images() []int64
 }
 
 type keyed[K comparable] struct {
 	keysOf func(arrow.RecordBatch) ([]K, error)
-	slots  map[K]int32 // distinct key -> slot; nil after done
-	rows   []int32     // the slot of every log row, in order
-	state  []int64     // slot -> the key's current image (a row of src), -1 absent
+	slots  map[K]int32     // distinct key -> slot; nil after done
+	rows   []int32         // the slot of every log row, in order
+	state  []int64         // slot -> the key's current image (a row of src), -1 absent
+	tombs  map[int32]int64 // slot -> the row of its before-image retraction
 }
 
 func (k *keyed[K]) addLog(rec arrow.RecordBatch) error {
@@ -299,7 +318,7 @@ func (k *keyed[K]) addLog(rec arrow.RecordBatch) error {
 
 func (k *keyed[K]) distinct() int { return len(k.state) }
 
-func (k *keyed[K]) before(rec arrow.RecordBatch, base int64) ([]bool, int, error) {
+func (k *keyed[K]) before(rec arrow.RecordBatch, base int64, retract []bool) ([]bool, int, error) {
 	keys, err := k.keysOf(rec)
 	if err != nil {
 		return nil, 0, err
@@ -310,6 +329,13 @@ func (k *keyed[K]) before(rec arrow.RecordBatch, base int64) ([]bool, int, error
 		if s, ok := k.slots[key]; ok {
 			keep[i] = true
 			k.state[s] = base + int64(n)
+			if retract != nil && retract[i] {
+				if k.tombs == nil {
+					k.tombs = map[int32]int64{}
+				}
+				k.tombs[s] = k.state[s]
+				k.state[s] = -1
+			}
 			n++
 		}
 	}
@@ -320,7 +346,13 @@ func (k *keyed[K]) done() { k.slots = nil }
 
 func (k *keyed[K]) slot(row int64) int32 { return k.rows[row] }
 
-func (k *keyed[K]) images() []int64 { return slices.Clone(k.state) }
+func (k *keyed[K]) images() []int64 {
+	out := slices.Clone(k.state)
+	for s, row := range k.tombs {
+		out[s] = row
+	}
+	return out
+}
 
 func (k *keyed[K]) apply(row int64, img int64) int64 {
 	s := k.rows[row]

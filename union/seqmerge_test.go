@@ -191,7 +191,8 @@ func TestSequenceFieldUnionModel(t *testing.T) {
 // (+I for an absent key, -U and -D with the replica's row, +U after -U) and
 // that the replica ends as the model: per key the version with the largest
 // v (nulls smallest, ties to the later arrival), absent when a retraction
-// wins. A version that loses changes nothing.
+// wins. A version that loses changes nothing, also to a lake retraction
+// among the before-images.
 func TestSequenceFieldChangelogModel(t *testing.T) {
 	sc := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
@@ -225,10 +226,12 @@ func TestSequenceFieldChangelogModel(t *testing.T) {
 		var before []seqRow
 		for id := int64(0); id < int64(keys); id++ {
 			if rng.IntN(2) == 0 {
-				r := seqRow{id: id, v: value(), kind: KindInsert, label: "lake"}
+				r := seqRow{id: id, v: value(), kind: []byte{KindInsert, KindUpdateAfter, KindDelete}[rng.IntN(3)], label: "lake"}
 				before = append(before, r)
 				won[id] = r
-				replica[id] = r.label
+				if !isRetractKind(r.kind) {
+					replica[id] = r.label
+				}
 			}
 		}
 		var entries []ChangelogEntry
@@ -250,7 +253,8 @@ func TestSequenceFieldChangelogModel(t *testing.T) {
 		cl, err := NewChangelog(mem, sc, []int{0}, entries)
 		require.NoError(t, err)
 		cl.OrderVersions(byV{})
-		lake := seqBatch(mem, sc, before, false)
+		lakeSc := arrow.NewSchema(append(sc.Fields(), arrow.Field{Name: "_VALUE_KIND", Type: arrow.PrimitiveTypes.Int8}), nil)
+		lake := seqBatch(mem, lakeSc, before, true) // tombstones with their kinds
 		require.NoError(t, cl.AddBefore(context.Background(), lake))
 		lake.Release()
 		r, err := cl.Reader(context.Background())
