@@ -85,4 +85,3 @@ func canRenameDirs(fio FileIO) bool {
 	_, ok := fio.(DirRenamer)
 	return ok
 }
-

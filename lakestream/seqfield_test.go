@@ -215,4 +215,3 @@ func replayChangelog(t *testing.T, ls *lakestream.Service) map[int64]string {
 	require.NoError(t, r.Err())
 	return replica
 }
-

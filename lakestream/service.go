@@ -97,7 +97,7 @@ type Service struct {
 	// forgotten counts forget calls: table does not cache metadata it read
 	// while a table was dropped, renamed or altered (see table).
 	forgotten uint64
-	dropGuard   atomic.Pointer[DropGuard]
+	dropGuard atomic.Pointer[DropGuard]
 }
 
 // DropGuard is called by DropTable before the table's files are removed,
