@@ -34,7 +34,8 @@ type seqVer struct {
 // onto a replica) and, once everything is tiered, the lake table all equal
 // the model: per key the version with the largest ts wins (null smallest,
 // equal values to the later arrival) and a winning retraction, a tombstone
-// in the lake included, hides the key.
+// in the lake included, hides the key. A stream read alongside, in rounds of
+// a few rows and resumed across restarts, ends each step in the same state.
 func TestSequenceFieldRealtimeModel(t *testing.T) {
 	ctx := context.Background()
 	for seed := uint64(1); seed <= 4; seed++ {
@@ -57,6 +58,16 @@ func TestSequenceFieldRealtimeModel(t *testing.T) {
 			}
 			open()
 			t.Cleanup(func() { log.Close() })
+			defer lakestream.SetStreamRoundRows(int64(1 + rng.IntN(8)))()
+			c := newConsumer(t)
+			var r array.RecordReader
+			closeStream := func() {
+				if r != nil {
+					r.Release()
+					r = nil
+				}
+			}
+			defer closeStream()
 			require.NoError(t, ls.CreateDatabase("db", true))
 			bigint, _ := lake.ParseType("BIGINT")
 			str, _ := lake.ParseType("STRING")
@@ -119,6 +130,7 @@ func TestSequenceFieldRealtimeModel(t *testing.T) {
 					_, err := tr.TierTable(ctx, "db", "sq")
 					require.NoError(t, err, msg)
 				default:
+					closeStream()
 					require.NoError(t, log.Close())
 					open()
 				}
@@ -135,6 +147,24 @@ func TestSequenceFieldRealtimeModel(t *testing.T) {
 					require.Contains(t, ids, id, msg)
 				}
 				require.Equal(t, want, replayChangelog(t, ls), "%s: changelog", msg)
+				if r == nil {
+					opts := lakestream.StreamOptions{After: c.resume()}
+					if opts.After == nil {
+						c.forget()
+					}
+					c.marked = false
+					var err error
+					r, err = ls.Stream(ctx, "db", "sq", opts)
+					require.NoError(t, err, msg)
+				}
+				tbl, err := ls.Table("db", "sq")
+				require.NoError(t, err)
+				hws := log.HighWatermarks(lakestream.TableID(tbl))
+				for !lakestream.StreamCaughtUp(r, hws) {
+					require.True(t, r.Next(), "%s: the stream ended: %v", msg, r.Err())
+					c.apply(r.RecordBatch(), msg)
+				}
+				require.Equal(t, want, c.state, "%s: the stream's state", msg)
 			}
 			// Everything tiered: the lake alone holds the model.
 			for {
