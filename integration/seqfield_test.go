@@ -64,7 +64,29 @@ func TestSequenceFieldMatchesJavaPaimon(t *testing.T) {
 	require.Contains(t, rows, "17|a17|10")
 	require.Contains(t, rows, "19|first19|13")
 
+	// Two sequence fields, compared in order (a null b loses to any b).
+	mustJava(t, jar, "create", wh, "jx.sq2", "id", "1", "id:BIGINT,v:STRING,a:INT,b:STRING", "", "sequence.field=a,b")
+	javaWrite(t, jar, wh, "jx.sq2",
+		map[string]any{"id": 1, "v": "x1", "a": 2, "b": "m"},
+		map[string]any{"id": 2, "v": "x2", "a": 2, "b": "m"},
+		map[string]any{"id": 3, "v": "x3", "a": 2, "b": nil},
+		map[string]any{"id": 4, "v": "x4", "a": nil, "b": "z"})
+	javaWrite(t, jar, wh, "jx.sq2",
+		map[string]any{"id": 1, "v": "y1", "a": 2, "b": "l"}, // a ties, b older: loses
+		map[string]any{"id": 2, "v": "y2", "a": 2, "b": "n"}, // b newer: wins
+		map[string]any{"id": 3, "v": "y3", "a": 2, "b": ""},  // any b beats a null
+		map[string]any{"id": 4, "v": "y4", "a": 0, "b": nil}) // any a beats a null
+	rows2 := requireSameRows(t, c, jar, wh, "jx.sq2")
+	require.Equal(t, []string{"1|x1|2|m", "2|y2|2|n", "3|y3|2|", "4|y4|0|NULL"}, rows2)
 	c.mustExec("CREATE DATABASE fs")
+	c.mustExec("CREATE TABLE fs.sq2 (id BIGINT, v STRING, a INT, b STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '1', 'sequence.field' = 'a,b')")
+	c.mustExec("INSERT INTO fs.sq2 VALUES (1, 'x1', 2, 'm'), (2, 'x2', 2, 'm'), (3, 'x3', 2, NULL), (4, 'x4', NULL, 'z')")
+	waitTiered(t, c, "fs", "sq2", 4)
+	c.mustExec("INSERT INTO fs.sq2 VALUES (1, 'y1', 2, 'l'), (2, 'y2', 2, 'n'), (3, 'y3', 2, ''), (4, 'y4', 0, NULL)")
+	require.Equal(t, rows2, c.mustTyped(`SELECT * FROM fs."sq2$rt" ORDER BY id`).rows, "fs.sq2$rt")
+	waitTiered(t, c, "fs", "sq2", 4)
+	require.Equal(t, rows2, requireSameRows(t, c, jar, wh, "fs.sq2"))
+
 	for _, order := range []string{"ascending", "descending"} {
 		name := "fs.sq_" + order
 		c.mustExec(fmt.Sprintf("CREATE TABLE %s (id BIGINT, v STRING, ts BIGINT, PRIMARY KEY (id) NOT ENFORCED) "+
