@@ -69,6 +69,10 @@ func (s *Server) beginStream(ctx context.Context) (context.Context, func(), erro
 // streaming to a DoGet.
 func (s *Server) Running() int { return len(s.slots) }
 
+// Streams is how many streaming reads are open (each holds one of the
+// MaxStreams slots until its client ends it).
+func (s *Server) Streams() int { return len(s.streams) }
+
 // statementStatus maps err from a statement that ran under qctx (from
 // begin): a statement stopped by QueryTimeout is DeadlineExceeded whatever
 // the engine made of the interruption.

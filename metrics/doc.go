@@ -31,7 +31,8 @@
 //     with the process.
 //   - flightd_statements_running is the statements preparing, running or
 //     streaming to a DoGet at the scrape (WatchStatements): it falls back
-//     when a client cancels or goes away.
+//     when a client cancels or goes away. Streaming reads hold no statement
+//     slot: flightd_streams_open counts them (WatchStreams).
 //   - flightd_rpc_duration_seconds times every Flight call on the server,
 //     from its arrival to the handler's return, labelled method (the Flight
 //     method: GetFlightInfo, DoGet, DoPut, DoAction, ...) and code (the gRPC

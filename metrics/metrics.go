@@ -126,6 +126,16 @@ func (m *Metrics) WatchStatements(running func() int) {
 	}, func() float64 { return float64(running()) }))
 }
 
+// WatchStreams reports open() as flightd_streams_open on every scrape: the
+// streaming reads open (flightsql.Server.Streams), which hold no statement
+// slot and so are not in flightd_statements_running.
+func (m *Metrics) WatchStreams(open func() int) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "flightd_streams_open",
+		Help: "Streaming reads open (at most --max-streams); they run until their client cancels.",
+	}, func() float64 { return float64(open()) }))
+}
+
 // Handler serves the registry in Prometheus' exposition formats.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{

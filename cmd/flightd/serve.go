@@ -90,6 +90,7 @@ func serve(args []string) error {
 	}
 	defer srv.Close()
 	met.WatchStatements(srv.Running)
+	met.WatchStreams(srv.Streams)
 
 	stopHTTP, err := serveHTTP(cfg, met, lg)
 	if err != nil {

@@ -9,6 +9,7 @@ import pyarrow as pa
 import pyarrow.flight as flight
 import pytest
 
+from conftest import metric, wait_for
 from test_pyarrow_flight import _varint
 
 
@@ -139,3 +140,21 @@ def test_adbc_streams_changes(server):
     cur.adbc_cancel()
     cur.close()
     conn.close()
+
+
+def test_open_streams_are_counted(metrics_server):
+    server = metrics_server
+    server.sql("CREATE DATABASE m")
+    server.sql("CREATE TABLE m.t (id BIGINT, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '1')")
+    client = flight.FlightClient(server.uri, middleware=[CookieJar()])
+    for ep in client.get_flight_info(statement("SET streaming = true")).endpoints:
+        client.do_get(ep.ticket).read_all()
+    assert metric(server, "flightd_streams_open") == 0
+    info = client.get_flight_info(statement('SELECT id FROM m."t$rt"'))
+    reader = client.do_get(info.endpoints[0].ticket)
+    assert reader.read_chunk().data.num_rows == 0  # the (empty) current rows end
+    assert metric(server, "flightd_streams_open") == 1
+    # A stream holds no statement slot.
+    assert metric(server, "flightd_statements_running") == 0
+    reader.cancel()
+    wait_for(lambda: metric(server, "flightd_streams_open") == 0, what="the stream closed")
