@@ -73,7 +73,7 @@ func runJdbcCheckWith(t *testing.T, lib, addr, db string, urlParams ...string) {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	require.Regexp(t, `^ok \d+ checks$`, lines[len(lines)-1], out)
 	for _, want := range []string{"ok executeBatch rows", "ok row 1", "ok timestamp and date parameters", "ok tables", "ok unqualified name after USE", "ok USE default moved the session", "ok catalog property refused",
-		"ok declared types", "ok every value read as an object and a string", "ok views by pattern and type", "ok index info answers"} {
+		"ok declared types", "ok every value read as an object and a string", "ok views by pattern and type", "ok index info answers", "ok streamed change"} {
 		require.Contains(t, lines, want, out)
 	}
 }

@@ -37,6 +37,7 @@ public final class JdbcCheck {
       navigator(c, db);
       everyType(c, db);
       session(c, url, db);
+      streaming(url, db);
     } catch (AssertionError e) {
       System.out.println("FAIL " + e.getMessage());
       System.exit(1);
@@ -350,6 +351,57 @@ public final class JdbcCheck {
       throw new AssertionError("a connection with catalog=spark_catalog opened");
     } catch (SQLException | RuntimeException e) {
       check("catalog property refused", true, String.valueOf(e.getMessage()).contains("catalog"));
+    }
+  }
+
+  /**
+   * A streaming read through the driver: SET streaming = true turns the connection's session to
+   * streaming; a query of orders$rt then hands out the current rows, and a row another connection
+   * inserts afterwards arrives on the same result set while it stays open. A watchdog cancels the
+   * statement if the driver waits for the (endless) stream to end before handing out rows.
+   */
+  private static void streaming(String url, String db) throws SQLException {
+    try (Connection sc = DriverManager.getConnection(url);
+        Connection wc = DriverManager.getConnection(url);
+        Statement st = sc.createStatement();
+        Statement ws = wc.createStatement()) {
+      st.execute("SET streaming = true");
+      java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+      Thread watchdog = new Thread(() -> {
+        try {
+          Thread.sleep(60_000);
+          if (!done.get()) {
+            st.cancel();
+          }
+        } catch (InterruptedException | SQLException e) {
+          // ended or cancelled: nothing to do
+        }
+      });
+      watchdog.setDaemon(true);
+      watchdog.start();
+      ResultSet rs = st.executeQuery("SELECT id FROM " + db + ".\"orders$rt\"");
+      check("streamed result's first column", "_change_type", rs.getMetaData().getColumnName(1));
+      int current = 0;
+      while (current < 102) {
+        if (!rs.next()) {
+          throw new AssertionError("the stream ended after " + current + " current rows");
+        }
+        current++;
+      }
+      check("streamed current rows", 102, current);
+      ws.executeUpdate("INSERT INTO " + db + ".orders (id, customer) VALUES (9000, 'streamed')");
+      if (!rs.next()) {
+        throw new AssertionError("the stream ended before the inserted row arrived");
+      }
+      check("streamed change", "+I|9000", rs.getString(1) + "|" + rs.getLong("id"));
+      done.set(true);
+      watchdog.interrupt();
+      st.cancel();
+      try {
+        rs.close();
+      } catch (SQLException e) {
+        // closing a cancelled stream may report the cancellation
+      }
     }
   }
 
