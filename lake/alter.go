@@ -174,13 +174,18 @@ type ColumnChange struct {
 }
 
 // AlterColumn writes a schema with the column at path changed: path is
-// one name for a top-level column, or the names leading to a field nested
-// in ROW columns (r, x for field x of ROW column r), as Java's
-// SchemaManager takes UpdateColumnType's field names. A type may only
-// widen (see widens): values already written, in files and in the log,
-// are read and cast to it (nested fields by field id). Key columns keep
-// their types; a ROW, ARRAY, MAP or MULTISET keeps its own type (its ROW
-// fields are changed one by one).
+// one name for a top-level column, or the names leading to a value nested
+// in it, as Java's SchemaManager takes UpdateColumnType's field names: a
+// field name after a ROW (r, x for field x of ROW column r), "element"
+// after an ARRAY and "value" after a MAP (a, element for the elements of
+// ARRAY column a; m, value, x for field x of the ROWs a MAP holds). A
+// MAP's keys and a MULTISET's elements cannot be named (Java cannot change
+// them either). A type may only widen (see widens): values already
+// written, in files and in the log, are read and cast to it (nested
+// fields by field id; ids of ROW fields in an element or value type stay
+// as they were, as in Java). Key columns keep their types; a ROW, ARRAY,
+// MAP or MULTISET keeps its own type (what it holds is changed one field,
+// element or value at a time).
 func (c *Catalog) AlterColumn(ctx context.Context, db, name string, path []string, ch ColumnChange) (*Table, error) {
 	if len(path) == 0 {
 		return nil, fmt.Errorf("lake: alter table %s.%s: %w: no column named", db, name, ErrInvalidName)
@@ -192,11 +197,22 @@ func (c *Catalog) AlterColumn(ctx context.Context, db, name string, path []strin
 			return fmt.Errorf("lake: alter table %s.%s: %w: no column %q", db, name, ErrInvalidName, path[0])
 		}
 		key := keyColumn(ns, ns.Fields[i].Name)
-		f, err := alterField(ns.Fields[i], path[1:], func(f *DataField) error {
-			return changeField(db, name, col, f, ch, key && len(path) == 1)
-		}, func(why string) error {
-			return fmt.Errorf("lake: alter table %s.%s: %w: %s", db, name, ErrInvalidName, why)
-		}, path[0])
+		w := pathWalk{
+			change: func(f *DataField, held bool) error {
+				if held && ch.SetComment {
+					return fmt.Errorf("lake: alter table %s.%s: %w: %q is an ARRAY's element or a MAP's value, which has no comment (comment the column or ROW field)", db, name, ErrUnsupported, col)
+				}
+				return changeField(db, name, col, f, ch, key && len(path) == 1)
+			},
+			bad: func(unsupported bool, why string) error {
+				kind := ErrInvalidName
+				if unsupported {
+					kind = ErrUnsupported
+				}
+				return fmt.Errorf("lake: alter table %s.%s: %w: %s", db, name, kind, why)
+			},
+		}
+		f, err := w.field(ns.Fields[i], path[1:], path[0], false)
 		if err != nil {
 			return err
 		}
@@ -205,38 +221,106 @@ func (c *Catalog) AlterColumn(ctx context.Context, db, name string, path []strin
 	})
 }
 
-// alterField returns f with change applied to the field that rest names in
-// f's ROW type (f itself when rest is empty), copying only what it changes.
-func alterField(f DataField, rest []string, change func(*DataField) error, bad func(string) error, at string) (DataField, error) {
+// The path segments naming what an ARRAY and a MAP hold, as Java's
+// SchemaManager (and Flink's and Spark's catalogs) spell them.
+const (
+	elementSegment = "element"
+	valueSegment   = "value"
+	keySegment     = "key"
+)
+
+// pathWalk finds what a path of AlterColumn names inside a column.
+type pathWalk struct {
+	// change changes the field found; held says it stands for an ARRAY's
+	// element or a MAP's value (only its Type means anything).
+	change func(f *DataField, held bool) error
+	// bad is the error for a path that does not name anything
+	// (unsupported: it names something that cannot change).
+	bad func(unsupported bool, why string) error
+}
+
+// field returns f with the change applied to what rest names in f's type
+// (f itself when rest is empty), copying only what it changes; at is the
+// path to f.
+func (w pathWalk) field(f DataField, rest []string, at string, held bool) (DataField, error) {
 	if len(rest) == 0 {
-		err := change(&f)
+		err := w.change(&f, held)
 		return f, err
 	}
-	if f.Type.Root != TypeRow {
-		return f, bad(fmt.Sprintf("%q is of type %s, which has no field %q (only ROW fields can be named with '.')", at, f.Type, rest[0]))
+	seg := rest[0]
+	inner := func(t *DataType, name string) (*DataType, error) {
+		nf, err := w.field(DataField{Name: name, Type: *t}, rest[1:], at+"."+name, true)
+		if err != nil {
+			return nil, err
+		}
+		return &nf.Type, nil
+	}
+	switch f.Type.Root {
+	case TypeArray:
+		if !strings.EqualFold(seg, elementSegment) {
+			return f, w.bad(false, fmt.Sprintf("%q is of type %s: name its elements %s.%s", at, f.Type, at, elementSegment))
+		}
+		e, err := inner(f.Type.Elem, elementSegment)
+		if err != nil {
+			return f, err
+		}
+		f.Type.Elem = e
+		return f, nil
+	case TypeMap:
+		switch {
+		case strings.EqualFold(seg, keySegment):
+			return f, w.bad(true, fmt.Sprintf("%q is of type %s, whose keys keep their type (Paimon changes only a MAP's values: %s.%s)", at, f.Type, at, valueSegment))
+		case !strings.EqualFold(seg, valueSegment):
+			return f, w.bad(false, fmt.Sprintf("%q is of type %s: name its values %s.%s", at, f.Type, at, valueSegment))
+		}
+		v, err := inner(f.Type.Value, valueSegment)
+		if err != nil {
+			return f, err
+		}
+		f.Type.Value = v
+		return f, nil
+	case TypeMultiset:
+		return f, w.bad(true, fmt.Sprintf("%q is of type %s, whose elements keep their type (Paimon cannot name them)", at, f.Type))
+	case TypeRow:
+	default:
+		return f, w.bad(false, fmt.Sprintf("%q is of type %s, which has no field %q (only ROW fields, ARRAY elements and MAP values can be named with '.')", at, f.Type, seg))
 	}
 	j := -1
 	for k, nf := range f.Type.Fields {
-		if nf.Name == rest[0] {
+		if nf.Name == seg {
 			j = k
 			break
 		}
 	}
 	for k, nf := range f.Type.Fields {
-		if j < 0 && strings.EqualFold(nf.Name, rest[0]) {
+		if j < 0 && strings.EqualFold(nf.Name, seg) {
 			j = k
 		}
 	}
 	if j < 0 {
-		return f, bad(fmt.Sprintf("ROW column %q has no field %q", at, rest[0]))
+		return f, w.bad(false, fmt.Sprintf("ROW column %q has no field %q", at, seg))
 	}
-	nf, err := alterField(f.Type.Fields[j], rest[1:], change, bad, at+"."+f.Type.Fields[j].Name)
+	nf, err := w.field(f.Type.Fields[j], rest[1:], at+"."+f.Type.Fields[j].Name, false)
 	if err != nil {
 		return f, err
 	}
 	f.Type.Fields = append([]DataField(nil), f.Type.Fields...)
 	f.Type.Fields[j] = nf
 	return f, nil
+}
+
+// compositeHint says how to change what a composite column col of type t
+// holds.
+func compositeHint(col string, t DataType) string {
+	switch t.Root {
+	case TypeRow:
+		return fmt.Sprintf("change a ROW's fields one by one: ALTER COLUMN %s.<field> TYPE ...", col)
+	case TypeArray:
+		return fmt.Sprintf("change an ARRAY's elements: ALTER COLUMN %s.%s TYPE ...", col, elementSegment)
+	case TypeMap:
+		return fmt.Sprintf("change a MAP's values: ALTER COLUMN %s.%s TYPE ...; its keys keep their type", col, valueSegment)
+	}
+	return "a MULTISET's elements keep their type"
 }
 
 // changeField applies ch to f, the column (or nested field) named col;
@@ -249,8 +333,8 @@ func changeField(db, name, col string, f *DataField, ch ColumnChange, key bool) 
 		}
 		if typ.isComposite() || f.Type.isComposite() {
 			if typ.String() != f.Type.String() {
-				return fmt.Errorf("lake: alter table %s.%s: %w: %q is of type %s and cannot become %s: a ROW, ARRAY, MAP or MULTISET keeps its type (change a ROW's fields one by one: ALTER COLUMN %s.<field> TYPE ...)",
-					db, name, ErrUnsupported, col, f.Type, typ, col)
+				return fmt.Errorf("lake: alter table %s.%s: %w: %q is of type %s and cannot become %s: a ROW, ARRAY, MAP or MULTISET keeps its type (%s)",
+					db, name, ErrUnsupported, col, f.Type, typ, compositeHint(col, f.Type))
 			}
 			// the same type: the field ids of its ROWs stay
 		} else if !widens(f.Type, typ) {

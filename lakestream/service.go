@@ -367,10 +367,12 @@ func (s *Service) DropColumn(ctx context.Context, db, name, col string) error {
 	return err
 }
 
-// AlterColumn changes a column of db.name, or a field of a ROW column
-// (path: the names leading to it; lake.Catalog.AlterColumn): a wider type,
-// NOT NULL dropped, or its comment. The log's older rows are read and cast
-// to the new type, nested fields by field id.
+// AlterColumn changes a column of db.name, or a field of a ROW, the
+// elements of an ARRAY or the values of a MAP inside it (path: the names
+// leading to it, "element" and "value" for what an ARRAY and a MAP hold;
+// lake.Catalog.AlterColumn): a wider type, NOT NULL dropped, or its
+// comment. The log's older rows are read and cast to the new type, nested
+// fields by field id.
 func (s *Service) AlterColumn(ctx context.Context, db, name string, path []string, ch lake.ColumnChange) error {
 	_, err := s.cat.AlterColumn(ctx, db, name, path, ch)
 	s.forget(db, name)

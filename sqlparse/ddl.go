@@ -138,10 +138,12 @@ type AlterTable struct {
 // AlterColumn is one change of ALTER TABLE ... ALTER [COLUMN] name.
 type AlterColumn struct {
 	// Name is the column as written, its parts joined by '.': a field of
-	// a ROW column is named by the path to it (r.x).
+	// a ROW column is named by the path to it (r.x), an ARRAY's elements
+	// and a MAP's values by the segments element and value (a.element,
+	// m.value.x).
 	Name string
-	// Path is Name's parts: one for a top-level column, more for a field
-	// nested in ROW columns.
+	// Path is Name's parts: one for a top-level column, more for a value
+	// nested in it.
 	Path        []string
 	Type        string // as written, "" for none
 	DropNotNull bool

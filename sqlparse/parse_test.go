@@ -284,6 +284,8 @@ var alterTableTests = []struct {
 		want: &AlterTable{Name: Name{Table: "t"}, Alter: &AlterColumn{Name: "n", Path: []string{"n"}, Type: "BIGINT"}}},
 	{name: "alter nested type", sql: `ALTER TABLE t ALTER COLUMN r."S".x TYPE BIGINT`,
 		want: &AlterTable{Name: Name{Table: "t"}, Alter: &AlterColumn{Name: "r.S.x", Path: []string{"r", "S", "x"}, Type: "BIGINT"}}},
+	{name: "alter element and value type", sql: "ALTER TABLE t ALTER COLUMN a.element.m.value TYPE BIGINT",
+		want: &AlterTable{Name: Name{Table: "t"}, Alter: &AlterColumn{Name: "a.element.m.value", Path: []string{"a", "element", "m", "value"}, Type: "BIGINT"}}},
 	{name: "rename table", sql: "ALTER TABLE t RENAME TO u",
 		want: &AlterTable{Name: Name{Table: "t"}, RenameTable: &Name{Table: "u"}}},
 	{name: "rename table qualified", sql: `alter table shop.t rename to shop."U";`,
