@@ -326,3 +326,78 @@ func TestAlterNestedFieldWidensTheValuesWritten(t *testing.T) {
 		require.ErrorContains(t, err, says, q)
 	}
 }
+
+// TestAlterElementAndValueWidensTheValuesWritten: ALTER COLUMN a.element
+// TYPE and m.value TYPE were refused ("has no field"). What an ARRAY or a
+// MAP holds widens, at any depth and inside ROWs, by the path segments
+// Java Paimon names them with; rows in the lake and in the log from before
+// read under the new type. A MAP's keys, a MULTISET's elements, narrowing
+// and a comment on an element are refused, with the reason.
+func TestAlterElementAndValueWidensTheValuesWritten(t *testing.T) {
+	p := newPushdownEnv(t)
+	e := p.e
+	ctx := context.Background()
+	run(t, e, `CREATE TABLE pk (id INT, a ARRAY<INT>, m MAP<STRING, SMALLINT>, ar ARRAY<ROW<x INT, y ARRAY<FLOAT>>>,
+		mr MAP<INT, ROW<x INT>>, aa ARRAY<ARRAY<INT NOT NULL>>, ms MULTISET<INT>, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '2')`)
+	run(t, e, `INSERT INTO pk VALUES (1, [2147483647, NULL], MAP {'k': 32767}, [{'x': -1, 'y': [1.5]}], MAP {7: {'x': 2147483647}}, [[1, 2], []], NULL)`)
+	_, err := p.tier.TierTable(ctx, DefaultDatabase, "pk")
+	require.NoError(t, err)
+	run(t, e, `INSERT INTO pk VALUES (2, [-5], MAP {'j': NULL, 'i': -32768}, [NULL, {'x': 3, 'y': NULL}], MAP {8: NULL}, [[-2147483648]], NULL)`) // in the log
+	for _, q := range []string{
+		"ALTER TABLE pk ALTER COLUMN a.element TYPE BIGINT",
+		"ALTER TABLE pk ALTER m.value SET DATA TYPE INT",
+		"ALTER TABLE pk ALTER COLUMN ar.element.x TYPE BIGINT",
+		"ALTER TABLE pk ALTER COLUMN ar.element.y.element TYPE DOUBLE",
+		"ALTER TABLE pk ALTER COLUMN mr.VALUE.x TYPE BIGINT",
+		"ALTER TABLE pk ALTER COLUMN aa.element.element TYPE BIGINT",
+		"ALTER TABLE pk ALTER COLUMN aa.element.element DROP NOT NULL",
+		"ALTER TABLE pk ALTER COLUMN ar.element.x COMMENT 'ex'",
+	} {
+		run(t, e, q)
+	}
+	run(t, e, `INSERT INTO pk VALUES (3, [9223372036854775807], MAP {'h': 2147483647}, [{'x': 9223372036854775807, 'y': [1e300]}],
+		MAP {9: {'x': 9223372036854775807}}, [[NULL, 9223372036854775807]], NULL)`)
+	want := [][]string{
+		{"1", "[2147483647, NULL]", "{k=32767}", "[{'x': -1, 'y': [1.5]}]", "{7={'x': 2147483647}}", "[[1, 2], []]"},
+		{"2", "[-5]", "{j=NULL, i=-32768}", "[NULL, {'x': 3, 'y': NULL}]", "{8=NULL}", "[[-2147483648]]"},
+		{"3", "[9223372036854775807]", "{h=2147483647}", "[{'x': 9223372036854775807, 'y': [1e+300]}]", "{9={'x': 9223372036854775807}}", "[[NULL, 9223372036854775807]]"},
+	}
+	q := "SELECT id, a::VARCHAR, m::VARCHAR, ar::VARCHAR, mr::VARCHAR, aa::VARCHAR FROM %s ORDER BY id"
+	require.Equal(t, want, run(t, e, fmt.Sprintf(q, `"pk$rt"`)))
+	require.Equal(t, [][]string{{"a", "BIGINT[]"}, {"m", "MAP(VARCHAR, INTEGER)"}, {"ar", "STRUCT(x BIGINT, y DOUBLE[])[]"},
+		{"mr", "MAP(INTEGER, STRUCT(x BIGINT))"}, {"aa", "BIGINT[][]"}},
+		run(t, e, `SELECT column_name, column_type FROM (DESCRIBE SELECT a, m, ar, mr, aa FROM "pk$rt")`))
+	require.Equal(t, want[:1], run(t, e, fmt.Sprintf(q, "pk"))) // the lake's row, from a file of the first schema
+	_, err = p.tier.TierTable(ctx, DefaultDatabase, "pk")
+	require.NoError(t, err)
+	require.Equal(t, want, run(t, e, fmt.Sprintf(q, "pk")))
+
+	requireRefused(t, e, map[string]error{
+		"ALTER TABLE pk ALTER COLUMN a.element TYPE INT":          engine.ErrUnsupported, // narrowing
+		"ALTER TABLE pk ALTER COLUMN m.value TYPE SMALLINT":       engine.ErrUnsupported,
+		"ALTER TABLE pk ALTER COLUMN m.key TYPE STRING":           engine.ErrUnsupported,
+		"ALTER TABLE pk ALTER COLUMN mr.key TYPE BIGINT":          engine.ErrUnsupported,
+		"ALTER TABLE pk ALTER COLUMN ms.element TYPE BIGINT":      engine.ErrUnsupported,
+		"ALTER TABLE pk ALTER COLUMN a.element COMMENT 'c'":       engine.ErrUnsupported,
+		"ALTER TABLE pk ALTER COLUMN a TYPE ARRAY<DOUBLE>":        engine.ErrUnsupported,
+		"ALTER TABLE pk ALTER COLUMN ar.element TYPE ROW<x INT>":  engine.ErrUnsupported,
+		"ALTER TABLE pk ALTER COLUMN a.x TYPE BIGINT":             engine.ErrInvalid,
+		"ALTER TABLE pk ALTER COLUMN m.values TYPE BIGINT":        engine.ErrInvalid,
+		"ALTER TABLE pk ALTER COLUMN a.element.x TYPE BIGINT":     engine.ErrInvalid,
+		"ALTER TABLE pk ALTER COLUMN ar.element.nope TYPE BIGINT": engine.ErrInvalid,
+		"ALTER TABLE pk ALTER COLUMN ar.x TYPE BIGINT":            engine.ErrInvalid,
+	})
+	for q, says := range map[string]string{
+		"ALTER TABLE pk ALTER COLUMN a.element TYPE INT":          `"a.element" cannot change from BIGINT to INT`,
+		"ALTER TABLE pk ALTER COLUMN m.key TYPE STRING":           `whose keys keep their type`,
+		"ALTER TABLE pk ALTER COLUMN ms.element TYPE BIGINT":      `"ms" is of type MULTISET<INT>, whose elements keep their type`,
+		"ALTER TABLE pk ALTER COLUMN a.x TYPE BIGINT":             `name its elements a.element`,
+		"ALTER TABLE pk ALTER COLUMN m.values TYPE BIGINT":        `name its values m.value`,
+		"ALTER TABLE pk ALTER COLUMN ar.element.nope TYPE BIGINT": `ROW column "ar.element" has no field "nope"`,
+		"ALTER TABLE pk ALTER COLUMN a TYPE ARRAY<DOUBLE>":        `ALTER COLUMN a.element TYPE`,
+		"ALTER TABLE pk ALTER COLUMN a.element COMMENT 'c'":       `has no comment`,
+	} {
+		_, err := e.Execute(ctx, q)
+		require.ErrorContains(t, err, says, q)
+	}
+}
