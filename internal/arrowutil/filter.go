@@ -21,7 +21,7 @@ import (
 // lake rows a log replaces in a t$rt scan: arrow-go's Filter kernel copied
 // strings value by value, a sixth of that scan's CPU). Columns of types
 // other than fixed-width, boolean and (large) string or binary go through
-// arrow-go's Filter kernel.
+// arrow-go's Filter kernel, MAP columns through its Take kernel.
 func FilterRecord(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch, keep []bool) (arrow.RecordBatch, error) {
 	if len(keep) != int(rec.NumRows()) {
 		return nil, fmt.Errorf("arrowutil: filter of %d rows with %d keep flags", rec.NumRows(), len(keep))
@@ -48,15 +48,30 @@ func FilterRecord(ctx context.Context, mem memory.Allocator, rec arrow.RecordBat
 		rec.Retain()
 		return rec, nil
 	}
-	var mask arrow.Array // for the columns the runs cannot copy, built once
+	var mask, idx arrow.Array // for the columns the runs cannot copy, built once
 	defer func() {
-		if mask != nil {
-			mask.Release()
+		for _, a := range []arrow.Array{mask, idx} {
+			if a != nil {
+				a.Release()
+			}
 		}
 	}()
 	return selectRows(rec, n, "filter",
 		func(col arrow.Array) arrow.Array { return filterRuns(mem, col, runs, n) },
 		func(col arrow.Array) (arrow.Array, error) {
+			if col.DataType().ID() == arrow.MAP {
+				// arrow-go's Filter kernel has none for a MAP (its Take has)
+				if idx == nil {
+					rows := make([]int32, 0, n)
+					for _, r := range runs {
+						for i := r[0]; i < r[1]; i++ {
+							rows = append(rows, int32(i))
+						}
+					}
+					idx = indexArray(mem, rows)
+				}
+				return compute.TakeArray(compute.WithAllocator(ctx, mem), col, idx)
+			}
 			if mask == nil {
 				bb := array.NewBooleanBuilder(mem)
 				bb.AppendValues(keep, nil)
