@@ -225,21 +225,26 @@ func BenchmarkIngest(b *testing.B) {
 }
 
 // BenchmarkReadRealtime: the rows of t$rt (1M rows, all still in the log)
-// fetched through ADBC, and an aggregate over them.
+// fetched through ADBC, and an aggregate over them; the same rows in a
+// table whose versions are ordered by 'sequence.field' (s$rt) merge by a
+// comparison of the field instead of by arrival.
 func BenchmarkReadRealtime(b *testing.B) {
 	srv := testserver.Start(b, b.TempDir(), "--tiering-interval", "1h", "--log-level", "warn")
 	c := open(b, srv.URI())
 	c.exec(b, "CREATE DATABASE bench")
 	c.exec(b, "CREATE TABLE bench.t "+fmt.Sprintf(eightColsDDL, ", PRIMARY KEY (id) NOT ENFORCED", " WITH ('bucket' = '4')"))
+	c.exec(b, "CREATE TABLE bench.s "+fmt.Sprintf(eightColsDDL, ", PRIMARY KEY (id) NOT ENFORCED", " WITH ('bucket' = '4', 'sequence.field' = 'ts')"))
 	const total = 1_000_000
 	for i := 0; i < total/batchRows; i++ {
 		rec := makeBatch(int64(i*batchRows), batchRows, 1)
 		c.ingest(b, "t", rec)
+		c.ingest(b, "s", rec)
 		rec.Release()
 	}
 	for _, q := range []struct{ name, sql string }{
 		{"query=select-star", `SELECT * FROM bench."t$rt"`},
 		{"query=group-by", `SELECT k, count(*), avg(x) FROM bench."t$rt" GROUP BY k`},
+		{"table=seq/query=select-star", `SELECT * FROM bench."s$rt"`},
 	} {
 		b.Run(q.name+"/rows=1e6", func(b *testing.B) {
 			for b.Loop() {
