@@ -135,9 +135,11 @@ func (c *Catalog) DropColumn(ctx context.Context, db, name, col string) (*Table,
 
 // widens reports whether every value of type from is a value of type to
 // with nothing lost: the implicit casts Paimon allows a column type change
-// by default (larger integers, integers and FLOAT to DOUBLE, DECIMAL with
-// as many integer and fraction digits or more, longer strings and bytes,
-// finer timestamps), and dropping NOT NULL.
+// even with disable-explicit-type-casting set (larger integers, integers
+// and FLOAT to DOUBLE, DECIMAL with as many integer and fraction digits or
+// more, longer strings and bytes, finer timestamps), and dropping NOT
+// NULL. Java's default also allows explicit, lossy casts (BIGINT to INT,
+// numbers to STRING); flightd refuses them.
 func widens(from, to DataType) bool {
 	if !from.NotNull && to.NotNull {
 		return false
