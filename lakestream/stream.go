@@ -91,8 +91,10 @@ func (s *Service) StreamSchema(db, name string) (*arrow.Schema, error) {
 // rows' keys in that snapshot, as Changelog does. A round takes at most
 // streamRoundRows new rows; its memory is those rows' changes plus, for a
 // primary-key table, the un-tiered rows it reads again (so a round costs
-// O(the table's un-tiered log), about 1 M rows/s: cheap while tiering
-// keeps up, a known cost on a busy table between tiering rounds). The reader never blocks writers or
+// O(the table's un-tiered log): BenchmarkStreamRound delivers a write in
+// 0.5 ms over 10k un-tiered rows, 5 ms over 200k and 64 ms over 1M; cheap
+// while tiering keeps up, a known cost on a busy table between tiering
+// rounds). The reader never blocks writers or
 // tiering; a reader that lags until log retention truncates its position
 // fails with an error wrapping ErrStreamBehind. A table dropped, or whose
 // schema changes, ends the stream with an error; the reader resumes from
