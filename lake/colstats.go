@@ -196,8 +196,14 @@ func typedRowsCompare(x, y arrow.RecordBatch, idx []int) (func(a, b int) int, bo
 		}
 		cmps[i] = f
 	}
+	return chainCompare(cmps), true
+}
+
+// chainCompare orders by cmps in turn: the first that tells two rows apart
+// decides.
+func chainCompare(cmps []func(a, b int) int) func(a, b int) int {
 	if len(cmps) == 1 {
-		return cmps[0], true
+		return cmps[0]
 	}
 	return func(a, b int) int {
 		for _, f := range cmps {
@@ -206,7 +212,7 @@ func typedRowsCompare(x, y arrow.RecordBatch, idx []int) (func(a, b int) int, bo
 			}
 		}
 		return 0
-	}, true
+	}
 }
 
 // columnCompare orders two rows of arr as compareValues orders their

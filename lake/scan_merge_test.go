@@ -124,7 +124,6 @@ func (m *mergeModelTable) record(ks []int, rows []mergeModelRow) arrow.RecordBat
 
 // write writes one commit of distinct keys with random kinds and applies it to the model.
 func (m *mergeModelTable) write(t *testing.T, rng *rand.Rand, keySpace int) *Snapshot {
-	ctx := context.Background()
 	m.seq++
 	n := 1 + rng.IntN(keySpace/2)
 	ks := rng.Perm(keySpace)[:n]
@@ -143,6 +142,13 @@ func (m *mergeModelTable) write(t *testing.T, rng *rand.Rand, keySpace int) *Sna
 			m.model[k] = rows[i]
 		}
 	}
+	return m.commit(t, ks, rows, kinds, func(i int64) int64 { return m.seq*100_000 + i }, m.seq)
+}
+
+// commit writes rows (of keys ks, with kinds; row i with sequence number
+// seqOf(i)), each to its bucket, as one commit with identifier ident.
+func (m *mergeModelTable) commit(t *testing.T, ks []int, rows []mergeModelRow, kinds []RowKind, seqOf func(i int64) int64, ident int64) *Snapshot {
+	ctx := context.Background()
 	rec := m.record(ks, rows)
 	defer rec.Release()
 	buckets, err := m.tb.Buckets(rec)
@@ -159,7 +165,7 @@ func (m *mergeModelTable) write(t *testing.T, rng *rand.Rand, keySpace int) *Sna
 		var seqs []int64
 		for _, i := range idx {
 			ks = append(ks, kinds[i])
-			seqs = append(seqs, m.seq*100_000+i)
+			seqs = append(seqs, seqOf(i))
 		}
 		require.NoError(t, w.Write(ctx, b, sub, ks, seqs))
 		sub.Release()
@@ -169,7 +175,7 @@ func (m *mergeModelTable) write(t *testing.T, rng *rand.Rand, keySpace int) *Sna
 	if prev != nil {
 		prevID = prev.ID
 	}
-	snap, err := w.Commit(ctx, CommitOptions{CommitUser: "model", Identifier: m.seq, ExpectedLatest: prevID})
+	snap, err := w.Commit(ctx, CommitOptions{CommitUser: "model", Identifier: ident, ExpectedLatest: prevID})
 	require.NoError(t, err)
 	return snap
 }

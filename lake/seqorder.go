@@ -147,15 +147,5 @@ func (o *SeqOrder) Across(x, y arrow.RecordBatch) (func(a, b int) int, error) {
 		}
 		cmps[i] = f
 	}
-	if len(cmps) == 1 {
-		return cmps[0], nil
-	}
-	return func(a, b int) int {
-		for _, f := range cmps {
-			if c := f(a, b); c != 0 {
-				return c
-			}
-		}
-		return 0
-	}, nil
+	return chainCompare(cmps), nil
 }

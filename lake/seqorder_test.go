@@ -10,7 +10,6 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
 )
 
@@ -107,34 +106,9 @@ func TestSequenceFieldMergeModel(t *testing.T) {
 						kinds[i] = []RowKind{Insert, UpdateAfter, Insert, Delete}[rng.IntN(4)]
 						sm.apply(ks[i], rows[i], kinds[i])
 					}
-					rec := m.record(ks, rows)
-					buckets, err := m.tb.Buckets(rec)
-					require.NoError(t, err)
-					byBucket := map[int32][]int64{}
-					for i, b := range buckets {
-						byBucket[b] = append(byBucket[b], int64(i))
-					}
-					w := m.tb.NewWrite(ctx)
-					for b, idx := range byBucket {
-						sub, err := takeRecord(ctx, rec, idx, memory.DefaultAllocator)
-						require.NoError(t, err)
-						var wk []RowKind
-						var seqs []int64
-						for _, i := range idx {
-							wk = append(wk, kinds[i])
-							seqs = append(seqs, arrival+i)
-						}
-						require.NoError(t, w.Write(ctx, b, sub, wk, seqs))
-						sub.Release()
-					}
-					rec.Release()
+					first := arrival
+					snap = m.commit(t, ks, rows, kinds, func(i int64) int64 { return first + i }, int64(step+1))
 					arrival += int64(n)
-					var prevID int64
-					if snap != nil {
-						prevID = snap.ID
-					}
-					snap, err = w.Commit(ctx, CommitOptions{CommitUser: "model", Identifier: int64(step + 1), ExpectedLatest: prevID})
-					require.NoError(t, err)
 				case op < 8:
 					snap = m.relevel(t, rng)
 				default:

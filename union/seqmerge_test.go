@@ -33,6 +33,37 @@ func (byV) Across(x, y arrow.RecordBatch) (func(a, b int) int, error) {
 	}, nil
 }
 
+var seqSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "v", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	{Name: "label", Type: arrow.BinaryTypes.String},
+}, nil)
+
+// seqLakeSchema is seqSchema with the lake's row kinds last.
+var seqLakeSchema = arrow.NewSchema(append(seqSchema.Fields(), arrow.Field{Name: "_VALUE_KIND", Type: arrow.PrimitiveTypes.Int8}), nil)
+
+// seqValue is a random sequence value below n, or null one time in five.
+func seqValue(rng *rand.Rand, n int64) *int64 {
+	if rng.IntN(5) == 0 {
+		return nil
+	}
+	x := rng.Int64N(n)
+	return &x
+}
+
+// seqNewer reports whether version a, arriving after b, wins over it.
+func seqNewer(a, b seqRow) bool {
+	switch {
+	case a.v == nil && b.v == nil:
+		return true
+	case a.v == nil:
+		return false
+	case b.v == nil:
+		return true
+	}
+	return *a.v >= *b.v
+}
+
 type seqRow struct {
 	id    int64
 	v     *int64
@@ -65,35 +96,14 @@ func seqBatch(mem memory.Allocator, sc *arrow.Schema, rows []seqRow, kinds bool)
 // (nulls smallest), equal values go to the later arrival (the log after
 // the lake), a winning retraction hides the key.
 func TestSequenceFieldUnionModel(t *testing.T) {
-	sc := arrow.NewSchema([]arrow.Field{
-		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "v", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
-		{Name: "label", Type: arrow.BinaryTypes.String},
-	}, nil)
-	lakeSc := arrow.NewSchema(append(sc.Fields(), arrow.Field{Name: "_VALUE_KIND", Type: arrow.PrimitiveTypes.Int8}), nil)
+	sc := seqSchema
+	lakeSc := seqLakeSchema
 	for seed := uint64(0); seed < 40; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 9))
 		mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 		keys := 1 + rng.IntN(30)
-		value := func() *int64 {
-			if rng.IntN(5) == 0 {
-				return nil
-			}
-			x := rng.Int64N(6)
-			return &x
-		}
+		value := func() *int64 { return seqValue(rng, 6) }
 		won := map[int64]seqRow{}
-		newer := func(a, b seqRow) bool { // a arrives after b
-			switch {
-			case a.v == nil && b.v == nil:
-				return true
-			case a.v == nil:
-				return false
-			case b.v == nil:
-				return true
-			}
-			return *a.v >= *b.v
-		}
 		var lake []seqRow
 		for id := int64(0); id < int64(keys); id++ {
 			if rng.IntN(3) == 0 {
@@ -111,7 +121,7 @@ func TestSequenceFieldUnionModel(t *testing.T) {
 				r := seqRow{id: rng.Int64N(int64(keys)), v: value(), kind: []byte{KindInsert, KindUpdateAfter, KindDelete, KindUpdateBefore}[rng.IntN(4)], label: fmt.Sprintf("log%d.%d", b, i)}
 				rows = append(rows, r)
 				kinds = append(kinds, r.kind)
-				if old, ok := won[r.id]; !ok || newer(r, old) {
+				if old, ok := won[r.id]; !ok || seqNewer(r, old) {
 					won[r.id] = r
 				}
 			}
@@ -194,33 +204,12 @@ func TestSequenceFieldUnionModel(t *testing.T) {
 // wins. A version that loses changes nothing, also to a lake retraction
 // among the before-images.
 func TestSequenceFieldChangelogModel(t *testing.T) {
-	sc := arrow.NewSchema([]arrow.Field{
-		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "v", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
-		{Name: "label", Type: arrow.BinaryTypes.String},
-	}, nil)
+	sc := seqSchema
 	for seed := uint64(0); seed < 40; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 10))
 		mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 		keys := 1 + rng.IntN(20)
-		value := func() *int64 {
-			if rng.IntN(5) == 0 {
-				return nil
-			}
-			x := rng.Int64N(5)
-			return &x
-		}
-		newer := func(a, b seqRow) bool {
-			switch {
-			case a.v == nil && b.v == nil:
-				return true
-			case a.v == nil:
-				return false
-			case b.v == nil:
-				return true
-			}
-			return *a.v >= *b.v
-		}
+		value := func() *int64 { return seqValue(rng, 5) }
 		won := map[int64]seqRow{}
 		replica := map[int64]string{}
 		var before []seqRow
@@ -243,7 +232,7 @@ func TestSequenceFieldChangelogModel(t *testing.T) {
 				r := seqRow{id: rng.Int64N(int64(keys)), v: value(), kind: []byte{KindInsert, KindUpdateAfter, KindDelete}[rng.IntN(3)], label: fmt.Sprintf("log%d.%d", b, i)}
 				rows = append(rows, r)
 				kinds = append(kinds, r.kind)
-				if old, ok := won[r.id]; !ok || newer(r, old) {
+				if old, ok := won[r.id]; !ok || seqNewer(r, old) {
 					won[r.id] = r
 				}
 			}
@@ -253,8 +242,7 @@ func TestSequenceFieldChangelogModel(t *testing.T) {
 		cl, err := NewChangelog(mem, sc, []int{0}, entries)
 		require.NoError(t, err)
 		cl.OrderVersions(byV{})
-		lakeSc := arrow.NewSchema(append(sc.Fields(), arrow.Field{Name: "_VALUE_KIND", Type: arrow.PrimitiveTypes.Int8}), nil)
-		lake := seqBatch(mem, lakeSc, before, true) // tombstones with their kinds
+		lake := seqBatch(mem, seqLakeSchema, before, true) // tombstones with their kinds
 		require.NoError(t, cl.AddBefore(context.Background(), lake))
 		lake.Release()
 		r, err := cl.Reader(context.Background())
