@@ -49,3 +49,11 @@ func SetStreamRoundRows(n int64) (restore func()) {
 	streamRoundRows = n
 	return func() { streamRoundRows = old }
 }
+
+// SetStreamCarry turns the key states a stream carries between its rounds
+// off (every round replays the un-tiered rows below its position) or on.
+func SetStreamCarry(on bool) (restore func()) {
+	old := streamCarryOff
+	streamCarryOff = !on
+	return func() { streamCarryOff = old }
+}

@@ -196,6 +196,30 @@ func (c *Changelog) AddBefore(ctx context.Context, rec arrow.RecordBatch) error 
 	if err := checkColumns(c.schema, rec); err != nil {
 		return fmt.Errorf("union: changelog: lake batch: %w", err)
 	}
+	return c.addBefore(ctx, rec, retract)
+}
+
+// AddState offers key states an earlier range ended with (FinalState,
+// kept by KeyStates): a stream's next round continues from them instead
+// of replaying the log rows they sum up. They override the rows AddBefore
+// gave for the same keys, so add them after those. st.Rec carries the
+// table's columns; st.Kinds marks a key that ended absent with a
+// retraction kind. st is not retained.
+func (c *Changelog) AddState(ctx context.Context, st LogBatch) error {
+	if c.keys == nil || st.Rec == nil || st.Rec.NumRows() == 0 {
+		return nil
+	}
+	if err := checkColumns(c.schema, st.Rec); err != nil {
+		return fmt.Errorf("union: changelog: state batch: %w", err)
+	}
+	retract := make([]bool, st.Rec.NumRows())
+	for i := range retract {
+		retract[i] = st.Kinds != nil && isRetractKind(st.Kinds[i])
+	}
+	return c.addBefore(ctx, st.Rec, retract)
+}
+
+func (c *Changelog) addBefore(ctx context.Context, rec arrow.RecordBatch, retract []bool) error {
 	keep, n, err := c.keys.before(rec, c.rows+c.nHits, retract)
 	if err != nil || n == 0 {
 		return err
@@ -207,6 +231,14 @@ func (c *Changelog) AddBefore(ctx context.Context, rec arrow.RecordBatch) error 
 	c.hits = append(c.hits, hit)
 	c.nHits += int64(n)
 	return nil
+}
+
+// ReleaseEntries releases the entries' batches (entries a Changelog was
+// never given).
+func ReleaseEntries(entries []ChangelogEntry) {
+	for _, e := range entries {
+		e.Rec.Release()
+	}
 }
 
 // Release frees what the Changelog holds; after Reader it does nothing.
@@ -254,13 +286,13 @@ func (c *Changelog) Reader(ctx context.Context) (array.RecordReader, error) {
 	}
 	r.src = array.NewRecordBatch(c.schema, src.Columns(), src.NumRows())
 	src.Release()
-	if order != nil && r.keys != nil {
+	if order != nil {
 		if r.seqCmp, err = order.Across(r.src, r.src); err != nil {
 			r.Release()
 			return nil, fmt.Errorf("union: changelog: %w", err)
 		}
-		r.wins = r.keys.images() // before-images are the first winners
 	}
+	r.wins = r.keys.images() // before-images are the first versions
 	// The rows now live in src; keep the entries only for their metadata.
 	for i := range r.entries {
 		r.entries[i].Rec.Release()
@@ -289,6 +321,8 @@ type keyIndex interface {
 	slot(row int64) int32
 	// images returns every slot's image, or its tombstone's row.
 	images() []int64
+	// current returns every slot's image now (-1: absent); not a copy.
+	current() []int64
 }
 
 type keyed[K comparable] struct {
@@ -329,6 +363,7 @@ func (k *keyed[K]) before(rec arrow.RecordBatch, base int64, retract []bool) ([]
 		if s, ok := k.slots[key]; ok {
 			keep[i] = true
 			k.state[s] = base + int64(n)
+			delete(k.tombs, s) // a later before-image replaces an earlier one
 			if retract != nil && retract[i] {
 				if k.tombs == nil {
 					k.tombs = map[int32]int64{}
@@ -345,6 +380,8 @@ func (k *keyed[K]) before(rec arrow.RecordBatch, base int64, retract []bool) ([]
 func (k *keyed[K]) done() { k.slots = nil }
 
 func (k *keyed[K]) slot(row int64) int32 { return k.rows[row] }
+
+func (k *keyed[K]) current() []int64 { return k.state }
 
 func (k *keyed[K]) images() []int64 {
 	out := slices.Clone(k.state)
@@ -373,7 +410,7 @@ type changelogReader struct {
 	src     arrow.RecordBatch  // primary-key tables: log rows, then before-images
 	from    map[int32]int64    // Changelog.EmitFrom
 	seqCmp  func(a, b int) int // Changelog.OrderVersions: rows of src by sequence values
-	wins    []int64            // with seqCmp: per slot the src row of the winning version, retractions included (-1: none)
+	wins    []int64            // per slot the src row of the key's version, retractions included (-1: none)
 
 	e   int   // next entry
 	row int64 // next row of entry e
@@ -491,13 +528,11 @@ func (r *changelogReader) nextPK() (arrow.RecordBatch, error) {
 		e := r.entries[r.e]
 		from, skip := r.from[e.Bucket]
 		for ; r.row < e.rows && len(r.idx) < changelogChunkRows; r.row, r.g = r.row+1, r.g+1 {
-			if r.seqCmp != nil {
-				s := r.keys.slot(r.g)
-				if w := r.wins[s]; w >= 0 && r.seqCmp(int(r.g), int(w)) < 0 {
-					continue // older than the key's version: it loses the merge
-				}
-				r.wins[s] = r.g
+			s := r.keys.slot(r.g)
+			if w := r.wins[s]; r.seqCmp != nil && w >= 0 && r.seqCmp(int(r.g), int(w)) < 0 {
+				continue // older than the key's version: it loses the merge
 			}
+			r.wins[s] = r.g
 			upsert := e.Kinds == nil || (e.Kinds[r.row] != KindUpdateBefore && e.Kinds[r.row] != KindDelete)
 			img := int64(-1)
 			if upsert {
@@ -552,15 +587,19 @@ func (r *changelogReader) take() (arrow.RecordBatch, error) {
 	if consecutive {
 		return r.src.NewSlice(first, first+int64(len(r.idx))), nil
 	}
-	ib := array.NewInt64Builder(r.mem)
-	ib.AppendValues(r.idx, nil)
+	return takeRows(r.ctx, r.mem, r.src, r.idx)
+}
+
+// takeRows gathers rows of rec.
+func takeRows(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch, rows []int64) (arrow.RecordBatch, error) {
+	ib := array.NewInt64Builder(mem)
+	ib.AppendValues(rows, nil)
 	idx := ib.NewArray()
 	ib.Release()
 	defer idx.Release()
-	ectx := compute.WithAllocator(r.ctx, r.mem)
-	res, err := compute.Take(ectx, *compute.DefaultTakeOptions(), compute.NewDatumWithoutOwning(r.src), compute.NewDatumWithoutOwning(idx))
+	res, err := compute.Take(compute.WithAllocator(ctx, mem), *compute.DefaultTakeOptions(), compute.NewDatumWithoutOwning(rec), compute.NewDatumWithoutOwning(idx))
 	if err != nil {
-		return nil, fmt.Errorf("union: changelog: gather rows: %w", err)
+		return nil, fmt.Errorf("union: gather rows: %w", err)
 	}
 	return res.(*compute.RecordDatum).Value, nil
 }
@@ -628,4 +667,39 @@ func ChangeColumns(mem memory.Allocator, kinds []byte, offsets []int64, buckets 
 		}
 	}
 	return []arrow.Array{kindCol, ob.NewArray(), bb.NewArray(), tb.NewArray()}
+}
+
+// FinalState returns, for a primary-key changelog reader read to its end
+// (and not yet released), the state at the end of the range of every key
+// the range touched: a row with its current image, or, for a key that
+// ends absent, the row that removed it (for a table with sequence fields
+// the winning retraction, which still beats older versions), with Kinds
+// KindInsert or KindDelete. Rec is nil when the range touched no key.
+func FinalState(ctx context.Context, r array.RecordReader) (LogBatch, error) {
+	cr, ok := r.(*changelogReader)
+	if !ok || cr.keys == nil || cr.src == nil {
+		return LogBatch{}, nil
+	}
+	if cr.e < len(cr.entries) {
+		return LogBatch{}, fmt.Errorf("union: changelog: final state asked before the end of the range")
+	}
+	cur := cr.keys.current()
+	rows := make([]int64, 0, len(cur))
+	kinds := make([]byte, 0, len(cur))
+	for s, img := range cur {
+		switch {
+		case img >= 0:
+			rows, kinds = append(rows, img), append(kinds, KindInsert)
+		case cr.wins[s] >= 0:
+			rows, kinds = append(rows, cr.wins[s]), append(kinds, KindDelete)
+		}
+	}
+	if len(rows) == 0 {
+		return LogBatch{}, nil
+	}
+	rec, err := takeRows(ctx, cr.mem, cr.src, rows)
+	if err != nil {
+		return LogBatch{}, err
+	}
+	return LogBatch{Rec: rec, Kinds: kinds}, nil
 }
