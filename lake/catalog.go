@@ -456,6 +456,16 @@ func (t *Table) Name() string { return t.name }
 // Schema returns the table schema; callers must not modify it.
 func (t *Table) Schema() *TableSchema { return t.schema }
 
+// AtSchema returns t read under ts, one of its older schemas (SchemaByID):
+// a snapshot written under ts then scans with ts's columns, as Java Paimon
+// reads a past snapshot. It is for reading; writes and commits go through
+// t.
+func (t *Table) AtSchema(ts *TableSchema) *Table {
+	c := *t
+	c.schema = ts
+	return &c
+}
+
 // Path returns the table directory as a path of the FileIO the catalog was opened with
 // (Catalog.FileIO accepts it too). The lake's own paths, and its errors, are relative to the
 // warehouse ("db.db/t").

@@ -138,9 +138,6 @@ func (s *Service) ScanWith(ctx context.Context, db, name string, opts ScanOption
 	} else if travel != nil && opts.At == nil {
 		opts.At = travel
 	}
-	if opts.Expect != nil && opts.Expect != m.schema && !opts.Expect.Equal(m.schema) {
-		return nil, fmt.Errorf("%w (%s.%s is at schema %d)", ErrSchemaChanged, db, name, m.ts.ID)
-	}
 	if opts.Realtime && !Realtime(m.table) {
 		return nil, fmt.Errorf("%w: %s.%s%s needs %s=true", ErrNotRealtime, db, name, RealtimeSuffix, OptionEnabled)
 	}
@@ -148,6 +145,14 @@ func (s *Service) ScanWith(ctx context.Context, db, name string, opts ScanOption
 	snap, err := s.snapshotAt(ctx, m, db, name, opts.At)
 	if err != nil {
 		return nil, err
+	}
+	if opts.At != nil && !opts.Realtime {
+		if m, err = s.travelMeta(ctx, m, snap); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Expect != nil && opts.Expect != m.schema && !opts.Expect.Equal(m.schema) {
+		return nil, fmt.Errorf("%w (%s.%s is at schema %d)", ErrSchemaChanged, db, name, m.ts.ID)
 	}
 	unpin := func() {}
 	if snap != nil {

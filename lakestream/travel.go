@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/flightd/flightd/lake"
 )
 
@@ -33,10 +35,10 @@ func (s *Service) TravelCut(ctx context.Context, db, name string, tr Travel) (Cu
 	if err != nil {
 		return Cut{}, err
 	}
-	return s.travelCut(ctx, m, db, name, tr)
+	return s.travelCut(ctx, m, db, name, tr, true)
 }
 
-func (s *Service) travelCut(ctx context.Context, m *tableMeta, db, name string, tr Travel) (Cut, error) {
+func (s *Service) travelCut(ctx context.Context, m *tableMeta, db, name string, tr Travel, otherColumns bool) (Cut, error) {
 	var snap *lake.Snapshot
 	var err error
 	var what string
@@ -57,18 +59,57 @@ func (s *Service) travelCut(ctx context.Context, m *tableMeta, db, name string, 
 	if err != nil {
 		return Cut{}, err
 	}
-	if snap.SchemaID != m.ts.ID {
-		// Java reads a past snapshot under that snapshot's schema; its
-		// columns must be today's (a change of options only is fine).
+	if snap.SchemaID != m.ts.ID && !otherColumns {
+		// A table option's travel reads t itself, whose columns are
+		// today's; Java reads the past snapshot under that snapshot's
+		// schema, so they must be the same (a change of options only is
+		// fine).
 		old, err := m.schemaByID(ctx, snap.SchemaID)
 		if err != nil {
 			return Cut{}, err
 		}
 		if !sameColumns(old, m.ts) {
-			return Cut{}, fmt.Errorf("%w: %s of %s.%s (snapshot %d) was written under schema %d, whose columns differ from the table's now (schema %d); time travel across a change of columns is not supported yet", lake.ErrUnsupported, what, db, name, snap.ID, snap.SchemaID, m.ts.ID)
+			return Cut{}, fmt.Errorf("%w: %s of %s.%s (snapshot %d) was written under schema %d, whose columns differ from the table's now (schema %d); a table option cannot make %s.%s read other columns than its own: read it with %s.%s AT (VERSION => %d) instead", lake.ErrUnsupported, what, db, name, snap.ID, snap.SchemaID, m.ts.ID, db, name, db, name, snap.ID)
 		}
 	}
 	return Cut{Snapshot: snap.ID, Tag: tr.Tag, Rows: -1, Size: snap.TotalRecordCount}, nil
+}
+
+// travelMeta is the table a read of snap goes through: m itself, or, when
+// snap was written under a schema whose columns differ from m's, m under
+// that schema (lake.Table.AtSchema), since Java Paimon reads a past
+// snapshot with the columns it had.
+func (s *Service) travelMeta(ctx context.Context, m *tableMeta, snap *lake.Snapshot) (*tableMeta, error) {
+	if snap == nil || snap.SchemaID == m.ts.ID {
+		return m, nil
+	}
+	old, err := m.schemaByID(ctx, snap.SchemaID)
+	if err != nil {
+		return nil, err
+	}
+	if sameColumns(old, m.ts) {
+		return m, nil
+	}
+	om := newMeta(m.table.AtSchema(old))
+	om.id = m.id
+	return om, nil
+}
+
+// TravelSchema is the Arrow schema a read of db.name at cut returns: the
+// columns of the schema its snapshot was written under.
+func (s *Service) TravelSchema(ctx context.Context, db, name string, cut Cut) (*arrow.Schema, error) {
+	m, err := s.table(db, name)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := s.snapshotAt(ctx, m, db, name, &cut)
+	if err != nil {
+		return nil, err
+	}
+	if m, err = s.travelMeta(ctx, m, snap); err != nil {
+		return nil, err
+	}
+	return m.schema, nil
 }
 
 // optionTravel is the time travel db.name's options ask for (see
@@ -93,7 +134,7 @@ func (s *Service) optionTravel(ctx context.Context, m *tableMeta, db, name strin
 		ms := opt.Millis
 		tr.Millis = &ms
 	}
-	cut, err := s.travelCut(ctx, m, db, name, tr)
+	cut, err := s.travelCut(ctx, m, db, name, tr, false)
 	if err != nil {
 		return nil, fmt.Errorf("table option %s: %w", opt.Option, err)
 	}

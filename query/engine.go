@@ -607,7 +607,7 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 		schemas := make([]*arrow.Schema, len(keys))
 		for i, k := range keys {
 			u := uses[k]
-			sc, err := e.refSchema(u.ref)
+			sc, err := e.refSchema(ctx, u.ref)
 			if err != nil {
 				return nil, mapErr(err)
 			}
@@ -778,7 +778,7 @@ func (e *Engine) plainScan(ctx context.Context, ps plainScan, p *part, schemaOnl
 		}
 		opts.At, opts.Split = &p.cut, p.split
 	}
-	sc, err := e.refSchema(ps.ref)
+	sc, err := e.refSchema(ctx, ps.ref)
 	if err != nil {
 		return nil, false, mapErr(err)
 	}
@@ -875,8 +875,9 @@ func (e *Engine) scan(ctx context.Context, r tableRef) (array.RecordReader, erro
 	return e.ls.ScanWith(ctx, r.db, r.table, lakestream.ScanOptions{Realtime: r.realtime, ReadOptimized: r.ro})
 }
 
-// refSchema is the Arrow schema of the rows behind a reference.
-func (e *Engine) refSchema(r tableRef) (*arrow.Schema, error) {
+// refSchema is the Arrow schema of the rows behind a reference: a time
+// travel's are the columns of its snapshot's schema.
+func (e *Engine) refSchema(ctx context.Context, r tableRef) (*arrow.Schema, error) {
 	switch {
 	case r.system:
 		return lakestream.StatusSchema, nil
@@ -884,6 +885,8 @@ func (e *Engine) refSchema(r tableRef) (*arrow.Schema, error) {
 		return e.ls.MetaSchema(r.db, r.table, r.meta)
 	case r.changelog:
 		return e.ls.ChangelogSchema(r.db, r.table)
+	case r.snapshot > 0:
+		return e.ls.TravelSchema(ctx, r.db, r.table, lakestream.Cut{Snapshot: r.snapshot, Tag: r.tag})
 	}
 	return e.ls.ArrowSchema(r.db, r.table)
 }
