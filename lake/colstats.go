@@ -265,7 +265,12 @@ func columnsCompare(x, y arrow.Array) (f func(a, b int) int, ok bool) {
 	if x.NullN() == 0 && y.NullN() == 0 {
 		return f, true
 	}
-	values := f
+	return nullsFirst(x, y, f), true
+}
+
+// nullsFirst orders row a of x against row b of y with nulls before every
+// value, and two values by values.
+func nullsFirst(x, y arrow.Array, values func(a, b int) int) func(a, b int) int {
 	return func(i, j int) int {
 		switch nx, ny := x.IsNull(i), y.IsNull(j); {
 		case nx && ny:
@@ -276,7 +281,7 @@ func columnsCompare(x, y arrow.Array) (f func(a, b int) int, ok bool) {
 			return 1
 		}
 		return values(i, j)
-	}, true
+	}
 }
 
 func valuesCompare[T any](xs, ys []T, compare func(a, b T) int) func(a, b int) int {

@@ -133,17 +133,7 @@ func (o *SeqOrder) Across(x, y arrow.RecordBatch) (func(a, b int) int, error) {
 		}
 		if o.Descending { // nulls stay smallest: negate only two values' order
 			values := f
-			f = func(a, b int) int {
-				switch nx, ny := xc.IsNull(a), yc.IsNull(b); {
-				case nx && ny:
-					return 0
-				case nx:
-					return -1
-				case ny:
-					return 1
-				}
-				return -values(a, b)
-			}
+			f = nullsFirst(xc, yc, func(a, b int) int { return -values(a, b) })
 		}
 		cmps[i] = f
 	}
