@@ -147,6 +147,15 @@ func TestSequenceFieldRealtimeModel(t *testing.T) {
 					require.Contains(t, ids, id, msg)
 				}
 				require.Equal(t, want, replayChangelog(t, ls), "%s: changelog", msg)
+				for _, id := range []int64{rng.Int64N(12), rng.Int64N(12)} { // point reads prune by the key
+					got := scanSeqRows(t, ls, lakestream.ScanOptions{Realtime: true, Filter: []lake.Predicate{{Column: "id", Op: lake.OpEq, Values: []any{id}}}})
+					w, ok := want[id]
+					if !ok {
+						require.Empty(t, got, "%s: point read of %d", msg, id)
+					} else {
+						require.Equal(t, map[int64]string{id: w}, got, "%s: point read of %d", msg, id)
+					}
+				}
 				if r == nil {
 					opts := lakestream.StreamOptions{After: c.resume()}
 					if opts.After == nil {
