@@ -3,8 +3,9 @@
 //
 // Statements are routed by their leading keywords (package sqlparse):
 //
-//   - DDL (CREATE/DROP DATABASE, CREATE/DROP TABLE, ALTER TABLE SET) goes to
-//     the lake catalog through package lakestream, never to DuckDB's catalog.
+//   - DDL (CREATE/DROP DATABASE, CREATE/DROP TABLE, ALTER TABLE SET/RESET,
+//     ADD/RENAME/DROP/ALTER COLUMN, RENAME TO) goes to the lake catalog
+//     through package lakestream, never to DuckDB's catalog.
 //   - INSERT INTO t [(cols)] <query> runs <query> on DuckDB, casts the result
 //     to t's column types and appends it to t's log; it returns once durable.
 //   - INSERT OVERWRITE, UPDATE and DELETE on lake-stream tables are rejected:
@@ -35,8 +36,9 @@
 // (TIMESTAMP => t) reads that snapshot of the lake. DuckDB refuses AT on a
 // view, so the reference's text (located from the parse tree and lexed to
 // the end of its AT clause) is replaced by a view of its own, t$at<id>,
-// whose scan reads the snapshot; such statements bypass the parse cache,
-// whose trees carry another text's locations.
+// whose scan reads the snapshot with the columns of the schema it was
+// written under (as Java Paimon reads it); such statements bypass the
+// parse cache, whose trees carry another text's locations.
 //
 // Streaming (stream.go): in a session with streaming on
 // (engine.WithStreaming), a query must be SELECT cols FROM t$rt |
