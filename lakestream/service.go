@@ -330,10 +330,10 @@ func (s *Service) AlterTableOptions(ctx context.Context, db, name string, set ma
 			}
 		}
 		if k == OptionTableID {
-			return fmt.Errorf("lakestream: option %q is flightd's own and cannot be set", k)
+			return fmt.Errorf("%w: lakestream: option %q is flightd's own and cannot be set or reset", lake.ErrInvalidOption, k)
 		}
 		if k == OptionEnabled {
-			return fmt.Errorf("lakestream: %q switches the log on or off: use SetRealtime", k)
+			return fmt.Errorf("%w: lakestream: %q switches the log on or off: use SetRealtime", lake.ErrInvalidOption, k)
 		}
 	}
 	_, err := s.cat.AlterTableOptions(ctx, db, name, set)

@@ -126,7 +126,7 @@ func (s *Service) optionTravel(ctx context.Context, m *tableMeta, db, name strin
 		return nil, nil
 	}
 	if realtime {
-		return nil, fmt.Errorf("%w: %s.%s's option %s makes the table read an older snapshot (as Java Paimon does), and %s.%s%s merges the newest one with the log; read %s.%s, or remove the option (ALTER TABLE %s.%s SET ('%s' = ''))",
+		return nil, fmt.Errorf("%w: %s.%s's option %s makes the table read an older snapshot (as Java Paimon does), and %s.%s%s merges the newest one with the log; read %s.%s, or remove the option (ALTER TABLE %s.%s RESET ('%s'))",
 			lake.ErrUnsupported, db, name, opt.Option, db, name, RealtimeSuffix, db, name, db, name, opt.Option)
 	}
 	tr := Travel{Snapshot: opt.Snapshot, Tag: opt.Tag}

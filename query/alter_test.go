@@ -149,13 +149,22 @@ func TestTimeTravelOptionsAreHonouredOrRefused(t *testing.T) {
 	_, err := e.Execute(ctx, "SELECT * FROM t")
 	require.True(t, errors.Is(err, engine.ErrNotFound), "%v", err)
 	require.ErrorContains(t, err, "scan.timestamp-millis")
-	run(t, e, "ALTER TABLE t SET ('scan.timestamp-millis' = '')")
+	run(t, e, "ALTER TABLE t RESET ('scan.timestamp-millis')")
 	require.Equal(t, [][]string{{"2"}}, run(t, e, "SELECT count(*) FROM t"))
+	require.Equal(t, [][]string{{"0"}}, run(t, e, `SELECT count(*) FROM "t$options" WHERE key LIKE 'scan.%'`), "RESET removed the option")
+	run(t, e, "CREATE TABLE k (id BIGINT, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '2')")
+	requireRefused(t, e, map[string]error{
+		"ALTER TABLE k RESET ('bucket')":              engine.ErrInvalid,
+		"ALTER TABLE t RESET ('lakestream.enabled')":  engine.ErrInvalid,
+		"ALTER TABLE t RESET ('lakestream.table-id')": engine.ErrInvalid,
+	})
 
 	run(t, e, "CREATE TABLE r (id BIGINT) WITH ('scan.snapshot-id' = '1')")
 	_, err = e.Execute(ctx, `SELECT * FROM "r$rt"`)
 	require.True(t, errors.Is(err, engine.ErrUnsupported), "%v", err)
-	require.ErrorContains(t, err, "SET ('scan.snapshot-id' = '')")
+	require.ErrorContains(t, err, "RESET ('scan.snapshot-id')")
+	run(t, e, "ALTER TABLE r RESET ('scan.snapshot-id')")
+	require.Equal(t, [][]string{{"0"}}, run(t, e, `SELECT count(*) FROM "r$rt"`))
 
 	for _, q := range []string{
 		"ALTER TABLE t SET ('scan.timestamp' = '2024-01-01 00:00:00')",

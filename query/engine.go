@@ -322,12 +322,20 @@ func (e *Engine) ddl(ctx context.Context, kind sqlparse.Kind, sql string) error 
 		if err != nil {
 			return invalid(err)
 		}
-		if len(st.Reset) > 0 {
-			return fmt.Errorf("%w: ALTER TABLE ... RESET is not supported yet", engine.ErrUnsupported)
-		}
 		db := dbOr(ctx, st.Name.Database)
 		if err := e.writable(db, st.Name.Table); err != nil {
 			return err
+		}
+		if len(st.Reset) > 0 {
+			// Paimon's removeOption: the option goes back to its default.
+			set := make(map[string]string, len(st.Reset))
+			for _, k := range st.Reset {
+				if k == lakestream.OptionEnabled {
+					return fmt.Errorf("%w: RESET ('%s'): the option switches the table's log; SET ('%s' = 'false') switches it off", engine.ErrInvalid, k, k)
+				}
+				set[k] = ""
+			}
+			return mapErr(e.ls.AlterTableOptions(ctx, db, st.Name.Table, set))
 		}
 		if st.Add != nil {
 			col, err := lakeColumn(st.Add.Column)
