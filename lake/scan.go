@@ -235,7 +235,15 @@ func (r *scanReader) tasks() []scanTask {
 	keyTypes := r.t.schema.trimmedKeyTypes()
 	for _, g := range r.groups {
 		if pk && r.keepKinds {
-			out = append(out, r.newMerge(g))
+			// Each key of a disjoint bucket is in one file, once: its
+			// stored row and kind are the merge's answer, read raw.
+			if order, ok := disjointFiles(g.files, keyTypes); ok && !mergeKeptKinds {
+				for _, i := range order {
+					out = append(out, &fileTask{r: r, g: g, f: &g.files[i]})
+				}
+			} else {
+				out = append(out, r.newMerge(g))
+			}
 			continue
 		}
 		if pk && !((r.dvEnabled && rawConvertibleDV(g.files)) || (!r.dvEnabled && rawConvertible(g.files))) {
@@ -255,6 +263,10 @@ func (r *scanReader) tasks() []scanTask {
 	}
 	return out
 }
+
+// mergeKeptKinds makes a scan that keeps the row kinds merge every bucket,
+// disjoint ones too (a benchmark's baseline).
+var mergeKeptKinds = false
 
 // disjointFiles reports whether a primary-key bucket can be read without
 // merging because no two of its files can hold the same key: their key

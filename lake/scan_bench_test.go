@@ -77,6 +77,29 @@ func BenchmarkScanDecode(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// Keeping the row kinds (t$audit_log, t$rt of a sequence-field table):
+	// each bucket is one file, read raw, against merged as before.
+	for _, merged := range []bool{false, true} {
+		b.Run(fmt.Sprintf("keep-kinds/merged=%v", merged), func(b *testing.B) {
+			defer func(old bool) { mergeKeptKinds = old }(mergeKeptKinds)
+			mergeKeptKinds = merged
+			for b.Loop() {
+				r, err := tb.ScanWith(ctx, snap, ScanOptions{KeepKinds: true}, ScanTuning{Workers: 2})
+				if err != nil {
+					b.Fatal(err)
+				}
+				var got int64
+				for r.Next() {
+					got += r.RecordBatch().NumRows()
+				}
+				if err := r.Err(); err != nil || got != int64(n) {
+					b.Fatalf("scan: %d rows, %v", got, err)
+				}
+				r.Release()
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
 	for _, cols := range [][]string{nil, {"x"}, {"id"}} {
 		for _, workers := range []int{1, 2, -2} {
 			name := fmt.Sprintf("workers=%d", workers)

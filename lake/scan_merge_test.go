@@ -44,6 +44,14 @@ type mergeModelTable struct {
 	nkeys int
 	model map[int]mergeModelRow
 	seq   int64
+	// stored is per key the newest version written with its kind (a
+	// retraction included), until a full compaction drops retractions.
+	stored map[int]storedVersion
+}
+
+type storedVersion struct {
+	row  mergeModelRow
+	kind RowKind
 }
 
 type mergeModelRow struct {
@@ -78,7 +86,7 @@ func newMergeModelTableWith(t *testing.T, c *Catalog, name string, kind int, buc
 	}
 	tb, err := c.CreateTable("db", name, Schema{Columns: cols, PrimaryKeys: pk, Options: options}, false)
 	require.NoError(t, err)
-	return &mergeModelTable{tb: tb, nkeys: len(pk), model: map[int]mergeModelRow{}}
+	return &mergeModelTable{tb: tb, nkeys: len(pk), model: map[int]mergeModelRow{}, stored: map[int]storedVersion{}}
 }
 
 // record builds rows of keys ks (key k is encoded in every key type so that the order of k is
@@ -136,6 +144,7 @@ func (m *mergeModelTable) write(t *testing.T, rng *rand.Rand, keySpace int) *Sna
 			rows[i].s = &s
 		}
 		kinds[i] = []RowKind{Insert, UpdateAfter, Insert, UpdateAfter, Delete, UpdateBefore}[rng.IntN(6)]
+		m.stored[k] = storedVersion{rows[i], kinds[i]}
 		if kinds[i].isRetract() {
 			delete(m.model, k)
 		} else {
@@ -882,5 +891,79 @@ func TestScanReadsDisjointFilesRaw(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestKeepKindsScanModel: a scan that keeps the row kinds (t$audit_log, and
+// t$rt of a table with sequence fields) returns per key the newest version
+// with the kind it was stored with, retractions included, whether its
+// bucket is merged or read raw (disjoint files), until a full compaction
+// drops the retractions.
+func TestKeepKindsScanModel(t *testing.T) {
+	for seed := 0; seed < 6; seed++ {
+		rng := rand.New(rand.NewPCG(uint64(seed), 23))
+		kind := seed % len(mergeKeyKinds)
+		t.Run(fmt.Sprintf("seed=%d/key=%s", seed, mergeKeyKinds[kind].name), func(t *testing.T) {
+			c := newTestCatalog(t)
+			m := newMergeModelTable(t, c, "t", kind, 1+rng.IntN(3))
+			keySpace := 20 + rng.IntN(200)
+			var snap *Snapshot
+			var cols []string
+			for _, f := range m.tb.Schema().ArrowSchema().Fields() {
+				cols = append(cols, f.Name)
+			}
+			for step := 0; step < 12; step++ {
+				switch op := rng.IntN(10); {
+				case op < 6 || snap == nil:
+					snap = m.write(t, rng, keySpace)
+				case op < 9:
+					snap = m.relevel(t, rng)
+				default:
+					s, err := m.tb.Compact(context.Background(), CompactOptions{CommitUser: "model", ExpectedLatest: snap.ID, MinFiles: 1})
+					require.NoError(t, err)
+					if s != nil {
+						snap = s
+						for k, v := range m.stored {
+							if v.kind.isRetract() {
+								delete(m.stored, k)
+							}
+						}
+					}
+				}
+				var ks []int
+				var rows []mergeModelRow
+				var kinds []string
+				for k, v := range m.stored {
+					ks, rows = append(ks, k), append(rows, v.row)
+					kinds = append(kinds, fmt.Sprint(int8(v.kind)))
+				}
+				rec := m.record(ks, rows)
+				idx := make([]int, len(cols))
+				for i := range idx {
+					idx[i] = i
+				}
+				var want []string
+				for i, r := range renderRows(rec, idx) {
+					want = append(want, r+"|"+kinds[i])
+				}
+				rec.Release()
+				sort.Strings(want)
+				rr, err := m.tb.ScanWith(context.Background(), snap, ScanOptions{Columns: cols, KeepKinds: true}, ScanTuning{Workers: 2})
+				require.NoError(t, err)
+				var got []string
+				for rr.Next() {
+					b := rr.RecordBatch()
+					all := make([]int, b.NumCols())
+					for i := range all {
+						all[i] = i
+					}
+					got = append(got, renderRows(b, all)...)
+				}
+				require.NoError(t, rr.Err())
+				rr.Release()
+				sort.Strings(got)
+				require.Equal(t, want, got, "step %d", step)
+			}
+		})
 	}
 }
