@@ -93,7 +93,7 @@ import java.util.regex.Pattern;
  * create   WAREHOUSE DB.TABLE PK|"" BUCKET COL:TYPE,... [PARTITION-COLS] [k=v;k=v]
  * alter    WAREHOUSE DB.TABLE CHANGE;CHANGE...    schema changes, one new schema: add:COL:TYPE,
  *                                                 rename:COL:NEW, type:COL:TYPE, drop:COL
- *                                                 (COL may be a dotted path into a ROW),
+ *                                                 (COL may be a dotted path: ROW fields, element, value),
  *                                                 set:KEY=VALUE (a table option)
  * compact  WAREHOUSE DB.TABLE                     full compaction (every bucket of a primary-key or
  *                                                 bucketed table; the append compaction coordinator
