@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/flightd/flightd/internal/arrowutil"
 	"github.com/flightd/flightd/logstore"
 )
 
@@ -67,7 +68,7 @@ func newLogCache(limit int64) *logCache {
 // put keeps rec (retained), rows of table schema schema, as the entry at
 // base of b, written at at.
 func (c *logCache) put(b logstore.Bucket, base int64, rec arrow.RecordBatch, schema int64, kinds []byte, at time.Time) {
-	size := recordSize(rec) + int64(len(kinds))
+	size := arrowutil.RecordBytes(rec) + int64(len(kinds))
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.limit <= 0 || *c.budget(size)+size > c.limitOf(size) || base+rec.NumRows() <= c.floor[b] {
@@ -89,7 +90,7 @@ func (c *logCache) put(b logstore.Bucket, base int64, rec arrow.RecordBatch, sch
 // evolved keeps rec (retained), the rows of the entry at base of b under
 // schema, in place of old, if the entry still holds old.
 func (c *logCache) evolved(b logstore.Bucket, base int64, old, rec arrow.RecordBatch, schema int64) {
-	size := recordSize(rec)
+	size := arrowutil.RecordBytes(rec)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.buckets[b][base]
@@ -193,27 +194,6 @@ func (c *logCache) release(b logstore.Bucket, base int64, e *cachedEntry) {
 	}
 }
 
-func recordSize(rec arrow.RecordBatch) int64 {
-	var n int64
-	for _, col := range rec.Columns() {
-		n += dataSize(col.Data())
-	}
-	return n
-}
-
-func dataSize(d arrow.ArrayData) int64 {
-	var n int64
-	for _, b := range d.Buffers() {
-		if b != nil {
-			n += int64(b.Len())
-		}
-	}
-	for _, c := range d.Children() {
-		n += dataSize(c)
-	}
-	return n
-}
-
 // run is consecutive cached entries of one bucket and schema, retained for
 // a reader.
 type run struct {
@@ -271,7 +251,7 @@ func (c *logCache) smallRun(b logstore.Bucket, from, to, below, most int64) *run
 // entries, if they are all still cached and the budget allows; otherwise it
 // changes nothing.
 func (c *logCache) replaceRun(b logstore.Bucket, r *run, rec arrow.RecordBatch, kinds []byte) {
-	size := recordSize(rec) + int64(len(kinds))
+	size := arrowutil.RecordBytes(rec) + int64(len(kinds))
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := c.buckets[b]

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flightd/flightd/internal/arrowutil"
 	"github.com/flightd/flightd/logstore"
 )
 
@@ -21,7 +22,7 @@ func TestLogCacheKeepsDropsAndBounds(t *testing.T) {
 	mk := func(n int) arrow.RecordBatch { return int64Batch(mem, n) }
 	b0 := logstore.Bucket{Table: "t", Bucket: 0}
 	r1, r2 := mk(10), mk(5)
-	size := recordSize(r1) + recordSize(r2)
+	size := arrowutil.RecordBytes(r1) + arrowutil.RecordBytes(r2)
 	c := newLogCache(size + 5) // room for exactly these two and their kinds
 	c.put(b0, 0, r1, 0, nil, time.Now())
 	c.put(b0, 10, r2, 0, []byte{0, 0, 0, 0, 3}, time.Now())
@@ -57,7 +58,7 @@ func TestLogCacheKeepsRoomForSmallEntries(t *testing.T) {
 	defer big.Release()
 	defer small.Release()
 	busy, quiet := logstore.Bucket{Table: "busy"}, logstore.Bucket{Table: "quiet"}
-	c := newLogCache(2 * recordSize(big))
+	c := newLogCache(2 * arrowutil.RecordBytes(big))
 	for i := int64(0); i < 3; i++ {
 		c.put(busy, i*big.NumRows(), big, 0, nil, time.Now())
 	}
@@ -66,7 +67,7 @@ func TestLogCacheKeepsRoomForSmallEntries(t *testing.T) {
 	c.put(quiet, 0, small, 0, nil, time.Now())
 	require.True(t, c.has(quiet, 0), "a small entry is kept although large ones filled the main budget")
 
-	n := int64(smallCacheBytes / recordSize(small))
+	n := int64(smallCacheBytes / arrowutil.RecordBytes(small))
 	for i := int64(1); i <= n; i++ {
 		c.put(quiet, i, small, 0, nil, time.Now())
 	}

@@ -57,3 +57,10 @@ func SetStreamCarry(on bool) (restore func()) {
 	streamCarryOff = !on
 	return func() { streamCarryOff = old }
 }
+
+// SetStreamCarryMaxBytes sets the most a stream's carry holds.
+func SetStreamCarryMaxBytes(n int64) (restore func()) {
+	old := streamCarryMaxBytes
+	streamCarryMaxBytes = n
+	return func() { streamCarryMaxBytes = old }
+}

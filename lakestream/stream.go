@@ -345,6 +345,12 @@ func (r *streamReader) poll() (found bool, err error) {
 			return err
 		}
 		maps.Copy(carry.upto, to)
+		if carry.states.Bytes() > streamCarryMaxBytes {
+			// A busy table with tiering behind: replay rather than hold
+			// more (the next round starts a new carry).
+			carry.release()
+			r.carry = nil
+		}
 		return nil
 	})
 	if err != nil {
@@ -356,6 +362,11 @@ func (r *streamReader) poll() (found bool, err error) {
 	r.round = batches
 	return true, nil
 }
+
+// streamCarryMaxBytes bounds what a stream's carry holds: past it the
+// carry is dropped and the next round replays the un-tiered rows, as if
+// the anchor had moved. A variable for tests.
+var streamCarryMaxBytes int64 = 64 << 20
 
 // streamCarryOff makes every round of a primary-key stream replay the
 // un-tiered rows below its position (a test hook, to compare).

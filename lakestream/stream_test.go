@@ -417,3 +417,12 @@ func TestStreamUnderConcurrentWritersAndTiering(t *testing.T) {
 	require.Equal(t, want, c.state)
 	t.Logf("%d changes, %d current rows", c.changes, c.current)
 }
+
+// TestStreamModelWithoutRoomForACarry: a stream whose carried key states
+// outgrow their bound drops them and replays the un-tiered rows in its
+// next round; with no room at all every round replays, and the model
+// holds.
+func TestStreamModelWithoutRoomForACarry(t *testing.T) {
+	defer lakestream.SetStreamCarryMaxBytes(1)()
+	TestStreamModel(t)
+}

@@ -106,6 +106,16 @@ func NewKeyStates(mem memory.Allocator, schema *arrow.Schema, pk []int) *KeyStat
 // Keys is how many keys have a state.
 func (s *KeyStates) Keys() int { return s.idx.live() }
 
+// Bytes is what the states' batches hold, the replaced states not yet
+// compacted away included.
+func (s *KeyStates) Bytes() int64 {
+	var n int64
+	for _, p := range s.parts {
+		n += arrowutil.RecordBytes(p.Rec) + int64(len(p.Kinds))
+	}
+	return n
+}
+
 // For returns the states of the keys the entries' rows hold, as a batch
 // for Changelog.AddState (Rec nil when none has one; the caller releases
 // Rec).

@@ -32,3 +32,26 @@ func EmptyBatch(mem memory.Allocator, schema *arrow.Schema) arrow.RecordBatch {
 	}
 	return rec
 }
+
+// RecordBytes is the size of rec's buffers (children included): what
+// holding it costs, shared buffers counted once per record.
+func RecordBytes(rec arrow.RecordBatch) int64 {
+	var n int64
+	for _, col := range rec.Columns() {
+		n += dataBytes(col.Data())
+	}
+	return n
+}
+
+func dataBytes(d arrow.ArrayData) int64 {
+	var n int64
+	for _, b := range d.Buffers() {
+		if b != nil {
+			n += int64(b.Len())
+		}
+	}
+	for _, c := range d.Children() {
+		n += dataBytes(c)
+	}
+	return n
+}
