@@ -95,7 +95,8 @@ func (s *Service) StreamSchema(db, name string) (*arrow.Schema, error) {
 // write in 0.57 ms over 1M un-tiered rows (36 ms when every round read
 // them again); the one round that does read them again costs about 0.1 s
 // per million. A round takes at most streamRoundRows new rows; the carry
-// holds a row per key touched since the anchor. The reader never blocks
+// holds a row per key touched since the anchor, up to streamCarryMaxBytes
+// (64 MiB), past which rounds replay again until the anchor moves. The reader never blocks
 // writers or
 // tiering; a reader that lags until log retention truncates its position
 // fails with an error wrapping ErrStreamBehind. A table dropped, or whose
