@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 )
 
 // Table options that order the versions of a key by columns of the row
@@ -127,7 +128,10 @@ func (o *SeqOrder) Across(x, y arrow.RecordBatch) (func(a, b int) int, error) {
 	cmps := make([]func(a, b int) int, len(xi))
 	for i := range xi {
 		xc, yc, t := x.Column(xi[i]), y.Column(yi[i]), o.types[i]
-		f, ok := columnsCompare(xc, yc)
+		f, ok := javaFloatCompare(xc, yc)
+		if !ok {
+			f, ok = columnsCompare(xc, yc)
+		}
 		if !ok {
 			f = func(a, b int) int { return compareValues(valueAt(xc, a, t), valueAt(yc, b, t)) }
 		}
@@ -138,4 +142,37 @@ func (o *SeqOrder) Across(x, y arrow.RecordBatch) (func(a, b int) int, error) {
 		cmps[i] = f
 	}
 	return chainCompare(cmps), nil
+}
+
+// javaFloatCompare orders two FLOAT or DOUBLE columns as Paimon's generated
+// comparator does, with < and >: a NaN equals every value (the later
+// arrival wins) and -0 equals 0, unlike the total order keys use. ok is
+// false for other types.
+func javaFloatCompare(x, y arrow.Array) (f func(a, b int) int, ok bool) {
+	var xs, ys func(i int) float64
+	switch a := x.(type) {
+	case *array.Float32:
+		b, isF := y.(*array.Float32)
+		if !isF {
+			return nil, false
+		}
+		xs, ys = func(i int) float64 { return float64(a.Value(i)) }, func(i int) float64 { return float64(b.Value(i)) }
+	case *array.Float64:
+		b, isF := y.(*array.Float64)
+		if !isF {
+			return nil, false
+		}
+		xs, ys = a.Value, b.Value
+	default:
+		return nil, false
+	}
+	return nullsFirst(x, y, func(i, j int) int {
+		switch u, v := xs(i), ys(j); {
+		case u > v:
+			return 1
+		case u < v:
+			return -1
+		}
+		return 0
+	}), true
 }

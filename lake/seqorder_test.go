@@ -5,11 +5,15 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
 )
 
@@ -175,5 +179,35 @@ func TestSequenceFieldOptionsAreChecked(t *testing.T) {
 		require.ErrorContains(t, err, tc.want)
 		require.ErrorContains(t, err, "db.t")
 		require.NoError(t, c.DropTable("db", "t", false))
+	}
+}
+
+// TestSequenceFieldFloatsCompareAsJava: a DOUBLE sequence field compares as
+// Paimon's generated comparator does: NaN and -0 equal the other value (so
+// the later arrival wins), nulls smallest, in both orders.
+func TestSequenceFieldFloatsCompareAsJava(t *testing.T) {
+	dbl, _ := ParseType("DOUBLE")
+	for _, desc := range []bool{false, true} {
+		o := &SeqOrder{Fields: []string{"f"}, Descending: desc, types: []DataType{dbl}}
+		b := array.NewFloat64Builder(memory.DefaultAllocator)
+		b.AppendValues([]float64{math.NaN(), 1, math.Copysign(0, -1), 0, 2}, nil)
+		b.AppendNull()
+		col := b.NewArray()
+		b.Release()
+		rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "f", Type: arrow.PrimitiveTypes.Float64, Nullable: true}}, nil), []arrow.Array{col}, int64(col.Len()))
+		col.Release()
+		cmp, err := o.Rows(rec)
+		require.NoError(t, err)
+		sign := 1
+		if desc {
+			sign = -1
+		}
+		require.Zero(t, cmp(0, 1), "NaN ties with 1")
+		require.Zero(t, cmp(1, 0))
+		require.Zero(t, cmp(2, 3), "-0 ties with 0")
+		require.Equal(t, sign, cmp(4, 1), "2 against 1")
+		require.Equal(t, -1, cmp(5, 1), "null loses, descending too")
+		require.Equal(t, 1, cmp(0, 5), "NaN beats null")
+		rec.Release()
 	}
 }
