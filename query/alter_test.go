@@ -410,3 +410,27 @@ func TestAlterElementAndValueWidensTheValuesWritten(t *testing.T) {
 		require.ErrorContains(t, err, says, q)
 	}
 }
+
+// TestAlterTableIfExists: ALTER TABLE IF EXISTS of a table, or a database,
+// that is not there does nothing; of one that is, it changes it; without
+// IF EXISTS a missing table is NOT_FOUND.
+func TestAlterTableIfExists(t *testing.T) {
+	e := newTestEngine(t)
+	run(t, e, "CREATE TABLE t (id BIGINT)")
+	for _, q := range []string{
+		"ALTER TABLE IF EXISTS nope RENAME TO other",
+		"ALTER TABLE IF EXISTS nope ADD COLUMN z INT",
+		"ALTER TABLE IF EXISTS nodb.t SET ('a' = 'b')",
+	} {
+		run(t, e, q)
+	}
+	run(t, e, "ALTER TABLE IF EXISTS t ADD COLUMN z INT")
+	run(t, e, "INSERT INTO t VALUES (1, 2)")
+	require.Equal(t, [][]string{{"1", "2"}}, run(t, e, `SELECT * FROM "t$rt"`))
+	requireRefused(t, e, map[string]error{
+		"ALTER TABLE nope ADD COLUMN z INT":             engine.ErrNotFound,
+		`ALTER TABLE IF EXISTS "t$rt" ADD COLUMN y INT`: engine.ErrInvalid,
+	})
+	_, err := e.Execute(context.Background(), `SELECT * FROM other`)
+	require.Error(t, err, "the missing table was not renamed into being")
+}

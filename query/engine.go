@@ -326,6 +326,11 @@ func (e *Engine) ddl(ctx context.Context, kind sqlparse.Kind, sql string) error 
 		if err := e.writable(db, st.Name.Table); err != nil {
 			return err
 		}
+		if st.IfExists {
+			if _, err := e.ls.Table(db, st.Name.Table); errors.Is(err, lake.ErrTableNotFound) || errors.Is(err, lake.ErrDatabaseNotFound) {
+				return nil // ALTER TABLE IF EXISTS of a table that is not there
+			}
+		}
 		if len(st.Reset) > 0 {
 			// Paimon's removeOption: the option goes back to its default.
 			set := make(map[string]string, len(st.Reset))

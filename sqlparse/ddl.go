@@ -119,10 +119,12 @@ func ParseDropTable(sql string) (*DropTable, error) {
 // AlterTable is ALTER TABLE name SET ('k' = 'v', ...) or ALTER TABLE name RESET ('k', ...). Exactly one
 // of Set (non-empty) and Reset (non-empty) is set; the other is nil.
 type AlterTable struct {
-	Name  Name
-	Set   map[string]string
-	Reset []string
-	Add   *AddColumn // ADD [COLUMN] ...
+	Name Name
+	// IfExists is ALTER TABLE IF EXISTS: a missing table is no error.
+	IfExists bool
+	Set      map[string]string
+	Reset    []string
+	Add      *AddColumn // ADD [COLUMN] ...
 	// RenameFrom and RenameTo are RENAME [COLUMN] from TO to.
 	RenameFrom, RenameTo string
 	// RenameTable is RENAME TO [database.]table: the table's new name
@@ -158,7 +160,7 @@ type AddColumn struct {
 	After  string
 }
 
-// ParseAlterTable parses ALTER TABLE [database.]table SET ('k' = 'v', ...) [;],
+// ParseAlterTable parses ALTER TABLE [IF EXISTS] [database.]table SET ('k' = 'v', ...) [;],
 // ALTER TABLE [database.]table RESET ('k', ...) [;], ALTER TABLE
 // [database.]table ADD [COLUMN] column-definition [FIRST | AFTER column] [;],
 // ALTER TABLE [database.]table RENAME [COLUMN] a TO b [;], ALTER TABLE
@@ -177,6 +179,9 @@ func ParseAlterTable(sql string) (*AlterTable, error) {
 		return nil, err
 	}
 	var at AlterTable
+	if at.IfExists, err = p.ifExists(); err != nil {
+		return nil, err
+	}
 	if at.Name, err = p.tableName(); err != nil {
 		return nil, err
 	}
