@@ -154,7 +154,8 @@ def test_open_streams_are_counted(metrics_server):
     reader = client.do_get(info.endpoints[0].ticket)
     assert reader.read_chunk().data.num_rows == 0  # the (empty) current rows end
     assert metric(server, "flightd_streams_open") == 1
-    # A stream holds no statement slot.
-    assert metric(server, "flightd_statements_running") == 0
+    # A stream holds no statement slot (the SET's slot is freed as its DoGet ends).
+    wait_for(lambda: metric(server, "flightd_statements_running") == 0, what="no statement running")
+    assert metric(server, "flightd_streams_open") == 1
     reader.cancel()
     wait_for(lambda: metric(server, "flightd_streams_open") == 0, what="the stream closed")
