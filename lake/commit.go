@@ -529,13 +529,13 @@ func (w *Write) flushGroup(ctx context.Context, g *writeGroup, bucketMaxSeq int6
 			return nil, "", err
 		}
 		cmpKey := rowCompare(rec, keyIdx, keyTypes)
-		var bySeq func(a, b int) int
-		if seq, err := ts.SeqOrder(); err != nil {
+		seq, err := ts.SeqOrder()
+		if err != nil {
 			return nil, "", err
-		} else if seq != nil {
-			if bySeq, err = seq.Rows(rec); err != nil {
-				return nil, "", err
-			}
+		}
+		bySeq, err := seq.versions(rec)
+		if err != nil {
+			return nil, "", err
 		}
 		order := orderByKeySeqPos(rec, keyIdx, cmpKey, bySeq, g.seqs)
 		// keep the last (largest sequence fields, highest sequence, then latest written) row per key

@@ -341,12 +341,10 @@ func (m *mergeTask) step() (bool, error) {
 			end += int(p.rec.NumRows())
 			ends[i] = end
 		}
-		var bySeq func(a, b int) int
-		if m.seq != nil {
-			if bySeq, err = m.seq.Rows(win); err != nil {
-				win.Release()
-				return false, err
-			}
+		bySeq, err := m.seq.versions(win)
+		if err != nil {
+			win.Release()
+			return false, err
 		}
 		order := mergeSortedPieces(ends, cmpKey, bySeq, seqs.Int64Values())
 		kept = make([]int64, 0, n)

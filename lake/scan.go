@@ -634,13 +634,13 @@ func (r *scanReader) mergePK(g *scanGroup) (all arrow.RecordBatch, want []arrow.
 	cmpKey := rowCompare(all, keyIdx, keyTypes)
 	seqs := all.Column(len(want) - 2).(*array.Int64)
 	kinds := all.Column(len(want) - 1).(*array.Int8)
-	var bySeq func(a, b int) int
-	if seq, err := ts.SeqOrder(); err != nil {
+	seq, err := ts.SeqOrder()
+	if err != nil {
 		return nil, nil, nil, err
-	} else if seq != nil {
-		if bySeq, err = seq.Rows(all); err != nil {
-			return nil, nil, nil, err
-		}
+	}
+	bySeq, err := seq.versions(all)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	order := orderByKeySeqPos(all, keyIdx, cmpKey, bySeq, seqs.Int64Values())
 	for i := 0; i < n; i++ {

@@ -115,6 +115,15 @@ func (o *SeqOrder) Rows(rec arrow.RecordBatch) (func(a, b int) int, error) {
 	return o.Across(rec, rec)
 }
 
+// versions is Rows, or nil for a table without sequence fields (o nil):
+// the order the merges put between a key and the sequence number.
+func (o *SeqOrder) versions(rec arrow.RecordBatch) (func(a, b int) int, error) {
+	if o == nil {
+		return nil, nil
+	}
+	return o.Rows(rec)
+}
+
 // Across is Rows for row a of x against row b of y.
 func (o *SeqOrder) Across(x, y arrow.RecordBatch) (func(a, b int) int, error) {
 	xi, err := o.columns(x.Schema())

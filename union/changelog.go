@@ -214,7 +214,7 @@ func (c *Changelog) AddState(ctx context.Context, st LogBatch) error {
 	}
 	retract := make([]bool, st.Rec.NumRows())
 	for i := range retract {
-		retract[i] = st.Kinds != nil && isRetractKind(st.Kinds[i])
+		retract[i] = isRetract(st.Kinds, i)
 	}
 	return c.addBefore(ctx, st.Rec, retract)
 }
@@ -533,7 +533,7 @@ func (r *changelogReader) nextPK() (arrow.RecordBatch, error) {
 				continue // older than the key's version: it loses the merge
 			}
 			r.wins[s] = r.g
-			upsert := e.Kinds == nil || (e.Kinds[r.row] != KindUpdateBefore && e.Kinds[r.row] != KindDelete)
+			upsert := !isRetract(e.Kinds, int(r.row))
 			img := int64(-1)
 			if upsert {
 				img = r.g

@@ -123,8 +123,6 @@ func newSeqMerge[K comparable](ctx context.Context, mem memory.Allocator, schema
 	return m, nil
 }
 
-func isRetractKind(k byte) bool { return k == KindUpdateBefore || k == KindDelete }
-
 // settle returns the surviving log rows, in log order; call it once the
 // lake has been read.
 func (m *seqMerge) settle() ([]arrow.RecordBatch, error) {

@@ -30,8 +30,10 @@ type LogBatch struct {
 	Kinds []byte
 }
 
+func isRetractKind(k byte) bool { return k == KindUpdateBefore || k == KindDelete }
+
 func isRetract(kinds []byte, i int) bool {
-	return kinds != nil && (kinds[i] == KindUpdateBefore || kinds[i] == KindDelete)
+	return kinds != nil && isRetractKind(kinds[i])
 }
 
 // Append returns lake rows followed by log rows. lake may be nil. Append
