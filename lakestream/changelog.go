@@ -216,19 +216,16 @@ func (s *Service) changelog(ctx context.Context, m *tableMeta, emitFrom map[int3
 // newChangelog is union.NewChangelog for m, with versions ordered by the
 // table's sequence fields when it has them.
 func newChangelog(mem memory.Allocator, m *tableMeta, entries []union.ChangelogEntry) (*union.Changelog, error) {
-	seq, err := m.ts.SeqOrder()
-	if err != nil {
-		for _, e := range entries {
-			e.Rec.Release()
-		}
-		return nil, err
+	if m.seqErr != nil {
+		union.ReleaseEntries(entries)
+		return nil, m.seqErr
 	}
 	cl, err := union.NewChangelog(mem, m.schema, m.key, entries)
 	if err != nil {
 		return nil, err
 	}
-	if seq != nil && len(m.pk) > 0 {
-		cl.OrderVersions(seq)
+	if m.seq != nil {
+		cl.OrderVersions(m.seq)
 	}
 	return cl, nil
 }
@@ -237,11 +234,10 @@ func newChangelog(mem memory.Allocator, m *tableMeta, entries []union.ChangelogE
 // A table with sequence fields passes its lake retractions too, with their
 // kinds (union.Changelog.AddBefore): they beat older log versions.
 func (s *Service) lookupBefore(ctx context.Context, m *tableMeta, snap *lake.Snapshot, filter []lake.Predicate, cl *union.Changelog) error {
-	seq, err := m.ts.SeqOrder()
-	if err != nil {
-		return err
+	if m.seqErr != nil {
+		return m.seqErr
 	}
-	r, err := m.table.Scan(ctx, snap, lake.ScanOptions{Filter: filter, KeepKinds: seq != nil && len(m.pk) > 0})
+	r, err := m.table.Scan(ctx, snap, lake.ScanOptions{Filter: filter, KeepKinds: m.seq != nil})
 	if err != nil {
 		return err
 	}

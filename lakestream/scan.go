@@ -206,8 +206,8 @@ func scanColumns(m *tableMeta, opts ScanOptions) (read []string, idx []int, err 
 		for _, i := range m.key {
 			want[m.schema.Field(i).Name] = true
 		}
-		if seq, _ := m.ts.SeqOrder(); seq != nil && len(m.pk) > 0 {
-			for _, f := range seq.Fields {
+		if m.seq != nil {
+			for _, f := range m.seq.Fields {
 				want[f] = true
 			}
 		}
@@ -309,14 +309,13 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, o
 		}
 		// A table with sequence fields merges by them: the lake side keeps
 		// its retractions, which beat older log versions (union.Versions).
-		seq, err := m.ts.SeqOrder()
-		if err != nil {
+		if m.seqErr != nil {
 			releaseLog(log)
-			return nil, fmt.Errorf("lakestream: %s.%s: %w", db, name, err)
+			return nil, fmt.Errorf("lakestream: %s.%s: %w", db, name, m.seqErr)
 		}
 		var versions *union.Versions
-		if seq != nil {
-			versions = &union.Versions{Order: seq, LakeKinds: true}
+		if m.seq != nil {
+			versions = &union.Versions{Order: m.seq, LakeKinds: true}
 			lakeOpts.KeepKinds = true
 		}
 		merged, err := union.MergeLogVersions(ctx, s.mem, schema, key, log, versions)

@@ -123,6 +123,11 @@ type tableMeta struct {
 	// that excludes a partition column is a key per partition (Java Paimon
 	// reads (1, day1) and (1, day2) as two rows); the log merges alike.
 	key []int
+	// seq orders a primary-key table's versions by its sequence fields
+	// (nil: by arrival; always nil for an append table); seqErr says why
+	// the table's sequence options cannot be honoured.
+	seq    *lake.SeqOrder
+	seqErr error
 
 	mu      sync.Mutex
 	schemas map[int64]*lake.TableSchema // older schemas that log entries were written under
@@ -506,6 +511,10 @@ func newMeta(t *lake.Table) *tableMeta {
 		}
 	}
 	m.key = mergeKey(sc, m.pk)
+	m.seq, m.seqErr = sc.SeqOrder()
+	if len(m.pk) == 0 {
+		m.seq = nil
+	}
 	return m
 }
 

@@ -96,12 +96,11 @@ func (s *Service) StreamSchema(db, name string) (*arrow.Schema, error) {
 // them again); the one round that does read them again costs about 0.1 s
 // per million. A round takes at most streamRoundRows new rows; the carry
 // holds a row per key touched since the anchor, up to streamCarryMaxBytes
-// (64 MiB), past which rounds replay again until the anchor moves. The reader never blocks
-// writers or
-// tiering; a reader that lags until log retention truncates its position
-// fails with an error wrapping ErrStreamBehind. A table dropped, or whose
-// schema changes, ends the stream with an error; the reader resumes from
-// its position.
+// (64 MiB), past which rounds replay again until the anchor moves. The
+// reader never blocks writers or tiering; a reader that lags until log
+// retention truncates its position fails with an error wrapping
+// ErrStreamBehind. A table dropped, or whose schema changes, ends the
+// stream with an error; the reader resumes from its position.
 func (s *Service) Stream(ctx context.Context, db, name string, opts StreamOptions) (array.RecordReader, error) {
 	m, err := s.table(db, name)
 	if err != nil {
@@ -543,10 +542,9 @@ func (s *Service) changesBetween(ctx context.Context, m *tableMeta, from, to map
 		// sequence fields: then every key's state depends on its lake
 		// version (which may beat its log rows), not only on its last log
 		// row.
-		seq, _ := m.ts.SeqOrder()
 		var fresh []union.ChangelogEntry
 		for _, e := range entries {
-			if e.Offset+e.Rec.NumRows() > from[e.Bucket] || (carry != nil && seq != nil && replayed[e.Bucket]) {
+			if e.Offset+e.Rec.NumRows() > from[e.Bucket] || (carry != nil && m.seq != nil && replayed[e.Bucket]) {
 				fresh = append(fresh, e)
 			}
 		}
