@@ -189,6 +189,24 @@ func (m *mergeModelTable) commit(t *testing.T, ks []int, rows []mergeModelRow, k
 	return snap
 }
 
+// step takes one random step of a model test: a write (always the
+// first), files moved up levels, or a compaction of the buckets with at
+// least minFiles files; compacted says a compaction committed.
+func (m *mergeModelTable) step(t *testing.T, rng *rand.Rand, keySpace int, snap *Snapshot, minFiles int) (next *Snapshot, compacted bool) {
+	switch op := rng.IntN(10); {
+	case op < 6 || snap == nil:
+		return m.write(t, rng, keySpace), false
+	case op < 9:
+		return m.relevel(t, rng), false
+	}
+	s, err := m.tb.Compact(context.Background(), CompactOptions{CommitUser: "model", ExpectedLatest: snap.ID, MinFiles: minFiles})
+	require.NoError(t, err)
+	if s == nil {
+		return snap, false
+	}
+	return s, true
+}
+
 // relevel moves level-0 files of a bucket to level (1..4) as Paimon's leveled compaction would
 // (the files are copied under new names; contents, sequence numbers and keys unchanged): the
 // files chosen, with those already at level, do not overlap. Rows are unchanged.
@@ -376,18 +394,7 @@ func TestScanMergeModel(t *testing.T) {
 			keySpace := 20 + rng.IntN(300)
 			var snap *Snapshot
 			for step := 0; step < steps; step++ {
-				switch op := rng.IntN(10); {
-				case op < 6 || snap == nil:
-					snap = m.write(t, rng, keySpace)
-				case op < 9:
-					snap = m.relevel(t, rng)
-				default:
-					s, err := m.tb.Compact(context.Background(), CompactOptions{CommitUser: "model", ExpectedLatest: snap.ID, MinFiles: 2})
-					require.NoError(t, err)
-					if s != nil {
-						snap = s
-					}
-				}
+				snap, _ = m.step(t, rng, keySpace, snap, 2)
 				cols := []string{"v", "s"}
 				for _, f := range m.tb.Schema().ArrowSchema().Fields()[:m.nkeys] {
 					cols = append(cols, f.Name)
@@ -913,20 +920,11 @@ func TestKeepKindsScanModel(t *testing.T) {
 				cols = append(cols, f.Name)
 			}
 			for step := 0; step < 12; step++ {
-				switch op := rng.IntN(10); {
-				case op < 6 || snap == nil:
-					snap = m.write(t, rng, keySpace)
-				case op < 9:
-					snap = m.relevel(t, rng)
-				default:
-					s, err := m.tb.Compact(context.Background(), CompactOptions{CommitUser: "model", ExpectedLatest: snap.ID, MinFiles: 1})
-					require.NoError(t, err)
-					if s != nil {
-						snap = s
-						for k, v := range m.stored {
-							if v.kind.isRetract() {
-								delete(m.stored, k)
-							}
+				var compacted bool
+				if snap, compacted = m.step(t, rng, keySpace, snap, 1); compacted {
+					for k, v := range m.stored { // every bucket is one top-level file now
+						if v.kind.isRetract() {
+							delete(m.stored, k)
 						}
 					}
 				}

@@ -182,6 +182,16 @@ func TestTimeTravelOptionsAreHonouredOrRefused(t *testing.T) {
 	require.Equal(t, [][]string{{"2"}}, run(t, e, "SELECT count(*) FROM t /* a plain comment */"))
 }
 
+// requireRefusedSaying runs each statement and wants its error to say
+// what is mapped to it.
+func requireRefusedSaying(t *testing.T, e *Engine, want map[string]string) {
+	t.Helper()
+	for q, says := range want {
+		_, err := e.Execute(context.Background(), q)
+		require.ErrorContains(t, err, says, q)
+	}
+}
+
 // requireRefused runs each statement and wants its error to be the one
 // mapped to it.
 func requireRefused(t *testing.T, e *Engine, want map[string]error) {
@@ -270,15 +280,12 @@ func TestRenameTableKeepsLakeAndLogRows(t *testing.T) {
 		"ALTER TABLE ap2 RENAME TO nodb.x":                engine.ErrNotFound,
 		"ALTER TABLE ap2 RENAME TO":                       engine.ErrInvalid,
 	})
-	for q, says := range map[string]string{
+	requireRefusedSaying(t, e, map[string]string{
 		"ALTER TABLE ap2 RENAME TO ap2":    "rename table default.ap2 to default.ap2",
 		`ALTER TABLE ap2 RENAME TO "x$rt"`: `may not end in "$rt"`,
 		`ALTER TABLE "ap2$rt" RENAME TO x`: "read-only real-time view",
 		"ALTER TABLE ap2 RENAME TO nodb.x": "database nodb",
-	} {
-		_, err := e.Execute(ctx, q)
-		require.ErrorContains(t, err, says, q)
-	}
+	})
 }
 
 // TestAlterNestedFieldWidensTheValuesWritten: ALTER COLUMN r.x TYPE was
@@ -324,16 +331,13 @@ func TestAlterNestedFieldWidensTheValuesWritten(t *testing.T) {
 		`ALTER TABLE "pk$rt" ALTER COLUMN r.x TYPE BIGINT`: engine.ErrInvalid,
 		"ALTER TABLE missing ALTER COLUMN r.x TYPE BIGINT": engine.ErrNotFound,
 	})
-	for q, says := range map[string]string{
+	requireRefusedSaying(t, e, map[string]string{
 		"ALTER TABLE pk ALTER COLUMN r.x TYPE INT":         `"r.x" cannot change from BIGINT to INT`,
 		"ALTER TABLE pk ALTER COLUMN r.nope TYPE BIGINT":   `ROW column "r" has no field "nope"`,
 		"ALTER TABLE pk ALTER COLUMN r.s.q TYPE BIGINT":    `ROW column "r.s" has no field "q"`,
 		"ALTER TABLE pk ALTER COLUMN id.x TYPE BIGINT":     `"id" is of type INT NOT NULL, which has no field "x"`,
 		"ALTER TABLE pk ALTER COLUMN r TYPE ROW<x BIGINT>": `change a ROW's fields one by one`,
-	} {
-		_, err := e.Execute(ctx, q)
-		require.ErrorContains(t, err, says, q)
-	}
+	})
 }
 
 // TestAlterElementAndValueWidensTheValuesWritten: ALTER COLUMN a.element
@@ -396,7 +400,7 @@ func TestAlterElementAndValueWidensTheValuesWritten(t *testing.T) {
 		"ALTER TABLE pk ALTER COLUMN ar.element.nope TYPE BIGINT": engine.ErrInvalid,
 		"ALTER TABLE pk ALTER COLUMN ar.x TYPE BIGINT":            engine.ErrInvalid,
 	})
-	for q, says := range map[string]string{
+	requireRefusedSaying(t, e, map[string]string{
 		"ALTER TABLE pk ALTER COLUMN a.element TYPE INT":          `"a.element" cannot change from BIGINT to INT`,
 		"ALTER TABLE pk ALTER COLUMN m.key TYPE STRING":           `whose keys keep their type`,
 		"ALTER TABLE pk ALTER COLUMN ms.element TYPE BIGINT":      `"ms" is of type MULTISET<INT>, whose elements keep their type`,
@@ -405,10 +409,7 @@ func TestAlterElementAndValueWidensTheValuesWritten(t *testing.T) {
 		"ALTER TABLE pk ALTER COLUMN ar.element.nope TYPE BIGINT": `ROW column "ar.element" has no field "nope"`,
 		"ALTER TABLE pk ALTER COLUMN a TYPE ARRAY<DOUBLE>":        `ALTER COLUMN a.element TYPE`,
 		"ALTER TABLE pk ALTER COLUMN a.element COMMENT 'c'":       `has no comment`,
-	} {
-		_, err := e.Execute(ctx, q)
-		require.ErrorContains(t, err, says, q)
-	}
+	})
 }
 
 // TestAlterTableIfExists: ALTER TABLE IF EXISTS of a table, or a database,
