@@ -149,9 +149,13 @@ func (s *Service) changelog(ctx context.Context, m *tableMeta, emitFrom map[int3
 		}
 	}
 	if snap != nil {
-		unpin := s.pins.pin(m.id, snap.ID)
-		defer unpin()
-		if _, err := m.table.Snapshot(ctx, snap.ID); err != nil {
+		// Found by a search: pinned, then checked (see pins.pin).
+		unpin, err := s.pins.pin(m.id, snap.ID)
+		if err == nil {
+			defer unpin()
+			_, err = m.table.Snapshot(ctx, snap.ID)
+		}
+		if err != nil {
 			return nil, nil, &rangeMovedError{fmt.Errorf("snapshot %d, where the read starts, expired before it was pinned: %w", snap.ID, err)}
 		}
 	}

@@ -62,7 +62,14 @@
 // one and caches that in their place, so a table of single-row writes is
 // merged as a few batches, not one per write; an entry holding more rows
 // than the ones after it is not joined again, so a read after every write
-// copies O(log n) rows per write on average, not the whole log. Every scan
-// pins its snapshot until the reader is released; expiration keeps pinned
-// snapshots.
+// copies O(log n) rows per write on average, not the whole log.
+//
+// Every read pins the lake snapshot it uses (a scan until its reader is
+// released), and expiration in this process (BeginExpire, from package
+// tiering) keeps the oldest pinned snapshot and everything newer. A read
+// chooses its snapshot and pins it in one step that an expiration's
+// decision never straddles (see pins.go): a read either pinned before the
+// decision or chose at least the latest snapshot the expiration had read,
+// which it keeps. A read of an older snapshot that a running expiration may
+// delete is refused as a read of an expired one is (fs.ErrNotExist).
 package lakestream

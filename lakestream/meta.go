@@ -233,14 +233,11 @@ func (s *Service) metaFiles(ctx context.Context, db, name, suffix string, b *arr
 	if err != nil {
 		return err
 	}
-	snap, err := s.snapshotAt(ctx, m, db, name, travel)
+	snap, unpin, err := s.pinSnapshotAt(ctx, m, db, name, travel)
 	if err != nil {
 		return err
 	}
-	if snap != nil {
-		unpin := s.pins.pin(m.id, snap.ID)
-		defer unpin()
-	}
+	defer unpin()
 	strOrNull := func(col int, v *string) {
 		if v == nil {
 			b.Field(col).AppendNull()

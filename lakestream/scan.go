@@ -75,36 +75,48 @@ type Cut struct {
 	Buckets int
 }
 
-// Cut returns db.name's cut as of now, for t or (realtime) t$rt.
+// Cut returns db.name's cut as of now, for t or (realtime) t$rt. The cut's
+// snapshot is not pinned: once it has expired, a scan of the cut fails
+// with an error matching fs.ErrNotExist.
 func (s *Service) Cut(ctx context.Context, db, name string, realtime bool) (Cut, error) {
-	m, err := s.table(db, name)
+	c, unpin, err := s.cut(ctx, db, name, realtime)
 	if err != nil {
 		return Cut{}, err
 	}
+	unpin()
+	return c, nil
+}
+
+// cut is Cut with the cut's snapshot pinned until unpin is called.
+func (s *Service) cut(ctx context.Context, db, name string, realtime bool) (c Cut, unpin func(), err error) {
+	m, err := s.table(db, name)
+	if err != nil {
+		return Cut{}, nil, err
+	}
 	if realtime && !Realtime(m.table) {
-		return Cut{}, fmt.Errorf("%w: %s.%s%s needs %s=true", ErrNotRealtime, db, name, RealtimeSuffix, OptionEnabled)
+		return Cut{}, nil, fmt.Errorf("%w: %s.%s%s needs %s=true", ErrNotRealtime, db, name, RealtimeSuffix, OptionEnabled)
 	}
 	if travel, err := s.optionTravel(ctx, m, db, name, realtime); err != nil {
-		return Cut{}, err
+		return Cut{}, nil, err
 	} else if travel != nil {
 		if len(m.pk) > 0 {
 			travel.Rows, travel.Buckets = -1, m.table.Schema().NumBuckets()
 		}
-		return *travel, nil
+		return *travel, func() {}, nil
 	}
 	// The snapshot first, then the high watermarks, as a scan pins them.
-	snap, err := m.table.LatestSnapshot(ctx)
+	snap, unpin, err := s.pinSnapshotAt(ctx, m, db, name, nil)
 	if err != nil {
-		return Cut{}, err
+		return Cut{}, nil, err
 	}
-	var c Cut
 	if snap != nil {
 		c.Snapshot, c.Size = snap.ID, snap.TotalRecordCount
 	}
 	if realtime {
 		offsets, err := LakeOffsets(ctx, m.table, snap)
 		if err != nil {
-			return Cut{}, err
+			unpin()
+			return Cut{}, nil, err
 		}
 		c.Log = s.log.HighWatermarks(m.id)
 		for b, hw := range c.Log {
@@ -117,7 +129,7 @@ func (s *Service) Cut(ctx context.Context, db, name string, realtime bool) (Cut,
 	if len(m.pk) > 0 {
 		c.Rows, c.Buckets = -1, m.table.Schema().NumBuckets()
 	}
-	return c, nil
+	return c, unpin, nil
 }
 
 // Scan reads db.name: the newest lake snapshot, and with realtime also the
@@ -142,21 +154,19 @@ func (s *Service) ScanWith(ctx context.Context, db, name string, opts ScanOption
 		return nil, fmt.Errorf("%w: %s.%s%s needs %s=true", ErrNotRealtime, db, name, RealtimeSuffix, OptionEnabled)
 	}
 	// Pin the snapshot first, then the high watermarks (see package union).
-	snap, err := s.snapshotAt(ctx, m, db, name, opts.At)
+	snap, unpin, err := s.pinSnapshotAt(ctx, m, db, name, opts.At)
 	if err != nil {
 		return nil, err
 	}
 	if opts.At != nil && !opts.Realtime {
 		if m, err = s.travelMeta(ctx, m, snap); err != nil {
+			unpin()
 			return nil, err
 		}
 	}
 	if opts.Expect != nil && opts.Expect != m.schema && !opts.Expect.Equal(m.schema) {
+		unpin()
 		return nil, fmt.Errorf("%w (%s.%s is at schema %d)", ErrSchemaChanged, db, name, m.ts.ID)
-	}
-	unpin := func() {}
-	if snap != nil {
-		unpin = s.pins.pin(m.id, snap.ID)
 	}
 	r, err := s.scan(ctx, m, snap, opts, db, name)
 	if err != nil {
@@ -164,6 +174,19 @@ func (s *Service) ScanWith(ctx context.Context, db, name string, opts ScanOption
 		return nil, err
 	}
 	return newPinnedReader(r, unpin), nil
+}
+
+// pinSnapshotAt chooses the lake snapshot of cut at (snapshotAt) and pins
+// it in the same step (see pins); call unpin once the read is done.
+func (s *Service) pinSnapshotAt(ctx context.Context, m *tableMeta, db, name string, at *Cut) (snap *lake.Snapshot, unpin func(), err error) {
+	tagged := at != nil && at.Tag != ""
+	snap, unpin, err = s.pins.choose(m.id, tagged, func() (*lake.Snapshot, error) {
+		return s.snapshotAt(ctx, m, db, name, at)
+	})
+	if errors.Is(err, errExpiring) {
+		err = fmt.Errorf("lakestream: %s.%s: the snapshot this read was planned at is gone (expired); run the query again: %w", db, name, err)
+	}
+	return snap, unpin, err
 }
 
 // snapshotAt reads the lake snapshot of cut at: its tag's, its id's, or

@@ -132,11 +132,13 @@ func (s *Service) Stream(ctx context.Context, db, name string, opts StreamOption
 			r.pos[b] = hw
 		}
 	} else if !all {
-		cut, err := s.Cut(ctx, db, name, true)
+		// The cut's snapshot stays pinned until the scan has pinned it.
+		cut, unpin, err := s.cut(ctx, db, name, true)
 		if err != nil {
 			return nil, err
 		}
 		sc, err := s.ScanWith(ctx, db, name, ScanOptions{Realtime: true, At: &cut, Filter: opts.Filter, Expect: m.schema})
+		unpin()
 		if err != nil {
 			return nil, err
 		}
@@ -464,10 +466,13 @@ func (s *Service) changelogFrom(ctx context.Context, m *tableMeta, from map[int3
 // this round's anchor; nil for an append table): the caller adds the
 // round's final key states to it (union.FinalState, KeyStates.Update).
 func (s *Service) changesBetween(ctx context.Context, m *tableMeta, from, to map[int32]int64, carry *streamCarry) (array.RecordReader, *streamCarry, error) {
-	latest, err := m.table.LatestSnapshot(ctx)
+	// The latest snapshot is pinned as it is chosen (see pins): it is
+	// the anchor unless the reader is behind the lake.
+	latest, unpinLatest, err := s.pins.choose(m.id, false, func() (*lake.Snapshot, error) { return m.table.LatestSnapshot(ctx) })
 	if err != nil {
 		return nil, nil, err
 	}
+	defer unpinLatest()
 	tiered, err := LakeOffsets(ctx, m.table, latest)
 	if err != nil {
 		return nil, nil, err
@@ -481,10 +486,14 @@ func (s *Service) changesBetween(ctx context.Context, m *tableMeta, from, to map
 		if err != nil {
 			return nil, nil, err
 		}
-		if anchor != nil {
-			unpin := s.pins.pin(m.id, anchor.ID)
-			defer unpin()
-			if _, err := m.table.Snapshot(ctx, anchor.ID); err != nil {
+		if anchor != nil && anchor != latest {
+			// Found by a search: pinned, then checked (see pins.pin).
+			unpin, err := s.pins.pin(m.id, anchor.ID)
+			if err == nil {
+				defer unpin()
+				_, err = m.table.Snapshot(ctx, anchor.ID)
+			}
+			if err != nil {
 				return nil, nil, fmt.Errorf("snapshot %d, where the changes' keys are looked up, expired: %w", anchor.ID, err)
 			}
 		}

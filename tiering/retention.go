@@ -94,6 +94,12 @@ func newestAtOrBefore(ctx context.Context, t *lake.Table, latest *lake.Snapshot,
 // ExpireTable expires old snapshots of db.name. It protects the snapshots
 // that running reads of this process use and the snapshot the log
 // retention anchors on (see CollectTable), and everything newer.
+//
+// The latest snapshot is read first and the reads' pins last, in one step
+// with no read choosing its snapshot meanwhile (lakestream's BeginExpire):
+// a read that chose its snapshot before has pinned it, and one that
+// chooses after gets the latest snapshot read here or a newer one, which
+// are kept.
 func (s *Service) ExpireTable(ctx context.Context, db, name string, now time.Time) (int, error) {
 	t, err := s.ls.Table(db, name)
 	if err != nil {
@@ -107,9 +113,6 @@ func (s *Service) ExpireTable(ctx context.Context, db, name string, now time.Tim
 	if anchor != nil {
 		keep = anchor.ID
 	}
-	if p := s.ls.OldestPinned(lakestream.TableID(t)); p > 0 && p < keep {
-		keep = p
-	}
 	// The snapshot that records the log offsets must stay, or the offsets
 	// would be lost behind snapshots other engines commit.
 	_, ours, err := lakestream.OffsetsSnapshot(ctx, t, latest)
@@ -119,6 +122,8 @@ func (s *Service) ExpireTable(ctx context.Context, db, name string, now time.Tim
 	if ours > 0 && ours < keep {
 		keep = ours
 	}
+	keep, done := s.ls.BeginExpire(lakestream.TableID(t), keep)
+	defer done()
 	opts := s.opts.Expire
 	opts.Now = now
 	opts.Protect = func(id int64) bool { return id >= keep }
