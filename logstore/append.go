@@ -60,6 +60,14 @@ var valPool = sync.Pool{New: func() any { return new([]byte) }}
 // appends, returning that failure, until it is reopened: offsets already handed to
 // queued calls cannot be reused safely. Reads keep working up to the high watermark.
 //
+// Except when the disk is full: if writing a segment fails with ENOSPC or EDQUOT,
+// before Badger has seen any of the group, the Append fails with ErrDiskFull (naming
+// the log's directory) and nothing of it was written; so do the appends queued behind
+// it, and their offsets are reused. The store stays open and later appends succeed once
+// space is freed. Their segment writes go to a new segment file, never after bytes
+// whose write or sync failed. A disk-full failure inside Badger's commit is ErrDiskFull
+// too, but its outcome is unknown and the store refuses appends until reopened.
+//
 // Append does not keep entries[i].Payload after it returns.
 func (s *Store) Append(ctx context.Context, entries []Entry) ([]int64, error) {
 	wait, err := s.AppendAsync(ctx, entries)
@@ -209,12 +217,31 @@ func (s *Store) commitLoop() {
 			continue
 		}
 
-		err := s.commitGroup(group)
+		clean, err := s.commitGroup(group)
+		sticky := false
 		s.mu.Lock()
-		if err != nil {
-			err = fmt.Errorf("logstore: commit: %w", err)
-			s.failErr = err
-		} else {
+		switch {
+		case err != nil && clean && isNoSpace(err):
+			// Nothing of the group reached Badger, so none of its entries can ever
+			// appear. The appends queued behind it hold the offsets that follow, so
+			// they fail too (nothing of them was written either), and every offset
+			// they held is free again: the next append of a bucket starts at its
+			// high watermark, and appends work again once there is space.
+			err = s.diskFullError(err, true)
+			group = append(group, s.takeAppendsLocked()...)
+			for _, r := range group {
+				for _, st := range r.states {
+					st.next = st.hw
+				}
+			}
+		case err != nil:
+			if isNoSpace(err) {
+				err = s.diskFullError(err, false)
+			} else {
+				err = fmt.Errorf("logstore: commit: %w", err)
+			}
+			s.failErr, sticky = err, true
+		default:
 			for _, r := range group {
 				for i, e := range r.entries {
 					r.states[i].hw = r.bases[i] + e.Rows
@@ -225,7 +252,10 @@ func (s *Store) commitLoop() {
 			s.notifyLocked()
 		}
 		s.mu.Unlock()
-		if err != nil {
+		switch {
+		case err != nil && !sticky:
+			s.log.Error("logstore: out of disk space; appends refused until there is space", "err", err)
+		case err != nil:
 			s.log.Error("logstore: commit failed; appends refused until reopen", "err", err)
 		}
 		for _, r := range group {
@@ -262,6 +292,33 @@ func (s *Store) takeGroupLocked() []*request {
 	return group
 }
 
+// takeAppendsLocked removes the queued appends from the queue, keeping its drop
+// requests in order, and returns them.
+func (s *Store) takeAppendsLocked() []*request {
+	var appends []*request
+	keep := s.queue[:0]
+	for _, r := range s.queue {
+		if r.kind == reqAppend {
+			appends = append(appends, r)
+		} else {
+			keep = append(keep, r)
+		}
+	}
+	clear(s.queue[len(keep):])
+	s.queue = keep
+	return appends
+}
+
+// diskFullError names the log's directory in a write refused for lack of space.
+// clean: the group failed before Badger saw any of it.
+func (s *Store) diskFullError(err error, clean bool) error {
+	what := "nothing of this append was written; appends resume when space is freed"
+	if !clean {
+		what = "whether this append was written is unknown; appends are refused until the log is reopened"
+	}
+	return fmt.Errorf("%w: the file system of the log at %s: %w (%s)", ErrDiskFull, s.dir, err, what)
+}
+
 // maxPointerLen bounds a V2 value (appendPointer): version, four uvarints, a crc.
 const maxPointerLen = 1 + 4*binary.MaxVarintLen64 + 4
 
@@ -270,8 +327,9 @@ const maxPointerLen = 1 + 4*binary.MaxVarintLen64 + 4
 // point at them. Normally that is one transaction; when the group exceeds Badger's
 // per-transaction limit it is split between requests (never inside one), and the
 // transactions are sent together so Badger still writes them with one fsync. The group
-// succeeds only if every transaction does.
-func (s *Store) commitGroup(group []*request) error {
+// succeeds only if every transaction does. clean reports a failure before any
+// transaction was committed: then none of the group's entries was written.
+func (s *Store) commitGroup(group []*request) (clean bool, err error) {
 	var large [][]byte
 	var ends map[Bucket]int64 // per bucket, the end of its last large entry
 	for _, r := range group {
@@ -287,9 +345,8 @@ func (s *Store) commitGroup(group []*request) error {
 	}
 	var ptrs []segPtr
 	if len(large) > 0 {
-		var err error
 		if ptrs, err = s.segs.write(large); err != nil {
-			return err
+			return true, err
 		}
 	}
 
@@ -309,7 +366,7 @@ func (s *Store) commitGroup(group []*request) error {
 			k := segKey(ptrs[0].seg, b)
 			v := binary.AppendUvarint(nil, uint64(end))
 			if err := txn.Set(k, v); err != nil {
-				return fmt.Errorf("set %x: %w", k, err)
+				return true, fmt.Errorf("set %x: %w", k, err)
 			}
 			size += int64(len(k)+len(v)) + 12
 			count++
@@ -331,12 +388,11 @@ func (s *Store) commitGroup(group []*request) error {
 				ptrs = ptrs[1:]
 			}
 			if err := txn.SetEntry(badger.NewEntry(key, val)); err != nil {
-				return fmt.Errorf("set %x: %w", key, err)
+				return true, fmt.Errorf("set %x: %w", key, err)
 			}
 		}
 	}
 	syncErrs := s.bl.syncErrors.Load()
-	var err error
 	if len(txns) == 1 {
 		err = txn.Commit()
 	} else {
@@ -353,5 +409,5 @@ func (s *Store) commitGroup(group []*request) error {
 	if err == nil && s.bl.syncErrors.Load() != syncErrs {
 		err = fmt.Errorf("badger reported a value-log sync failure")
 	}
-	return err
+	return false, err
 }

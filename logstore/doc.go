@@ -49,7 +49,7 @@
 // full and larger values as pointers of at most 45 bytes) it is split between Append calls, never
 // inside one, and the transactions are sent together. One Append that alone exceeds the
 // limit fails with ErrAppendTooLarge. A failed commit makes the store refuse appends
-// until reopened (see Append).
+// until reopened (see Append), unless the disk was full before Badger saw the group.
 //
 // # Badger layout
 //
@@ -105,6 +105,13 @@
 // Open deletes segments without records (left by a crash). Options.DiskBudget bounds
 // the directory: appends past it fail with ErrDiskBudget. What to truncate is
 // the caller's policy (package tiering applies the log retention).
+//
+// A segment create, write or fdatasync that fails with ENOSPC or EDQUOT fails the
+// group, and the appends queued behind it, with ErrDiskFull (which matches
+// ErrDiskBudget): nothing of them was written, their offsets are reused, reads go on,
+// and appends succeed again once space is freed, into a new segment file. Badger's own
+// files are written through memory mappings: a full disk there can fault the process
+// rather than fail a write, which is what DiskBudget is for.
 //
 // # Not done yet
 //

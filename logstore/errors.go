@@ -3,6 +3,7 @@ package logstore
 import (
 	"errors"
 	"fmt"
+	"syscall"
 )
 
 var (
@@ -10,6 +11,11 @@ var (
 	ErrClosed = errors.New("logstore: closed")
 	// ErrDiskBudget: the append would take the log past Options.DiskBudget.
 	ErrDiskBudget = errors.New("logstore: disk budget exceeded")
+	// ErrDiskFull: the log's file system refused a write for lack of space (ENOSPC) or
+	// quota (EDQUOT). It also matches ErrDiskBudget (errors.Is), so that callers refuse
+	// it as they refuse an append over the budget: the log is out of disk. See Append
+	// for what was written.
+	ErrDiskFull error = diskFull{}
 	// ErrTruncated is returned by Read when the requested range starts below the bucket's
 	// log start: those entries were deleted by Truncate.
 	ErrTruncated = errors.New("logstore: offset truncated")
@@ -43,4 +49,16 @@ func (e *CorruptionError) Is(target error) bool { return target == ErrCorrupt }
 
 func corruptf(key []byte, format string, args ...any) error {
 	return &CorruptionError{Key: append([]byte(nil), key...), Err: fmt.Errorf(format, args...)}
+}
+
+type diskFull struct{}
+
+func (diskFull) Error() string { return "logstore: disk full" }
+
+// Is makes errors.Is(ErrDiskFull, ErrDiskBudget) true.
+func (diskFull) Is(target error) bool { return target == ErrDiskBudget }
+
+// isNoSpace reports a write refused for lack of space or quota.
+func isNoSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }

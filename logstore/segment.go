@@ -96,7 +96,19 @@ type segPtr struct {
 
 // write appends recs to the active segment (rotating it first when full) and makes
 // them durable. Only the committer calls it.
-func (s *segments) write(recs [][]byte) ([]segPtr, error) {
+//
+// A failed write seals the segment (the next write starts a new one): after a failed
+// write or fdatasync the file's unsynced pages are in an unknown state, and a later
+// fdatasync may report success without having written them (Linux clears the error
+// once it is reported). Records already acknowledged in the sealed segment were synced
+// before; the failed group's bytes are garbage nothing points at, collected with the
+// segment.
+func (s *segments) write(recs [][]byte) (ptrs []segPtr, err error) {
+	defer func() {
+		if err != nil {
+			s.seal()
+		}
+	}()
 	s.mu.Lock()
 	if s.active != nil && s.written >= s.size {
 		err := s.active.Close()
@@ -125,7 +137,7 @@ func (s *segments) write(recs [][]byte) ([]segPtr, error) {
 		s.active = f
 		s.mu.Unlock()
 	}
-	ptrs := make([]segPtr, len(recs))
+	ptrs = make([]segPtr, len(recs))
 	for i, r := range recs {
 		if _, err := s.sys.writeAt(s.active, r, s.written); err != nil {
 			return nil, fmt.Errorf("write segment %d: %w", id, err)
@@ -139,6 +151,20 @@ func (s *segments) write(recs [][]byte) ([]segPtr, error) {
 		}
 	}
 	return ptrs, nil
+}
+
+// seal ends the active segment after a failed write: later writes go to a new file,
+// created and synced from scratch. A file that could not be created or synced is left
+// without records, and collectSegments deletes it.
+func (s *segments) seal() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.active != nil {
+		_ = s.active.Close() // the write already failed; this close adds nothing
+		s.active = nil
+	}
+	s.written = 0
+	s.activeID++
 }
 
 // errSegmentGone: the segment was deleted, which only happens to segments whose

@@ -27,6 +27,7 @@ type Entry struct {
 // Store is a durable log per table bucket on one Badger database. All methods are safe
 // for concurrent use.
 type Store struct {
+	dir    string
 	db     *badger.DB
 	segs   *segments
 	opts   Options
@@ -100,6 +101,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, errors.Join(fmt.Errorf("logstore: open segments: %w", err), db.Close())
 	}
 	s := &Store{
+		dir:         dir,
 		db:          db,
 		segs:        segs,
 		opts:        opts,
