@@ -18,6 +18,7 @@ const (
 	KindDelete                      // DELETE ...
 	KindUse                         // USE ...
 	KindSet                         // SET ..., RESET ...
+	KindCall                        // CALL procedure(...)
 	KindOther                       // anything else; the caller rejects it
 )
 
@@ -34,6 +35,7 @@ var kindNames = [...]string{
 	KindDelete:          "DELETE",
 	KindUse:             "USE",
 	KindSet:             "SET",
+	KindCall:            "CALL",
 	KindOther:           "OTHER",
 }
 
@@ -172,6 +174,8 @@ func classifyFrom(toks []token, depth int) Kind {
 		return KindUse
 	case isKeyword(t, "set"), isKeyword(t, "reset"):
 		return KindSet
+	case isKeyword(t, "call"):
+		return KindCall
 	}
 	return KindOther
 }
