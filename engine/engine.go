@@ -92,6 +92,11 @@ type Engine interface {
 	Partition(ctx context.Context, sql string, max int) (parts []string, rows int64, err error)
 	Databases(ctx context.Context) ([]string, error)
 	Tables(ctx context.Context, db string) ([]TableInfo, error)
+	// ShortWork reports whether running sql costs little whatever the
+	// tables hold (a point lookup, a few rows written, SELECT 1): the
+	// server admits it in a lane of its own, so that it never waits
+	// behind scans. When unsure, it says false.
+	ShortWork(ctx context.Context, sql string) bool
 }
 
 // DefaultDatabase is where unqualified names resolve in a session that

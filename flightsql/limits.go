@@ -8,8 +8,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
+
+	"github.com/flightd/flightd/internal/admit"
 )
 
 // Defaults of the bounds in Options (the flags of flightd serve set them).
@@ -21,35 +25,80 @@ const (
 	DefaultMaxStreams        = 64
 )
 
-// DefaultMaxConcurrent is the default cap on statements running at once:
-// four per GOMAXPROCS.
+// DefaultMaxConcurrent is the default cap on statements running at once
+// in each lane: four per GOMAXPROCS.
 func DefaultMaxConcurrent() int { return 4 * runtime.GOMAXPROCS(0) }
 
 // errQueryTimeout is the cause of a statement context that ran out of
 // Options.QueryTimeout (and not of a deadline the client set).
 var errQueryTimeout = errors.New("statement timeout")
 
-// begin readies a statement to run: it takes one of the MaxConcurrent slots
-// (ResourceExhausted when none is free) and returns ctx bounded by
-// QueryTimeout. done gives both back; it may be called more than once.
-func (s *Server) begin(ctx context.Context) (qctx context.Context, done func(), err error) {
-	select {
-	case s.slots <- struct{}{}:
-	default:
-		return nil, nil, status.Errorf(codes.ResourceExhausted, "flightd: %d statements are already running, the most this server runs at once (--max-concurrent-queries); retry later", cap(s.slots))
+// work is what a statement asks admission for.
+type work struct {
+	sql      string
+	kind     string // "describe", "query", "update"
+	lane     admit.Lane
+	accepted bool // the DoGet of a ticket GetFlightInfo planned: never refused for capacity
+}
+
+// describing is the work of describing sql (preparing it, planning its
+// FlightInfo): short whatever sql does when it runs.
+func describing(sql string) work { return work{sql: sql, kind: "describe", lane: admit.Short} }
+
+// toRun is the work of running sql: its lane is the engine's judgement
+// of its cost (engine.ShortWork).
+func (s *Server) toRun(ctx context.Context, sql, kind string) work {
+	lane := admit.Long
+	if s.eng.ShortWork(ctx, sql) {
+		lane = admit.Short
 	}
+	return work{sql: sql, kind: kind, lane: lane}
+}
+
+type stmtKey struct{}
+
+// begin readies a statement to run: it waits for a slot of its lane
+// (package internal/admit: ResourceExhausted when the queue is full or the
+// wait passes --queue-timeout; an accepted DoGet only waits) and returns
+// ctx bounded by QueryTimeout, which also runs while it waits. done gives
+// both back; it may be called more than once.
+func (s *Server) begin(ctx context.Context, w work) (qctx context.Context, done func(), err error) {
 	cancel := context.CancelFunc(func() {})
-	qctx = ctx
 	if s.opts.QueryTimeout > 0 {
-		qctx, cancel = context.WithTimeoutCause(ctx, s.opts.QueryTimeout, errQueryTimeout)
+		ctx, cancel = context.WithTimeoutCause(ctx, s.opts.QueryTimeout, errQueryTimeout)
 	}
-	var once sync.Once
+	req := admit.Request{Lane: w.lane, Kind: w.kind, SQL: w.sql, Accepted: w.accepted, User: userOf(ctx)}
+	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+		req.Client = p.Addr.String()
+	}
+	st, qctx, err := s.admit.Admit(ctx, req)
+	if err != nil {
+		cancel()
+		if errors.Is(err, admit.ErrQueueFull) || errors.Is(err, admit.ErrQueueTimeout) {
+			return nil, nil, status.Errorf(codes.ResourceExhausted, "flightd: %v; retry later", err)
+		}
+		if errors.Is(err, admit.ErrCancelled) {
+			return nil, nil, status.Error(codes.Canceled, "flightd: the statement was ended by CALL sys.cancel while it waited for a slot")
+		}
+		return nil, nil, s.statementStatus(ctx, err)
+	}
+	qctx = context.WithValue(qctx, stmtKey{}, st)
 	return qctx, func() {
-		once.Do(func() {
-			cancel()
-			<-s.slots
-		})
+		st.Done()
+		cancel()
 	}, nil
+}
+
+// statementOf is the admitted statement qctx (from begin) runs, or nil.
+func statementOf(qctx context.Context) *admit.Statement {
+	st, _ := qctx.Value(stmtKey{}).(*admit.Statement)
+	return st
+}
+
+// userOf is the authenticated user of ctx ("" without authentication).
+func userOf(ctx context.Context) string {
+	u, _ := flight.AuthFromContext(ctx).(string)
+	return u
 }
 
 // beginStream readies a streaming read: it takes one of the MaxStreams
@@ -67,7 +116,18 @@ func (s *Server) beginStream(ctx context.Context) (context.Context, func(), erro
 
 // Running is how many statements hold a slot: preparing, running, or
 // streaming to a DoGet.
-func (s *Server) Running() int { return len(s.slots) }
+func (s *Server) Running() int {
+	short, _ := s.admit.Load(admit.Short)
+	long, _ := s.admit.Load(admit.Long)
+	return short + long
+}
+
+// Queued is how many statements wait for a slot.
+func (s *Server) Queued() int {
+	_, short := s.admit.Load(admit.Short)
+	_, long := s.admit.Load(admit.Long)
+	return short + long
+}
 
 // Streams is how many streaming reads are open (each holds one of the
 // MaxStreams slots until its client ends it).
@@ -85,6 +145,14 @@ func (s *Server) statementStatus(qctx context.Context, err error) error {
 		return status.Errorf(codes.DeadlineExceeded, "flightd: the statement ran longer than %s, the server's statement timeout (--query-timeout)", s.opts.QueryTimeout)
 	case errCancelled:
 		return status.Error(codes.Canceled, errCancelled.Error())
+	case errStalled:
+		return status.Error(codes.DeadlineExceeded, "flightd: the client stopped reading (--stall-timeout)")
+	case admit.ErrCancelled:
+		id := int64(0)
+		if st := statementOf(qctx); st != nil {
+			id = st.ID()
+		}
+		return status.Errorf(codes.Canceled, "flightd: statement %d was ended by CALL sys.cancel(%d)", id, id)
 	}
 	if qctx.Err() != nil {
 		return status.FromContextError(qctx.Err()).Err()

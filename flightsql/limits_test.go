@@ -24,6 +24,7 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/flightd/flightd/engine"
+	"github.com/flightd/flightd/internal/admit"
 )
 
 // countingEngine is fakeEngine that counts Execute calls, and answers
@@ -292,27 +293,84 @@ func TestPreparedStatementsAreCappedAndExpire(t *testing.T) {
 	require.NoError(t, ps.Close(ctx))
 }
 
-func TestConcurrentStatementsAreCapped(t *testing.T) {
+// TestLongLaneFullQueuesStatementsAndShortWorkStillRuns: with the long
+// lane's one slot held by a DoGet, describing and short statements run at
+// once, an accepted DoGet and an update wait in the queue, a statement past
+// --max-queued and one past --queue-timeout are refused naming the bound,
+// and everything waiting runs once the slot frees.
+func TestLongLaneFullQueuesStatementsAndShortWorkStillRuns(t *testing.T) {
 	eng := &countingEngine{started: make(chan struct{}, 1)}
-	cl, _ := startWith(t, eng, Options{MaxConcurrent: 1})
+	fire := make(chan time.Time)
+	adm := admit.New(admit.Options{ShortSlots: 1, LongSlots: 1, MaxQueued: 1, After: func(time.Duration) <-chan time.Time { return fire }})
+	cl, _ := startWith(t, eng, Options{Admission: adm})
+	waitQueued := func(n int) {
+		t.Helper()
+		require.Eventually(t, func() bool { _, w := adm.Load(admit.Long); return w >= n }, 10*time.Second, time.Millisecond)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	info, err := cl.Execute(ctx, "SELECT block")
 	require.NoError(t, err)
 	errc := make(chan error, 1)
 	go func() { _, err := doGet(ctx, cl, info); errc <- err }()
 	<-eng.started
-	_, err = cl.Execute(context.Background(), "SELECT 1")
+
+	// Describing is short work: planned at once while the long lane is full.
+	info1, err := cl.Execute(context.Background(), "SELECT 1")
+	require.NoError(t, err)
+	n, err := cl.ExecuteUpdate(context.Background(), "INSERT INTO t VALUES (1)")
+	require.NoError(t, err, "a short update runs beside the long lane")
+	require.EqualValues(t, 3, n)
+
+	// The DoGet of an accepted statement waits, outside --max-queued.
+	got := make(chan error, 1)
+	go func() { _, err := doGet(context.Background(), cl, info1); got <- err }()
+	waitQueued(1)
+	upd := make(chan error, 1)
+	go func() { _, err := cl.ExecuteUpdate(context.Background(), "CREATE TABLE x (a INT)"); upd <- err }()
+	waitQueued(2)
+	_, err = cl.ExecuteUpdate(context.Background(), "CREATE TABLE y (a INT)")
 	require.Equal(t, codes.ResourceExhausted, status.Code(err), "%v", err)
-	require.ErrorContains(t, err, "--max-concurrent-queries")
-	_, err = cl.ExecuteUpdate(context.Background(), "CREATE TABLE x (a INT)")
+	require.ErrorContains(t, err, "--max-queued")
+
+	// The queue timeout passes: the update is refused, the DoGet waits on.
+	close(fire)
+	err = <-upd
 	require.Equal(t, codes.ResourceExhausted, status.Code(err), "%v", err)
+	require.ErrorContains(t, err, "--queue-timeout")
+	select {
+	case err := <-got:
+		t.Fatalf("the accepted DoGet ended while the slot was held: %v", err)
+	default:
+	}
 	cancel()
 	<-errc
-	// The slot comes back once the cancelled statement ends.
-	require.Eventually(t, func() bool {
-		_, err := cl.Execute(context.Background(), "SELECT 1")
-		return err == nil
-	}, 10*time.Second, 5*time.Millisecond)
+	require.NoError(t, <-got, "the accepted DoGet runs once the slot frees")
+}
+
+// TestSysCancelEndsARunningDoGet: Cancel of the admission controller (CALL
+// sys.cancel) ends a statement streaming to a DoGet with CANCELLED naming
+// it, and frees its slot.
+func TestSysCancelEndsARunningDoGet(t *testing.T) {
+	eng := &countingEngine{}
+	adm := admit.New(admit.Options{LongSlots: 1})
+	cl, _ := startWith(t, eng, Options{Admission: adm})
+	info, err := cl.Execute(context.Background(), "SELECT forever")
+	require.NoError(t, err)
+	r, err := cl.DoGet(context.Background(), info.Endpoint[0].Ticket)
+	require.NoError(t, err)
+	require.True(t, r.Next())
+	list := adm.Statements()
+	require.Len(t, list, 1)
+	require.Equal(t, admit.Running, list[0].State)
+	require.Equal(t, "query", list[0].Kind)
+	require.NotEmpty(t, list[0].Client)
+	require.NoError(t, adm.Cancel(list[0].ID))
+	for r.Next() {
+	}
+	require.Equal(t, codes.Canceled, status.Code(r.Err()), "%v", r.Err())
+	require.ErrorContains(t, r.Err(), "sys.cancel")
+	r.Release()
+	require.Eventually(t, func() bool { run, _ := adm.Load(admit.Long); return run == 0 }, 10*time.Second, 5*time.Millisecond)
 }
 
 func TestQueryTimeout(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/flightd/flightd/engine"
+	"github.com/flightd/flightd/internal/admit"
 	"github.com/flightd/flightd/internal/arrowutil"
 	"github.com/flightd/flightd/sqlparse"
 )
@@ -60,7 +61,7 @@ func (s *Server) CreatePreparedStatement(ctx context.Context, req flightsql.Acti
 
 // prepare describes sql under a slot and the statement timeout.
 func (s *Server) prepare(ctx context.Context, sql string) (engine.Prepared, error) {
-	qctx, done, err := s.begin(ctx)
+	qctx, done, err := s.begin(ctx, describing(sql))
 	if err != nil {
 		return engine.Prepared{}, err
 	}
@@ -126,7 +127,7 @@ func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd flights
 		return nil, err
 	}
 	if sql == ps.sql && !ps.prep.Update && ps.prep.DatasetSchema != nil && isQuery(sql) {
-		qctx, done, err := s.begin(ps.in(ctx))
+		qctx, done, err := s.begin(ps.in(ctx), describing(sql))
 		if err != nil {
 			return nil, err
 		}
@@ -221,7 +222,8 @@ func (s *Server) DoPutPreparedStatementUpdate(ctx context.Context, cmd flightsql
 		return s.update(ctx, ps.sql)
 	}
 	defer params.Release()
-	qctx, done, err := s.begin(ctx)
+	// Rows of parameter values: a batch load, long work.
+	qctx, done, err := s.begin(ctx, work{sql: ps.sql, kind: "update", lane: admit.Long})
 	if err != nil {
 		return 0, err
 	}

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/flightd/flightd/engine"
+	"github.com/flightd/flightd/internal/admit"
 	"github.com/flightd/flightd/sqlparse"
 )
 
@@ -33,9 +34,15 @@ type Options struct {
 	// QueryTimeout bounds each statement: its run, and for a query the
 	// DoGet that streams it (0 = none).
 	QueryTimeout time.Duration
-	// MaxConcurrent caps statements running at once (preparing, running,
-	// streaming to a DoGet); more get ResourceExhausted.
+	// MaxConcurrent caps statements running at once in each admission lane
+	// (preparing, running, streaming to a DoGet); more wait in a queue of
+	// at most MaxQueued for at most QueueTimeout (package internal/admit).
+	// Admission, when set, is the controller to use instead (cmd/flightd
+	// shares it with the engine's sys.statements).
 	MaxConcurrent int
+	MaxQueued     int
+	QueueTimeout  time.Duration
+	Admission     *admit.Controller
 	// MaxPrepared caps open prepared statements; more get
 	// ResourceExhausted. PreparedTTL expires those idle this long.
 	MaxPrepared int
@@ -73,9 +80,9 @@ type Server struct {
 	opts Options
 	lg   *slog.Logger
 
-	slots   chan struct{} // one per running statement
-	streams chan struct{} // one per open streaming read
-	stop    chan struct{} // closed by Close: stops the janitor
+	admit   *admit.Controller // slots and queues of statements
+	streams chan struct{}     // one per open streaming read
+	stop    chan struct{}     // closed by Close: stops the janitor
 	once    sync.Once
 
 	mu       sync.Mutex
@@ -135,8 +142,11 @@ func New(eng engine.Engine, opts Options) (*Server, error) {
 	}
 	s := &Server{
 		eng: eng, opts: opts, lg: opts.Logger,
-		slots: make(chan struct{}, opts.MaxConcurrent), streams: make(chan struct{}, opts.MaxStreams), stop: make(chan struct{}),
+		admit: opts.Admission, streams: make(chan struct{}, opts.MaxStreams), stop: make(chan struct{}),
 		prepared: map[string]*preparedStmt{},
+	}
+	if s.admit == nil {
+		s.admit = admit.New(admit.Options{ShortSlots: opts.MaxConcurrent, LongSlots: opts.MaxConcurrent, MaxQueued: opts.MaxQueued, QueueTimeout: opts.QueueTimeout})
 	}
 	s.Alloc = opts.Allocator
 	if err := s.registerSqlInfo(); err != nil {
@@ -301,15 +311,21 @@ func (s *Server) flightInfo(ctx context.Context, sql string, desc *flight.Flight
 	if err := s.checkSQL(sql); err != nil {
 		return nil, err
 	}
-	qctx, done, err := s.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
 	first, several := sql, false
 	if rows {
 		first, _, several = strings.Cut(sql, "\x00")
 	}
+	// A query is only described here (short work); anything else runs
+	// here, in the lane its cost asks for.
+	w := describing(first)
+	if !isQuery(first) {
+		w = s.toRun(ctx, first, "update")
+	}
+	qctx, done, err := s.begin(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	p, err := s.eng.Prepare(qctx, first)
 	if err != nil {
 		s.lg.Debug("statement failed", "sql", first, "err", err)
@@ -447,11 +463,18 @@ func (s *Server) runStream(ctx context.Context, h, sql string) (*arrow.Schema, <
 			return nil, nil, errRunsOnce()
 		}
 	}
-	begin := s.begin
+	var qctx context.Context
+	var done func()
+	var err error
 	if engine.Streaming(ctx) {
-		begin = s.beginStream
+		qctx, done, err = s.beginStream(ctx)
+	} else {
+		// GetFlightInfo accepted the statement: its DoGet waits for a
+		// slot but is never refused for capacity.
+		w := s.toRun(ctx, stmts[0], "query")
+		w.sql, w.accepted = sql, true
+		qctx, done, err = s.begin(ctx, w)
 	}
-	qctx, done, err := begin(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -504,11 +527,15 @@ func (s *Server) stream(qctx context.Context, done func(), r array.RecordReader)
 					err = status.Errorf(codes.Internal, "flightd: internal error while streaming: %v", p)
 				}
 			}()
+			st := statementOf(qctx)
 			for r.Next() {
 				parts = splitBatch(r.RecordBatch(), s.opts.MaxBatchBytes)
 				for len(parts) > 0 {
 					select {
 					case ch <- flight.StreamChunk{Data: parts[0]}:
+						if st != nil {
+							st.Sent(parts[0].NumRows())
+						}
 						parts = parts[1:]
 					case <-qctx.Done():
 						err = qctx.Err()
@@ -544,7 +571,7 @@ func (s *Server) update(ctx context.Context, sql string) (int64, error) {
 	if err := s.checkSQL(sql); err != nil {
 		return 0, err
 	}
-	qctx, done, err := s.begin(ctx)
+	qctx, done, err := s.begin(ctx, s.toRun(ctx, sql, "update"))
 	if err != nil {
 		return 0, err
 	}

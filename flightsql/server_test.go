@@ -88,6 +88,11 @@ func (f *fakeEngine) Partition(ctx context.Context, sql string, max int) ([]stri
 	return []string{"p0", "p1", "p2"}[:min(3, max)], 9, nil
 }
 
+// ShortWork: statements starting "SELECT SHORT" or "INSERT" are short.
+func (f *fakeEngine) ShortWork(ctx context.Context, sql string) bool {
+	return strings.HasPrefix(sql, "SELECT SHORT") || strings.HasPrefix(sql, "INSERT")
+}
+
 func (f *fakeEngine) Databases(ctx context.Context) ([]string, error) {
 	return []string{"default", "shop"}, nil
 }

@@ -122,8 +122,17 @@ func (m *Metrics) ObserveRound(r tiering.Round) {
 func (m *Metrics) WatchStatements(running func() int) {
 	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "flightd_statements_running",
-		Help: "Statements preparing, running or streaming to a DoGet (at most --max-concurrent-queries).",
+		Help: "Statements preparing, running or streaming to a DoGet (at most --max-concurrent-queries in each of the short and long lanes).",
 	}, func() float64 { return float64(running()) }))
+}
+
+// WatchQueued reports queued() as flightd_statements_queued on every
+// scrape: the statements waiting for a slot (flightsql.Server.Queued).
+func (m *Metrics) WatchQueued(queued func() int) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "flightd_statements_queued",
+		Help: "Statements waiting for a slot of their lane (at most --max-queued, plus DoGets of planned statements).",
+	}, func() float64 { return float64(queued()) }))
 }
 
 // WatchStreams reports open() as flightd_streams_open on every scrape: the

@@ -3,6 +3,7 @@
 package query
 
 import (
+	"cmp"
 	"context"
 	"database/sql/driver"
 	"encoding/json"
@@ -21,7 +22,9 @@ import (
 	"github.com/duckdb/duckdb-go/v2"
 
 	"github.com/flightd/flightd/engine"
+	"github.com/flightd/flightd/internal/admit"
 	"github.com/flightd/flightd/internal/arrowutil"
+	"github.com/flightd/flightd/internal/membudget"
 	"github.com/flightd/flightd/internal/memguard"
 	"github.com/flightd/flightd/lake"
 	"github.com/flightd/flightd/lakestream"
@@ -56,6 +59,12 @@ type Engine struct {
 	fnConn driver.Conn
 	// partRows is Options.PartRows.
 	partRows int64
+	// admission lists and cancels statements (Options.Admission; may be nil).
+	admission *admit.Controller
+	// ingestMem bounds ingest batches in memory across streams (nil:
+	// unbounded); ingestReserve is a stream's first reservation.
+	ingestMem     *membudget.Budget
+	ingestReserve int64
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -85,7 +94,11 @@ func New(ls *lakestream.Service, opts Options) (*Engine, error) {
 		opts.PartRows = DefaultPartRows
 	}
 	e := &Engine{ls: ls, drain: opts.Drain, conn: c, mem: opts.Allocator, lg: opts.Logger,
-		guard: memguard.New(opts.MemoryCeiling, nil), stopGuard: make(chan struct{}), partRows: opts.PartRows}
+		guard: memguard.New(opts.MemoryCeiling, nil), stopGuard: make(chan struct{}), partRows: opts.PartRows,
+		admission: opts.Admission, ingestReserve: cmp.Or(opts.IngestReserve, 64<<20)}
+	if opts.IngestMemory > 0 {
+		e.ingestMem = membudget.New(opts.IngestMemory)
+	}
 	if opts.MaxTempBytes > 0 && opts.TempDir != "" {
 		e.spill = memguard.NewSpill(opts.MaxTempBytes, opts.TempDir)
 	}
@@ -139,6 +152,8 @@ func (e *Engine) Execute(ctx context.Context, sql string) (engine.Result, error)
 			return engine.Result{}, err
 		}
 		return engine.Result{Update: true, Affected: 0, Streaming: &on}, nil
+	case sqlparse.KindCall:
+		return engine.Result{Update: true, Affected: 0}, e.call(sql)
 	case sqlparse.KindOther:
 		return engine.Result{}, e.refuse(ctx, sql)
 	default:
@@ -871,12 +886,16 @@ func cleanDuckErr(err error) string {
 	return strings.TrimSpace(err.Error())
 }
 
-// SystemDatabase holds flightd's system tables: sys.tiering.
+// SystemDatabase holds flightd's system tables: sys.tiering and
+// sys.statements.
 const SystemDatabase = "sys"
 
 // scan opens the reader behind a resolved reference.
 func (e *Engine) scan(ctx context.Context, r tableRef) (array.RecordReader, error) {
 	if r.system {
+		if r.table == statementsTable {
+			return e.statementsReader()
+		}
 		return e.ls.Status(ctx)
 	}
 	if r.meta != "" {
@@ -892,6 +911,8 @@ func (e *Engine) scan(ctx context.Context, r tableRef) (array.RecordReader, erro
 // travel's are the columns of its snapshot's schema.
 func (e *Engine) refSchema(ctx context.Context, r tableRef) (*arrow.Schema, error) {
 	switch {
+	case r.system && r.table == statementsTable:
+		return StatementsSchema, nil
 	case r.system:
 		return lakestream.StatusSchema, nil
 	case r.meta != "":
@@ -913,8 +934,12 @@ func (e *Engine) resolver(ctx context.Context) resolver {
 // resolve maps a DuckDB base-table reference to a flightd table; an
 // unqualified name is looked up in the session's database.
 func (e *Engine) resolve(session, schema, table string) (tableRef, bool, error) {
-	if strings.EqualFold(schema, SystemDatabase) && strings.EqualFold(table, "tiering") {
-		return tableRef{db: SystemDatabase, table: "tiering", system: true}, true, nil
+	if strings.EqualFold(schema, SystemDatabase) {
+		for _, t := range []string{"tiering", statementsTable} {
+			if strings.EqualFold(table, t) {
+				return tableRef{db: SystemDatabase, table: t, system: true}, true, nil
+			}
+		}
 	}
 	db := schema
 	if db == "" {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/flightd/flightd/engine"
 	"github.com/flightd/flightd/internal/arrowutil"
+	"github.com/flightd/flightd/internal/membudget"
 	"github.com/flightd/flightd/lake"
 	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/sqlparse"
@@ -274,8 +275,11 @@ func (e *Engine) Ingest(ctx context.Context, db, table string, create bool, r ar
 		return 0, err
 	}
 	schema, serr := e.ls.ArrowSchema(db, table)
+	mem := ingestMemory{b: e.ingestMem, reserve: e.ingestReserve}
 	var first arrow.RecordBatch // converted; written first
+	var firstHeld int64         // the budget first holds
 	defer func() {
+		mem.b.Release(firstHeld)
 		if first != nil {
 			first.Release()
 		}
@@ -289,7 +293,12 @@ func (e *Engine) Ingest(ctx context.Context, db, table string, create bool, r ar
 			return 0, err
 		}
 		target := arrowSchemaOf(sc)
-		if r.Next() {
+		ok, held, err := mem.next(ctx, r)
+		if err != nil {
+			return 0, err
+		}
+		firstHeld = held
+		if ok {
 			if first, err = e.convertBatch(ctx, target, r.RecordBatch(), db, table); err != nil {
 				return 0, err
 			}
@@ -311,15 +320,20 @@ func (e *Engine) Ingest(ctx context.Context, db, table string, create bool, r ar
 	// up by each commit. Batches are queued in stream order; the waits
 	// happen on their own goroutine so that a table switch (ALTER TABLE,
 	// which waits for in-flight writes) never waits on this reader.
-	waits := make(chan func() (int64, error), ingestWindow)
+	type pending struct {
+		wait func() (int64, error)
+		held int64 // of the ingest memory budget, until durable
+	}
+	waits := make(chan pending, ingestWindow)
 	var total int64
 	var waitErr error
 	var failed atomic.Bool
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for w := range waits {
-			n, err := w()
+		for p := range waits {
+			n, err := p.wait()
+			mem.b.Release(p.held)
 			if err != nil {
 				if waitErr == nil {
 					waitErr = err
@@ -332,13 +346,15 @@ func (e *Engine) Ingest(ctx context.Context, db, table string, create bool, r ar
 	}()
 	var err error // of this loop
 	for !failed.Load() {
-		rec := first
-		first = nil
+		rec, held := first, firstHeld
+		first, firstHeld = nil, 0
 		if rec == nil {
-			if !r.Next() {
+			var ok bool
+			if ok, held, err = mem.next(ctx, r); err != nil || !ok {
 				break
 			}
 			if rec, err = e.convertBatch(ctx, schema, r.RecordBatch(), db, table); err != nil {
+				mem.b.Release(held)
 				break
 			}
 		}
@@ -346,9 +362,10 @@ func (e *Engine) Ingest(ctx context.Context, db, table string, create bool, r ar
 		w, err = e.ls.WriteAsync(ctx, db, table, rec)
 		rec.Release() // the write has taken what it needs
 		if err != nil {
+			mem.b.Release(held)
 			break
 		}
-		waits <- w
+		waits <- pending{w, held}
 	}
 	close(waits)
 	<-done
@@ -367,6 +384,42 @@ func (e *Engine) Ingest(ctx context.Context, db, table string, create bool, r ar
 // ingestWindow bounds the batches of one ingest stream queued but not yet
 // durable (memory: about this many received batches).
 const ingestWindow = 8
+
+// ingestMemory is one ingest stream's use of the engine's ingest memory
+// budget (Options.IngestMemory): before it reads a batch, the stream
+// reserves the size of its previous one (the first: IngestReserve) and
+// waits for room, which holds the client back through gRPC's flow
+// control, since the next message is not read; once the batch is in, the
+// reservation becomes what the batch holds (twice its Arrow size: the
+// received batch and its converted copy, or the log entry made of it)
+// until the write is durable.
+type ingestMemory struct {
+	b       *membudget.Budget
+	reserve int64
+}
+
+// next reads r's next batch under the budget. ok is false at the end of
+// the stream; held is what the caller releases once the batch is durable.
+func (m *ingestMemory) next(ctx context.Context, r array.RecordReader) (ok bool, held int64, err error) {
+	if err := m.b.Acquire(ctx, m.reserve); err != nil {
+		return false, 0, fmt.Errorf("waiting for ingest memory (%d MiB in use by all ingest streams, --memory-limit): %w", m.b.Used()>>20, err)
+	}
+	if !r.Next() {
+		m.b.Release(m.reserve)
+		return false, 0, nil
+	}
+	held = 2 * arrowutil.RecordBytes(r.RecordBatch())
+	if held > m.reserve {
+		m.b.Grow(held - m.reserve)
+	} else {
+		m.b.Release(m.reserve - held)
+	}
+	m.reserve = max(held, minIngestReserve)
+	return true, held, nil
+}
+
+// minIngestReserve is the least a stream reserves before a read.
+const minIngestReserve = 64 << 10
 
 // ingestSchema is the schema of an append table created by ingest from
 // the stream's schema s. A change-kind column is refused: an append table

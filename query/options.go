@@ -6,6 +6,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/flightd/flightd/engine"
+	"github.com/flightd/flightd/internal/admit"
 	"github.com/flightd/flightd/lakestream"
 )
 
@@ -43,4 +44,16 @@ type Options struct {
 	// Drain moves a table's log into the lake; ALTER TABLE ... SET
 	// ('lakestream.enabled' = 'false') needs it (tiering.Service.Drain).
 	Drain lakestream.DrainFunc
+	// Admission is the server's admission controller: sys.statements lists
+	// its statements and CALL sys.cancel(id) ends one (nil: none listed).
+	Admission *admit.Controller
+	// IngestMemory bounds the bytes of ingest batches held in memory
+	// across all ingest streams, from their receipt until they are
+	// durable in the log: a stream waits for room before it reads its next
+	// batch (gRPC flow control then holds the client). 0: no bound.
+	IngestMemory int64
+	// IngestReserve is what a stream reserves before reading its first
+	// batch (the largest batch it may receive); later reads reserve the
+	// size of the stream's previous batch. 0: 64 MiB.
+	IngestReserve int64
 }

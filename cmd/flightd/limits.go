@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flightd/flightd/flightsql"
+	"github.com/flightd/flightd/internal/admit"
 )
 
 // Limits are the bounds on what clients can make the server hold or do.
@@ -19,7 +20,10 @@ type Limits struct {
 	MemoryLimit          string        // DuckDB's memory_limit: a size or a percentage of the machine's memory
 	MemoryCeiling        string        // resident memory that cancels running DuckDB statements; "" = derived (memoryCeiling)
 	QueryTimeout         time.Duration // per statement, including its DoGet; 0 = none
-	MaxConcurrentQueries int           // statements running at once
+	MaxConcurrentQueries int           // statements running at once, per admission lane
+	MaxQueued            int           // statements waiting for a slot
+	QueueTimeout         time.Duration // longest wait for a slot
+	StallTimeout         time.Duration // a streaming call whose client takes nothing this long is ended
 	MaxEndpoints         int           // endpoints (parts read in parallel) of one query's result
 	MaxStreams           int           // streaming reads open at once
 	MinEndpointRows      int64         // the least rows of one endpoint's part
@@ -38,6 +42,9 @@ func defaultLimits() Limits {
 		MemoryLimit:          "50%",
 		QueryTimeout:         10 * time.Minute,
 		MaxConcurrentQueries: 4 * servingProcs(),
+		MaxQueued:            admit.DefaultMaxQueued,
+		QueueTimeout:         admit.DefaultQueueTimeout,
+		StallTimeout:         flightsql.DefaultStallTimeout,
 		MaxEndpoints:         1,
 		MaxStreams:           64,
 		MinEndpointRows:      1 << 20,
@@ -84,6 +91,8 @@ func (l *Limits) env() error {
 		"FLIGHTD_QUERY_TIMEOUT":         &l.QueryTimeout,
 		"FLIGHTD_PREPARED_IDLE_TIMEOUT": &l.PreparedIdleTimeout,
 		"FLIGHTD_SHUTDOWN_GRACE":        &l.ShutdownGrace,
+		"FLIGHTD_QUEUE_TIMEOUT":         &l.QueueTimeout,
+		"FLIGHTD_STALL_TIMEOUT":         &l.StallTimeout,
 	} {
 		if v := os.Getenv(name); v != "" {
 			d, err := time.ParseDuration(v)
@@ -102,6 +111,7 @@ func (l *Limits) env() error {
 	}
 	for name, dst := range map[string]*int{
 		"FLIGHTD_MAX_CONCURRENT_QUERIES": &l.MaxConcurrentQueries,
+		"FLIGHTD_MAX_QUEUED":             &l.MaxQueued,
 		"FLIGHTD_MAX_PREPARED":           &l.MaxPrepared,
 		"FLIGHTD_MAX_ENDPOINTS":          &l.MaxEndpoints,
 		"FLIGHTD_MAX_STREAMS":            &l.MaxStreams,
@@ -119,10 +129,13 @@ func (l *Limits) env() error {
 
 // flags registers the limits' flags on fs.
 func (l *Limits) flags(fs *flag.FlagSet) {
-	fs.StringVar(&l.MemoryLimit, "memory-limit", l.MemoryLimit, "memory DuckDB may use for all statements together: a size (4GiB) or a percentage of the machine's memory, or of its cgroup or address-space limit if lower; a statement needing more fails with RESOURCE_EXHAUSTED (env FLIGHTD_MEMORY_LIMIT)")
+	fs.StringVar(&l.MemoryLimit, "memory-limit", l.MemoryLimit, "the server's memory budget: a size (4GiB) or a percentage of the machine's memory, or of its cgroup or address-space limit if lower. DuckDB's operators get half of it (a statement needing more spills, then fails with RESOURCE_EXHAUSTED), ingest batches in flight across all streams a quarter (streams wait for room), and Go's heap is held to it (GOMEMLIMIT, unless set) (env FLIGHTD_MEMORY_LIMIT)")
 	fs.StringVar(&l.MemoryCeiling, "memory-ceiling", l.MemoryCeiling, "the server's resident memory above which the DuckDB statements running are cancelled with RESOURCE_EXHAUSTED (a result DuckDB builds whole is not counted by --memory-limit); default halfway from --memory-limit to all the memory the process can have (env FLIGHTD_MEMORY_CEILING)")
 	fs.DurationVar(&l.QueryTimeout, "query-timeout", l.QueryTimeout, "longest a statement may run, streaming its result to DoGet included; 0 = no limit (env FLIGHTD_QUERY_TIMEOUT)")
-	fs.IntVar(&l.MaxConcurrentQueries, "max-concurrent-queries", l.MaxConcurrentQueries, "statements running at once (preparing, running, or streaming to a DoGet); more get RESOURCE_EXHAUSTED; default 4 x GOMAXPROCS (env FLIGHTD_MAX_CONCURRENT_QUERIES)")
+	fs.IntVar(&l.MaxConcurrentQueries, "max-concurrent-queries", l.MaxConcurrentQueries, "statements running at once in each of the two lanes, short (point lookups, small writes, describing) and long (scans and the rest); more wait in the queue; default 4 x GOMAXPROCS (env FLIGHTD_MAX_CONCURRENT_QUERIES)")
+	fs.IntVar(&l.MaxQueued, "max-queued", l.MaxQueued, "statements waiting for a slot, both lanes together; more get RESOURCE_EXHAUSTED (a DoGet of a planned statement always waits) (env FLIGHTD_MAX_QUEUED)")
+	fs.DurationVar(&l.QueueTimeout, "queue-timeout", l.QueueTimeout, "longest a statement waits for a slot before RESOURCE_EXHAUSTED (a DoGet of a planned statement waits up to --query-timeout) (env FLIGHTD_QUEUE_TIMEOUT)")
+	fs.DurationVar(&l.StallTimeout, "stall-timeout", l.StallTimeout, "a result stream whose client takes no data for this long is ended with DEADLINE_EXCEEDED, freeing its slot and memory; 0 = never (env FLIGHTD_STALL_TIMEOUT)")
 	fs.IntVar(&l.MaxEndpoints, "max-endpoints", l.MaxEndpoints, "most endpoints of one query's result: above 1, a large scan is split into parts (whole buckets of a primary-key table, files of an append table) that partitioned and distributed clients fetch in parallel; 1 = one endpoint always, which ordinary reads are fastest with (env FLIGHTD_MAX_ENDPOINTS)")
 	fs.IntVar(&l.MaxStreams, "max-streams", l.MaxStreams, "streaming reads (a session with streaming on) open at once; they run until the client cancels, outside --max-concurrent-queries and --query-timeout; more get RESOURCE_EXHAUSTED (env FLIGHTD_MAX_STREAMS)")
 	fs.Int64Var(&l.MinEndpointRows, "min-endpoint-rows", l.MinEndpointRows, "the least rows of one endpoint's part: a scan of fewer than twice as many has one endpoint (env FLIGHTD_MIN_ENDPOINT_ROWS)")
@@ -148,10 +161,13 @@ func (l Limits) validate() error {
 	if l.QueryTimeout < 0 {
 		return fmt.Errorf("--query-timeout must not be negative, got %s", l.QueryTimeout)
 	}
+	if l.StallTimeout < 0 {
+		return fmt.Errorf("--stall-timeout must not be negative, got %s", l.StallTimeout)
+	}
 	for _, c := range []struct {
 		flag string
 		n    int
-	}{{"--max-concurrent-queries", l.MaxConcurrentQueries}, {"--max-prepared", l.MaxPrepared}, {"--max-endpoints", l.MaxEndpoints}, {"--max-streams", l.MaxStreams}} {
+	}{{"--max-concurrent-queries", l.MaxConcurrentQueries}, {"--max-queued", l.MaxQueued}, {"--max-prepared", l.MaxPrepared}, {"--max-endpoints", l.MaxEndpoints}, {"--max-streams", l.MaxStreams}} {
 		if c.n <= 0 {
 			return fmt.Errorf("%s must be positive, got %d", c.flag, c.n)
 		}
@@ -159,7 +175,7 @@ func (l Limits) validate() error {
 	for _, d := range []struct {
 		flag string
 		d    time.Duration
-	}{{"--prepared-idle-timeout", l.PreparedIdleTimeout}, {"--shutdown-grace", l.ShutdownGrace}} {
+	}{{"--prepared-idle-timeout", l.PreparedIdleTimeout}, {"--shutdown-grace", l.ShutdownGrace}, {"--queue-timeout", l.QueueTimeout}} {
 		if d.d <= 0 {
 			return fmt.Errorf("%s must be positive, got %s", d.flag, d.d)
 		}
@@ -283,6 +299,6 @@ func systemMemory() (int64, string) {
 }
 
 func (l Limits) String() string {
-	return fmt.Sprintf("--memory-limit=%s --memory-ceiling=%s --query-timeout=%s --max-concurrent-queries=%d --max-streams=%d --max-prepared=%d --prepared-idle-timeout=%s --max-statement-bytes=%s --max-message-bytes=%s --max-result-batch-bytes=%s --max-spill=%s --shutdown-grace=%s",
-		l.MemoryLimit, l.MemoryCeiling, l.QueryTimeout, l.MaxConcurrentQueries, l.MaxStreams, l.MaxPrepared, l.PreparedIdleTimeout, l.MaxStatementBytes, l.MaxMessageBytes, l.MaxResultBatchBytes, l.MaxSpill, l.ShutdownGrace)
+	return fmt.Sprintf("--memory-limit=%s --memory-ceiling=%s --query-timeout=%s --max-concurrent-queries=%d --max-queued=%d --queue-timeout=%s --stall-timeout=%s --max-streams=%d --max-prepared=%d --prepared-idle-timeout=%s --max-statement-bytes=%s --max-message-bytes=%s --max-result-batch-bytes=%s --max-spill=%s --shutdown-grace=%s",
+		l.MemoryLimit, l.MemoryCeiling, l.QueryTimeout, l.MaxConcurrentQueries, l.MaxQueued, l.QueueTimeout, l.StallTimeout, l.MaxStreams, l.MaxPrepared, l.PreparedIdleTimeout, l.MaxStatementBytes, l.MaxMessageBytes, l.MaxResultBatchBytes, l.MaxSpill, l.ShutdownGrace)
 }

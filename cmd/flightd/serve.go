@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"syscall"
 	"time"
@@ -23,6 +24,7 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	"github.com/flightd/flightd/flightsql"
+	"github.com/flightd/flightd/internal/admit"
 	"github.com/flightd/flightd/internal/background"
 	"github.com/flightd/flightd/lake"
 	"github.com/flightd/flightd/lakestream"
@@ -73,14 +75,20 @@ func serve(args []string) error {
 	tier := tiering.New(ls, tiering.Options{Interval: cfg.TieringInterval, MaxRowsPerRound: cfg.TieringRows, Retention: cfg.LogRetention, Observe: met.ObserveRound, Logger: lg.With("component", "tiering")})
 	memLimit, memFrom, _ := cfg.memoryLimit() // validated
 	ceiling, _ := cfg.memoryCeiling()         // validated
-	eng, err := query.New(ls, query.Options{Logger: lg.With("component", "query"), Drain: tier.Drain, MemoryLimit: duckDBSize(memLimit), MemoryCeiling: ceiling, TempDir: filepath.Join(cfg.DataDir, "duckdb-tmp"), MaxTempBytes: cfg.Limits.spillBytes(), PartRows: cfg.MinEndpointRows})
+	budget := splitMemory(memLimit)
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(budget.goHeap)
+	}
+	adm := admit.New(admit.Options{ShortSlots: cfg.MaxConcurrentQueries, LongSlots: cfg.MaxConcurrentQueries, MaxQueued: cfg.MaxQueued, QueueTimeout: cfg.QueueTimeout})
+	eng, err := query.New(ls, query.Options{Logger: lg.With("component", "query"), Drain: tier.Drain, MemoryLimit: duckDBSize(budget.duckDB), MemoryCeiling: ceiling, TempDir: filepath.Join(cfg.DataDir, "duckdb-tmp"), MaxTempBytes: cfg.Limits.spillBytes(), PartRows: cfg.MinEndpointRows,
+		Admission: adm, IngestMemory: budget.ingest, IngestReserve: int64(cfg.messageBytes())})
 	if err != nil {
 		return err
 	}
 	defer eng.Close()
 	srv, err := flightsql.New(eng, flightsql.Options{
 		Name: "flightd", Version: version, Logger: lg.With("component", "flightsql"),
-		QueryTimeout: cfg.QueryTimeout, MaxConcurrent: cfg.MaxConcurrentQueries,
+		QueryTimeout: cfg.QueryTimeout, MaxConcurrent: cfg.MaxConcurrentQueries, Admission: adm,
 		MaxPrepared: cfg.MaxPrepared, PreparedTTL: cfg.PreparedIdleTimeout, MaxEndpoints: cfg.MaxEndpoints, MaxStreams: cfg.MaxStreams,
 		MaxBatchBytes:     cfg.resultBatchBytes(),
 		MaxStatementBytes: cfg.statementBytes(), MaxParamBytes: int64(cfg.messageBytes()),
@@ -90,6 +98,7 @@ func serve(args []string) error {
 	}
 	defer srv.Close()
 	met.WatchStatements(srv.Running)
+	met.WatchQueued(srv.Queued)
 	met.WatchStreams(srv.Streams)
 
 	stopHTTP, err := serveHTTP(cfg, met, lg)
@@ -107,8 +116,14 @@ func serve(args []string) error {
 	// credentials) is counted with the code it is answered with.
 	gopts := append(met.ServerOptions(), flightsql.GRPCOptions(lg.With("component", "grpc"))...)
 	// One message is one ingest batch: an ingest stream holds at most a
-	// few of them, and gRPC's flow-control window, at once.
-	gopts = append(gopts, grpc.MaxRecvMsgSize(cfg.messageBytes()))
+	// few of them, within the ingest memory budget, and gRPC's
+	// flow-control window, at once. The windows are fixed (gRPC's default
+	// grows them to 16 MiB a stream by estimating the bandwidth-delay
+	// product), so that a stream waiting for ingest memory holds at most
+	// its window: a message being read is let in whole whatever the window.
+	gopts = append(gopts, grpc.MaxRecvMsgSize(cfg.messageBytes()),
+		grpc.InitialWindowSize(streamWindow), grpc.InitialConnWindowSize(connWindow),
+		flightsql.StallGuard(cfg.StallTimeout))
 	scheme := "grpc"
 	if cfg.TLSCert != "" {
 		creds, err := credentials.NewServerTLSFromFile(cfg.TLSCert, cfg.TLSKey)
@@ -155,7 +170,8 @@ func serve(args []string) error {
 	go func() { serveErr <- fs.Serve() }()
 	// This line is printed whatever the log level: scripts and tests wait for it.
 	slog.New(slog.NewTextHandler(os.Stderr, nil)).Info("flightd listening", "addr", lis.Addr().String(), "uri", scheme+"://"+lis.Addr().String(), "auth", cfg.AuthPassword != "", "data_dir", cfg.DataDir, "warehouse", cfg.Warehouse,
-		"memory_limit", fmt.Sprintf("%dMiB", memLimit>>20), "memory_ceiling", fmt.Sprintf("%dMiB", ceiling>>20), "memory_limit_from", cmp.Or(memFrom, "--memory-limit"), "query_timeout", cfg.QueryTimeout, "max_concurrent_queries", cfg.MaxConcurrentQueries)
+		"memory_limit", fmt.Sprintf("%dMiB", memLimit>>20), "memory_ceiling", fmt.Sprintf("%dMiB", ceiling>>20), "memory_limit_from", cmp.Or(memFrom, "--memory-limit"), "query_timeout", cfg.QueryTimeout, "max_concurrent_queries", cfg.MaxConcurrentQueries,
+		"duckdb_memory", fmt.Sprintf("%dMiB", budget.duckDB>>20), "ingest_memory", fmt.Sprintf("%dMiB", budget.ingest>>20))
 
 	select {
 	case <-ctx.Done():
@@ -194,6 +210,30 @@ func serve(args []string) error {
 	wg.Wait()
 	lg.Info("stopped")
 	return nil
+}
+
+// The receive flow-control windows of gRPC (see serve).
+const (
+	streamWindow = 4 << 20
+	connWindow   = 8 << 20
+)
+
+// memorySplit is how --memory-limit is shared.
+type memorySplit struct {
+	duckDB int64 // DuckDB's memory_limit: its operators spill past it
+	ingest int64 // ingest batches in flight across all streams (query.Options.IngestMemory)
+	goHeap int64 // Go's soft memory limit (GOMEMLIMIT)
+}
+
+// splitMemory shares the server's memory budget: half for DuckDB's
+// operators, a quarter for ingest batches in flight; Go's heap (ingest,
+// scans, results on their way, gRPC) is held to the whole budget by its
+// garbage collector, which returns freed memory to the system as it nears
+// it. What DuckDB and Go hold together stays near the budget; the margin
+// is DuckDB's results built whole and allocator slack, which the memory
+// ceiling (--memory-ceiling) guards.
+func splitMemory(limit int64) memorySplit {
+	return memorySplit{duckDB: max(limit/2, minMemoryLimit), ingest: limit / 4, goHeap: limit}
 }
 
 // shutdownReserve is the part of the grace period kept for closing the
