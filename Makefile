@@ -20,7 +20,7 @@ JDBC_CHECK_JAR    := integration/jdbc/target/jdbc-check.jar
 # Packages that never link DuckDB: fast to build, run with the race detector.
 NOCGO_PKGS   = $(shell $(GO) list ./... | grep -v -e /query -e /cmd/ -e /integration -e /bench -e /internal/deps)
 
-.PHONY: all build run tools paimon-check-jar jdbc-check-jar test test-paimon test-go test-nocgo test-engine test-integration test-python test-fuzz fuzz deps py-deps go-deps bench bench-quick bench-read bench-stream bench-sustained soak clean tidy-check
+.PHONY: bench-load all build run tools paimon-check-jar jdbc-check-jar test test-paimon test-go test-nocgo test-engine test-integration test-python test-fuzz fuzz deps py-deps go-deps bench bench-quick bench-read bench-stream bench-sustained soak clean tidy-check
 
 all: build
 
@@ -169,6 +169,13 @@ bench-read: build
 # p50/p99) beside 0.5M rows/s of other ingest (bench/stream_bench_test.go).
 bench-stream: build
 	FLIGHTD_BIN=$(CURDIR)/$(BIN) $(GO) test -run='^$$' -bench=StreamLatency -benchtime=4000x -timeout 10m ./bench/
+
+# The crowd (bench/crowd_bench_test.go): 8 bulk writers, 8 single-row
+# writers, 8 point readers of t$rt and 8 scanners for FLIGHTD_LOAD_SECONDS
+# (default 90), then bursts of 100 x 3 and 500 x 1 SELECT 1: per-kind
+# p50/p99, failures by code, peak RSS, and nothing lost or doubled.
+bench-load: build
+	FLIGHTD_BIN=$(CURDIR)/$(BIN) $(GO) test -run='^$$' -bench=Crowd -benchtime=1x -timeout 30m -v ./bench/
 
 # Sustained ingest with tiering running (default 60 s at 1M rows/s; see bench/sustained_bench_test.go).
 bench-sustained: build

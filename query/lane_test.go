@@ -70,7 +70,7 @@ func TestSysStatementsListsAndCallCancelEnds(t *testing.T) {
 	require.ErrorIs(t, err, engine.ErrNotFound)
 	require.ErrorContains(t, err, "99")
 	_, err = e.Execute(context.Background(), "CALL sys.rollback_to('db.t', 3)")
-	require.ErrorIs(t, err, engine.ErrUnsupported)
+	require.ErrorIs(t, err, engine.ErrInvalid)
 	require.ErrorContains(t, err, "sys.cancel")
 	_, err = e.Execute(context.Background(), "CALL sys.cancel('x')")
 	require.ErrorIs(t, err, engine.ErrInvalid)

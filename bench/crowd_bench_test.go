@@ -1,0 +1,262 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-adbc/go/adbc"
+	"google.golang.org/grpc/status"
+
+	"github.com/flightd/flightd/internal/testserver"
+)
+
+// crowdKind is one kind of client of the crowd: its latencies and its
+// failures by gRPC code.
+type crowdKind struct {
+	mu      sync.Mutex
+	lat     []time.Duration
+	calls   int
+	refused map[string]int // code -> count
+}
+
+func (k *crowdKind) record(d time.Duration, err error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.calls++
+	if err != nil {
+		if k.refused == nil {
+			k.refused = map[string]int{}
+		}
+		code := "error"
+		if s, ok := status.FromError(err); ok {
+			code = s.Code().String()
+		} else if msg := err.Error(); strings.Contains(msg, "ResourceExhausted") || strings.Contains(msg, "RESOURCE_EXHAUSTED") {
+			code = "ResourceExhausted"
+		} else if len(msg) > 80 {
+			code = msg[:80]
+		} else {
+			code = msg
+		}
+		k.refused[code]++
+		return
+	}
+	k.lat = append(k.lat, d)
+}
+
+func (k *crowdKind) line(name string) string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	p50, p99 := 0.0, 0.0
+	if len(k.lat) > 0 {
+		p50, p99 = quantiles(k.lat)
+	}
+	failed := 0
+	for _, n := range k.refused {
+		failed += n
+	}
+	return fmt.Sprintf("%-12s calls %6d  failed %5d %v  p50 %8.1f ms  p99 %8.1f ms", name, k.calls, failed, k.refused, p50, p99)
+}
+
+// BenchmarkCrowd (make bench-load) runs the crowd of the admission work
+// against flightd serve --memory-limit 2GiB --tiering-interval 2s for
+// FLIGHTD_LOAD_SECONDS (default 90): 8 bulk writers at 100k rows/s in all,
+// 8 clients sending single-row INSERTs, 8 point queries on t$rt, 8 full
+// scans of t and t$rt; then a burst of 100 clients × 3 SELECT 1 and 500
+// connections × SELECT 1. It prints per-kind calls, failures by code and
+// p50/p99, and the server's peak RSS, and checks that every acknowledged
+// row is in t$rt exactly once.
+func BenchmarkCrowd(b *testing.B) {
+	secs := 90
+	if v := os.Getenv("FLIGHTD_LOAD_SECONDS"); v != "" {
+		secs, _ = strconv.Atoi(v)
+	}
+	srv := testserver.Start(b, b.TempDir(), "--memory-limit", "2GiB", "--tiering-interval", "2s", "--log-level", "warn")
+	admin := open(b, srv.URI())
+	admin.exec(b, "CREATE DATABASE bench")
+	admin.exec(b, "CREATE TABLE bench.t "+fmt.Sprintf(eightColsDDL, ", PRIMARY KEY (id)", " WITH ('bucket' = '4')"))
+	const seedRows = 1_000_000
+	tmpl := templates(1)
+	defer release(tmpl)
+	admin.ingestReader(b, "t", newGenReader(tmpl, 0, seedRows, func(i int64) int64 { return i }))
+	peakRSS := sampleRSS(srv)
+	var (
+		bulk, single, point, scanT, scanRT, burst crowdKind
+		acked                                     atomic.Int64 // rows acknowledged besides the seed
+		nextSingle                                atomic.Int64
+	)
+	nextSingle.Store(1 << 40)
+	deadline := time.Now().Add(time.Duration(secs) * time.Second)
+	var wg sync.WaitGroup
+	client := func(f func(c *conn, i int)) {
+		for i := range 8 {
+			c := open(b, srv.URI())
+			wg.Add(1)
+			go func() { defer wg.Done(); f(c, i) }()
+		}
+	}
+	timed := func(k *crowdKind, f func() error) {
+		start := time.Now()
+		err := f()
+		k.record(time.Since(start), err)
+	}
+	// 8 bulk writers, 12,500 rows a second each, one ingest call a second.
+	client(func(c *conn, w int) {
+		for n := int64(0); time.Now().Before(deadline); n++ {
+			next := time.Now().Add(time.Second)
+			from := int64(seedRows) + int64(w)*(1<<32) + n*12_500
+			timed(&bulk, func() error {
+				err := c.tryIngest(newGenReader(tmpl, from, from+12_500, func(i int64) int64 { return i }))
+				if err == nil {
+					acked.Add(12_500)
+				}
+				return err
+			})
+			time.Sleep(time.Until(next))
+		}
+	})
+	client(func(c *conn, _ int) {
+		for time.Now().Before(deadline) {
+			id := nextSingle.Add(1)
+			timed(&single, func() error {
+				_, err := c.tryExec(fmt.Sprintf("INSERT INTO bench.t (id, k) VALUES (%d, 1)", id))
+				if err == nil {
+					acked.Add(1)
+				}
+				return err
+			})
+		}
+	})
+	client(func(c *conn, i int) {
+		rng := rand.New(rand.NewPCG(uint64(i), 9))
+		for time.Now().Before(deadline) {
+			timed(&point, func() error {
+				n, err := c.tryQuery(fmt.Sprintf(`SELECT * FROM bench."t$rt" WHERE id = %d`, rng.Int64N(seedRows)))
+				if err == nil && n != 1 {
+					err = fmt.Errorf("point query: %d rows", n)
+				}
+				return err
+			})
+		}
+	})
+	client(func(c *conn, i int) {
+		for j := 0; time.Now().Before(deadline); j++ {
+			k, table := &scanT, "bench.t"
+			if (i+j)%2 == 0 {
+				k, table = &scanRT, `bench."t$rt"`
+			}
+			timed(k, func() error { _, err := c.tryQuery("SELECT * FROM " + table); return err })
+		}
+	})
+	wg.Wait()
+
+	// Bursts: 100 clients × 3 SELECT 1, then 500 connections × SELECT 1.
+	for _, shape := range [][2]int{{100, 3}, {500, 1}} {
+		conns := make([]*conn, shape[0])
+		for i := range conns {
+			conns[i] = open(b, srv.URI())
+		}
+		start := make(chan struct{})
+		for _, c := range conns {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				for range shape[1] {
+					timed(&burst, func() error { _, err := c.tryQuery("SELECT 1"); return err })
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+	}
+	peak := peakRSS()
+
+	want := int64(seedRows) + acked.Load()
+	got := mustScalar(b, admin, `SELECT count(*) FROM bench."t$rt"`)
+	keys := mustScalar(b, admin, `SELECT count(DISTINCT id) FROM bench."t$rt"`)
+	b.Logf("crowd of %d s:", secs)
+	for _, k := range []struct {
+		name string
+		k    *crowdKind
+	}{{"bulk ingest", &bulk}, {"insert row", &single}, {"point t$rt", &point}, {"scan t", &scanT}, {"scan t$rt", &scanRT}, {"SELECT 1", &burst}} {
+		b.Log(k.k.line(k.name))
+	}
+	b.Logf("acknowledged rows %d, in t$rt %d (%d keys); peak RssAnon %d MiB", want, int64(got), int64(keys), peak>>20)
+	if int64(got) != want || int64(keys) != want {
+		b.Fatalf("rows lost or doubled: acknowledged %d, t$rt has %d rows and %d keys", want, int64(got), int64(keys))
+	}
+	if srv.Exited() {
+		b.Fatal("the server died")
+	}
+	p50, p99 := quantiles(point.lat)
+	b.ReportMetric(p50, "point-p50-ms")
+	b.ReportMetric(p99, "point-p99-ms")
+	b.ReportMetric(float64(peak>>20), "peak-rss-MiB")
+	refused := 0
+	for _, k := range []*crowdKind{&bulk, &single, &point, &scanT, &scanRT, &burst} {
+		for _, n := range k.refused {
+			refused += n
+		}
+	}
+	b.ReportMetric(float64(refused), "failed-calls")
+}
+
+// tryExec, tryQuery and tryIngest are exec, queryRows and ingestReader
+// that return their error (the crowd counts failures, it does not stop).
+func (c *conn) tryExec(sql string) (int64, error) {
+	st, err := c.conn.NewStatement()
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	if err := st.SetSqlQuery(sql); err != nil {
+		return 0, err
+	}
+	return st.ExecuteUpdate(context.Background())
+}
+
+func (c *conn) tryQuery(sql string) (int64, error) {
+	st, err := c.conn.NewStatement()
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	if err := st.SetSqlQuery(sql); err != nil {
+		return 0, err
+	}
+	r, _, err := st.ExecuteQuery(context.Background())
+	if err != nil {
+		return 0, err
+	}
+	defer r.Release()
+	var n int64
+	for r.Next() {
+		n += r.RecordBatch().NumRows()
+	}
+	return n, r.Err()
+}
+
+func (c *conn) tryIngest(rr *genReader) error {
+	defer rr.Release()
+	st, err := c.conn.NewStatement()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	_ = st.SetOption(adbc.OptionKeyIngestTargetTable, "t")
+	_ = st.SetOption(adbc.OptionValueIngestTargetDBSchema, "bench")
+	_ = st.SetOption(adbc.OptionKeyIngestMode, adbc.OptionValueIngestModeAppend)
+	if err := st.BindStream(context.Background(), rr); err != nil {
+		return err
+	}
+	_, err = st.ExecuteUpdate(context.Background())
+	return err
+}
