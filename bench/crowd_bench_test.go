@@ -13,6 +13,10 @@ import (
 	"time"
 
 	"github.com/apache/arrow-adbc/go/adbc"
+	"github.com/apache/arrow-adbc/go/adbc/driver/flightsql"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc/status"
 
 	"github.com/flightd/flightd/internal/testserver"
@@ -244,7 +248,7 @@ func (c *conn) tryQuery(sql string) (int64, error) {
 	return n, r.Err()
 }
 
-func (c *conn) tryIngest(rr *genReader) error {
+func (c *conn) tryIngest(rr array.RecordReader) error {
 	defer rr.Release()
 	st, err := c.conn.NewStatement()
 	if err != nil {
@@ -259,4 +263,86 @@ func (c *conn) tryIngest(rr *genReader) error {
 	}
 	_, err = st.ExecuteUpdate(context.Background())
 	return err
+}
+
+// BenchmarkCrowdIngest (make bench-load): 32 ADBC ingest streams at once,
+// each sending two batches of about 48 MiB of Arrow data, into a server
+// with --memory-limit 2GiB. Before the ingest memory budget, such a crowd
+// ended the process (out of memory inside gRPC's message decode). Every
+// stream must complete or be refused with RESOURCE_EXHAUSTED; it prints
+// the outcomes, the peak RSS, and checks the rows acknowledged are there.
+func BenchmarkCrowdIngest(b *testing.B) {
+	srv := testserver.Start(b, b.TempDir(), "--memory-limit", "2GiB", "--log-level", "warn")
+	admin := open(b, srv.URI())
+	admin.exec(b, "CREATE DATABASE bench")
+	admin.exec(b, "CREATE TABLE bench.t "+fmt.Sprintf(eightColsDDL, "", ""))
+	rec := makeBatch(0, 670_000, 3) // about 48 MiB
+	defer rec.Release()
+	var size int64
+	for _, c := range rec.Columns() {
+		for _, buf := range c.Data().Buffers() {
+			if buf != nil {
+				size += int64(buf.Len())
+			}
+		}
+	}
+	b.Logf("batch: %d rows, %d MiB", rec.NumRows(), size>>20)
+	peakRSS := sampleRSS(srv)
+	var k crowdKind
+	var acked atomic.Int64
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for range 32 {
+		c := openWith(b, srv.URI(), map[string]string{flightsql.OptionWithMaxMsgSize: strconv.Itoa(64 << 20)})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			rr, err := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec, rec})
+			if err != nil {
+				panic(err)
+			}
+			t0 := time.Now()
+			err = c.tryIngest(rr)
+			k.record(time.Since(t0), err)
+			if err == nil {
+				acked.Add(2 * rec.NumRows())
+			} else {
+				b.Log(err)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	peak := peakRSS()
+	b.Log(k.line("48MiB x 2"))
+	got := mustScalar(b, admin, `SELECT count(*) FROM bench."t$rt"`)
+	b.Logf("acknowledged rows %d, in t$rt %d; peak RssAnon %d MiB; server alive %v", acked.Load(), int64(got), peak>>20, !srv.Exited())
+	if srv.Exited() {
+		b.Fatal("the server died")
+	}
+	if int64(got) != acked.Load() {
+		b.Fatalf("acknowledged %d rows, t$rt has %d", acked.Load(), int64(got))
+	}
+	for code := range k.refused {
+		if code != "ResourceExhausted" {
+			b.Errorf("a stream failed with %s, not RESOURCE_EXHAUSTED", code)
+		}
+	}
+	b.ReportMetric(float64(peak>>20), "peak-rss-MiB")
+}
+
+// openWith is open with more ADBC database options.
+func openWith(b testing.TB, uri string, opts map[string]string) *conn {
+	opts[adbc.OptionKeyURI] = uri
+	db, err := flightsql.NewDriver(memory.DefaultAllocator).NewDatabase(opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cn, err := db.Open(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cn.Close(); db.Close() })
+	return &conn{db: db, conn: cn}
 }

@@ -37,9 +37,15 @@
 //     with schemas on request), GetTableTypes, GetSqlInfo.
 //
 // Bounds (Options; the flags of flightd serve): every statement runs
-// under QueryTimeout (DeadlineExceeded naming --query-timeout), holding one
-// of MaxConcurrent slots from its start to the end of its stream
-// (ResourceExhausted when none is free); SQL text longer than
+// under QueryTimeout (DeadlineExceeded naming --query-timeout), holding a
+// slot of its admission lane from its start to the end of its stream
+// (package internal/admit: describing and work the engine calls short in
+// one lane, the rest in the other, MaxConcurrent slots each; a statement
+// without a free slot waits in its lane's FIFO queue, and is
+// ResourceExhausted only when MaxQueued wait or its wait passes
+// QueueTimeout; the DoGet of a statement GetFlightInfo accepted waits
+// outside both bounds). StallGuard ends a stream whose client takes no
+// message for --stall-timeout, which stops its statement; SQL text longer than
 // MaxStatementBytes is InvalidArgument wherever it arrives (statement,
 // update, prepare, ticket, bound parameters); one DoPut binds at most
 // MaxParamBytes of parameter values; at most MaxPrepared prepared
