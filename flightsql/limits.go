@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/flightd/flightd/internal/admit"
+	"github.com/flightd/flightd/internal/background"
 )
 
 // Defaults of the bounds in Options (the flags of flightd serve set them).
@@ -83,6 +84,10 @@ func (s *Server) begin(ctx context.Context, w work) (qctx context.Context, done 
 		return nil, nil, s.statementStatus(ctx, err)
 	}
 	qctx = context.WithValue(qctx, stmtKey{}, st)
+	if w.lane == admit.Long {
+		// Its scans decode on lowered threads: short work gets the cores first.
+		qctx = background.WithLowPriority(qctx)
+	}
 	return qctx, func() {
 		st.Done()
 		cancel()

@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/flightd/flightd/internal/background"
 )
 
 // scanInFlight is how many decoded batches a task may hold ready for the caller.
@@ -82,6 +84,7 @@ func (r *scanReader) startRun() *scanRun {
 			go func() {
 				defer run.wg.Done()
 				defer workers.Done()
+				run.lower()
 				for {
 					mu.Lock()
 					j := next
@@ -127,6 +130,7 @@ func (r *scanReader) startRun() *scanRun {
 	for w := 0; w < run.workers; w++ {
 		go func() {
 			defer run.wg.Done()
+			run.lower()
 			for j := range queue {
 				ok := run.do(run.tasks[j], run.outs[j])
 				close(run.outs[j])
@@ -137,6 +141,14 @@ func (r *scanReader) startRun() *scanRun {
 		}()
 	}
 	return run
+}
+
+// lower puts a worker of a long statement's scan on a lowered thread
+// (background.LowPriority), so that short work gets the cores first.
+func (run *scanRun) lower() {
+	if background.LowPriority(run.parent) {
+		background.LowerThread()
+	}
 }
 
 // do runs task t into out (an error ends t); false when the run is stopping, so the worker quits.

@@ -19,6 +19,7 @@
 package background
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"sync"
@@ -82,4 +83,35 @@ func runLowered(fn func()) (p any) {
 	}()
 	<-done
 	return p
+}
+
+type lowKey struct{}
+
+// WithLowPriority marks ctx's work as long work that yields the cores to
+// short work: scans that see the mark decode on lowered threads
+// (LowerThread). The server marks the statements of its long admission
+// lane.
+func WithLowPriority(ctx context.Context) context.Context {
+	return context.WithValue(ctx, lowKey{}, true)
+}
+
+// LowPriority reports whether ctx carries WithLowPriority's mark.
+func LowPriority(ctx context.Context) bool {
+	low, _ := ctx.Value(lowKey{}).(bool)
+	return low
+}
+
+// LowerThread locks the calling goroutine to its thread for good and
+// lowers the thread's priority by Nice, so that the kernel gives the cores
+// to other threads first; the thread exits with the goroutine, and its
+// priority with it. Call it only at the start of a goroutine that ends
+// (a worker), never on a goroutine of the caller's. On the main thread it
+// does nothing.
+func LowerThread() {
+	runtime.LockOSThread()
+	if onMainThread() {
+		runtime.UnlockOSThread()
+		return
+	}
+	lowerPriority()
 }

@@ -1,6 +1,7 @@
 package background
 
 import (
+	"context"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -83,4 +84,38 @@ func TestDoRaisesPanicInCaller(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("a panicking task kept its worker")
 	}
+}
+
+// TestLowerThreadLowersOnlyItsGoroutinesThread: a worker goroutine that
+// calls LowerThread runs lowered; the thread goes with the goroutine, so
+// the caller and later goroutines keep their priority. The context mark
+// says which work asks for it.
+func TestLowerThreadLowersOnlyItsGoroutinesThread(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("thread priorities are lowered on Linux only")
+	}
+	require.False(t, LowPriority(context.Background()))
+	require.True(t, LowPriority(WithLowPriority(context.Background())))
+	before, err := threadNice()
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			LowerThread()
+			inside, err := threadNice()
+			assert.NoError(t, err)
+			if !onMainThread() {
+				assert.Equal(t, min(before+Nice, 19), inside)
+			}
+		}()
+	}
+	wg.Wait()
+	after, err := threadNice()
+	require.NoError(t, err)
+	require.Equal(t, before, after)
+	done := make(chan int)
+	go func() { n, _ := threadNice(); done <- n }()
+	require.Equal(t, before, <-done, "a later goroutine's thread is not lowered")
 }
