@@ -52,6 +52,20 @@ type S3Options struct {
 	// against concurrent committers: use it only with a single writer per table. Create (data
 	// files, always under fresh unique names) then does not check existence at all.
 	DisableConditionalWrites bool
+
+	// RequestTimeout bounds each attempt of a request while it waits on the server: to
+	// connect and send the request, for the response headers, and within each read of
+	// the response body. It does not bound a whole transfer: a large GET or upload that
+	// keeps moving bytes takes as long as it needs. A stalled attempt fails with
+	// *S3StallError and is retried. Default 30s; negative: no timeout.
+	RequestTimeout time.Duration
+	// MaxAttempts is how often a request is tried, the first time included, by the
+	// SDK's standard retryer: throttling (503 SlowDown), 5xx, connection errors and
+	// stalls, with exponential backoff and jitter. Fallback: $AWS_MAX_ATTEMPTS (or
+	// max_attempts in the shared config), then 4. 1 disables retries.
+	MaxAttempts int
+	// MaxBackoff caps the wait between two attempts (default 20s).
+	MaxBackoff time.Duration
 }
 
 // Bool returns a pointer to v (for S3Options.PathStyle).
@@ -135,11 +149,29 @@ func NewS3FileIO(ctx context.Context, bucket string, opts S3Options) (*S3FileIO,
 			return nil, fmt.Errorf("lake: s3: invalid endpoint %q (want e.g. http://127.0.0.1:7070)", opts.Endpoint)
 		}
 	}
+	timeout := opts.RequestTimeout
+	if timeout == 0 {
+		timeout = defaultS3RequestTimeout
+	}
+	attempts := opts.MaxAttempts
+	if attempts <= 0 {
+		attempts = cfg.RetryMaxAttempts
+	}
+	if attempts <= 0 {
+		attempts = defaultS3MaxAttempts
+	}
+	backoff := opts.MaxBackoff
+	if backoff <= 0 {
+		backoff = defaultS3MaxBackoff
+	}
 	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
 		if opts.Endpoint != "" {
 			o.BaseEndpoint = aws.String(opts.Endpoint)
 		}
 		o.UsePathStyle = pathStyle
+		o.HTTPClient = s3HTTPClient(cfg.HTTPClient, timeout)
+		o.Retryer = s3Retryer(attempts, backoff)
+		o.RetryMaxAttempts = 0 // in the retryer already
 	})
 	ps := opts.PartSize
 	if ps == 0 {
