@@ -82,7 +82,11 @@ func BenchmarkCrowd(b *testing.B) {
 	if v := os.Getenv("FLIGHTD_LOAD_SECONDS"); v != "" {
 		secs, _ = strconv.Atoi(v)
 	}
-	srv := testserver.Start(b, b.TempDir(), "--memory-limit", "2GiB", "--tiering-interval", "2s", "--log-level", "warn")
+	args := []string{"--memory-limit", "2GiB", "--tiering-interval", "2s", "--log-level", "warn"}
+	if a := os.Getenv("FLIGHTD_LOAD_DEBUG_ADDR"); a != "" {
+		args = append(args, "--debug-addr", a) // to profile the server during the run
+	}
+	srv := testserver.Start(b, b.TempDir(), args...)
 	admin := open(b, srv.URI())
 	admin.exec(b, "CREATE DATABASE bench")
 	admin.exec(b, "CREATE TABLE bench.t "+fmt.Sprintf(eightColsDDL, ", PRIMARY KEY (id)", " WITH ('bucket' = '4')"))

@@ -33,8 +33,10 @@ type Config struct {
 	S3Endpoint        string // e.g. http://127.0.0.1:7070
 	S3Region          string
 	S3AccessKeyID     string
-	S3SecretAccessKey string // environment only (FLIGHTD_S3_SECRET_ACCESS_KEY); never printed
-	S3PathStyle       string // "" (auto: path style when an endpoint is set), "true" or "false"
+	S3SecretAccessKey string        // environment only (FLIGHTD_S3_SECRET_ACCESS_KEY); never printed
+	S3PathStyle       string        // "" (auto: path style when an endpoint is set), "true" or "false"
+	S3RequestTimeout  time.Duration // an S3 request attempt waiting this long on the server fails and is retried; 0 = the lake's default
+	S3MaxAttempts     int           // tries of an S3 request, the first included; 0 = the lake's default
 
 	// TLS: both files set serves grpc+tls.
 	TLSCert string // PEM certificate chain
@@ -54,7 +56,8 @@ type Config struct {
 
 // S3Options returns the lake's S3 options for this configuration.
 func (c Config) S3Options() lake.S3Options {
-	o := lake.S3Options{Endpoint: c.S3Endpoint, Region: c.S3Region, AccessKeyID: c.S3AccessKeyID, SecretAccessKey: c.S3SecretAccessKey}
+	o := lake.S3Options{Endpoint: c.S3Endpoint, Region: c.S3Region, AccessKeyID: c.S3AccessKeyID, SecretAccessKey: c.S3SecretAccessKey,
+		RequestTimeout: c.S3RequestTimeout, MaxAttempts: c.S3MaxAttempts}
 	switch c.S3PathStyle {
 	case "true":
 		o.PathStyle = lake.Bool(true)
@@ -102,6 +105,12 @@ func (c *Config) validate() error {
 	}
 	if (c.S3AccessKeyID == "") != (c.S3SecretAccessKey == "") {
 		return errors.New("--s3-access-key-id and FLIGHTD_S3_SECRET_ACCESS_KEY must be set together")
+	}
+	if c.S3RequestTimeout < 0 {
+		return fmt.Errorf("--s3-request-timeout must not be negative, got %s", c.S3RequestTimeout)
+	}
+	if c.S3MaxAttempts < 0 {
+		return fmt.Errorf("--s3-max-attempts must not be negative, got %d", c.S3MaxAttempts)
 	}
 	if c.TieringInterval <= 0 {
 		return fmt.Errorf("--tiering-interval must be positive, got %s", c.TieringInterval)
@@ -152,8 +161,8 @@ func (c Config) String() string {
 		if c.S3SecretAccessKey != "" {
 			secret = "(set)"
 		}
-		s += fmt.Sprintf(" --s3-endpoint=%s --s3-region=%s --s3-path-style=%s --s3-access-key-id=%s s3-secret=%s",
-			c.S3Endpoint, c.S3Region, c.S3PathStyle, c.S3AccessKeyID, secret)
+		s += fmt.Sprintf(" --s3-endpoint=%s --s3-region=%s --s3-path-style=%s --s3-access-key-id=%s s3-secret=%s --s3-request-timeout=%s --s3-max-attempts=%d",
+			c.S3Endpoint, c.S3Region, c.S3PathStyle, c.S3AccessKeyID, secret, c.S3RequestTimeout, c.S3MaxAttempts)
 	}
 	return s
 }
@@ -183,9 +192,17 @@ func parseServe(args []string) (Config, error) {
 	env("FLIGHTD_TLS_KEY", &c.TLSKey)
 	env("FLIGHTD_AUTH_USER", &c.AuthUser)
 	env("FLIGHTD_AUTH_PASSWORD", &c.AuthPassword)
+	if v := os.Getenv("FLIGHTD_S3_MAX_ATTEMPTS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return c, fmt.Errorf("FLIGHTD_S3_MAX_ATTEMPTS=%q: want a number", v)
+		}
+		c.S3MaxAttempts = n
+	}
 	for name, dst := range map[string]*time.Duration{
-		"FLIGHTD_TIERING_INTERVAL": &c.TieringInterval,
-		"FLIGHTD_LOG_RETENTION":    &c.LogRetention,
+		"FLIGHTD_TIERING_INTERVAL":   &c.TieringInterval,
+		"FLIGHTD_LOG_RETENTION":      &c.LogRetention,
+		"FLIGHTD_S3_REQUEST_TIMEOUT": &c.S3RequestTimeout,
 	} {
 		if v := os.Getenv(name); v != "" {
 			d, err := time.ParseDuration(v)
@@ -213,6 +230,8 @@ func parseServe(args []string) (Config, error) {
 	fs.StringVar(&c.S3Region, "s3-region", c.S3Region, "S3 region (env FLIGHTD_S3_REGION, then AWS_REGION; default us-east-1)")
 	fs.StringVar(&c.S3AccessKeyID, "s3-access-key-id", c.S3AccessKeyID, "S3 access key id; the secret comes from FLIGHTD_S3_SECRET_ACCESS_KEY (env FLIGHTD_S3_ACCESS_KEY_ID, then AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, then the AWS default chain)")
 	fs.StringVar(&c.S3PathStyle, "s3-path-style", c.S3PathStyle, "true or false; empty: path-style addressing when --s3-endpoint is set (env FLIGHTD_S3_PATH_STYLE)")
+	fs.DurationVar(&c.S3RequestTimeout, "s3-request-timeout", c.S3RequestTimeout, "an S3 request attempt that waits this long on the server (to connect, for headers, within a read of the body; not a whole transfer that keeps moving) fails and is retried; 0 = 30s (env FLIGHTD_S3_REQUEST_TIMEOUT)")
+	fs.IntVar(&c.S3MaxAttempts, "s3-max-attempts", c.S3MaxAttempts, "tries of an S3 request, the first included, with backoff, on throttling, 5xx, connection errors and stalls; 0 = AWS_MAX_ATTEMPTS, else 4 (env FLIGHTD_S3_MAX_ATTEMPTS)")
 	fs.DurationVar(&c.TieringInterval, "tiering-interval", c.TieringInterval, "how often log records are committed to the lake (env FLIGHTD_TIERING_INTERVAL)")
 	fs.Int64Var(&c.TieringRows, "tiering-rows", c.TieringRows, "rows per bucket a tiering round encodes at once: a primary-key table's round holds this many in memory and sorts them, an append table's rows become a data file every this many (env FLIGHTD_TIERING_ROWS)")
 	fs.DurationVar(&c.LogRetention, "log-retention", c.LogRetention, "how long log records stay after the lake holds them (env FLIGHTD_LOG_RETENTION)")

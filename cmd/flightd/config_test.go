@@ -37,6 +37,28 @@ func TestParseServe(t *testing.T) {
 			want: Config{Listen: "127.0.0.1:31337", DataDir: "./data", Warehouse: "s3://b/p", TieringInterval: 30 * time.Second, TieringRows: 1 << 20, LogRetention: 24 * time.Hour, LogLevel: "info", AuthUser: "flightd",
 				S3Endpoint: "http://127.0.0.1:7070", S3AccessKeyID: "ak", S3SecretAccessKey: "sk", S3PathStyle: "true"},
 		},
+		{
+			name: "s3 deadlines",
+			env:  map[string]string{"FLIGHTD_S3_MAX_ATTEMPTS": "2"},
+			args: []string{"--warehouse", "s3://b/p", "--s3-request-timeout", "5s"},
+			want: Config{Listen: "127.0.0.1:31337", DataDir: "./data", Warehouse: "s3://b/p", TieringInterval: 30 * time.Second, TieringRows: 1 << 20, LogRetention: 24 * time.Hour, LogLevel: "info", AuthUser: "flightd",
+				S3RequestTimeout: 5 * time.Second, S3MaxAttempts: 2},
+		},
+		{name: "negative s3 timeout", args: []string{"--s3-request-timeout", "-1s"}, wantErr: "--s3-request-timeout"},
+		{name: "bad s3 attempts env", env: map[string]string{"FLIGHTD_S3_MAX_ATTEMPTS": "lots"}, wantErr: "FLIGHTD_S3_MAX_ATTEMPTS"},
+		{
+			name: "admission",
+			env:  map[string]string{"FLIGHTD_QUEUE_TIMEOUT": "5s"},
+			args: []string{"--max-queued", "7", "--stall-timeout", "0"},
+			want: Config{Listen: "127.0.0.1:31337", DataDir: "./data", Warehouse: "data/warehouse", TieringInterval: 30 * time.Second, TieringRows: 1 << 20, LogRetention: 24 * time.Hour, LogLevel: "info", AuthUser: "flightd",
+				Limits: func() Limits {
+					l := defaultLimits()
+					l.MaxQueued, l.QueueTimeout, l.StallTimeout = 7, 5*time.Second, 0
+					return l
+				}()},
+		},
+		{name: "no queue", args: []string{"--max-queued", "0"}, wantErr: "--max-queued must be positive"},
+		{name: "no queue wait", args: []string{"--queue-timeout", "0s"}, wantErr: "--queue-timeout must be positive"},
 		{name: "other scheme", args: []string{"--warehouse", "gs://b/p"}, wantErr: "s3://bucket/path"},
 		{name: "bad path style", args: []string{"--warehouse", "s3://b/p", "--s3-path-style", "yes"}, wantErr: "--s3-path-style"},
 		{name: "key without secret", args: []string{"--warehouse", "s3://b/p", "--s3-access-key-id", "ak"}, wantErr: "FLIGHTD_S3_SECRET_ACCESS_KEY"},
@@ -91,8 +113,8 @@ func TestParseServe(t *testing.T) {
 		{name: "password without user", env: map[string]string{"FLIGHTD_AUTH_PASSWORD": "pw"}, args: []string{"--auth-user", ""}, wantErr: "--auth-user must not be empty"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, k := range []string{"FLIGHTD_LISTEN", "FLIGHTD_DATA_DIR", "FLIGHTD_WAREHOUSE", "FLIGHTD_TIERING_INTERVAL", "FLIGHTD_TIERING_ROWS", "FLIGHTD_LOG_RETENTION", "FLIGHTD_LOG_LEVEL", "FLIGHTD_LOG_DISK_BUDGET", "FLIGHTD_DEBUG_ADDR", "FLIGHTD_METRICS_ADDR", "FLIGHTD_S3_ENDPOINT", "FLIGHTD_S3_REGION", "FLIGHTD_S3_ACCESS_KEY_ID", "FLIGHTD_S3_SECRET_ACCESS_KEY", "FLIGHTD_S3_PATH_STYLE", "FLIGHTD_TLS_CERT", "FLIGHTD_TLS_KEY", "FLIGHTD_AUTH_USER", "FLIGHTD_AUTH_PASSWORD",
-				"FLIGHTD_MEMORY_LIMIT", "FLIGHTD_QUERY_TIMEOUT", "FLIGHTD_MAX_CONCURRENT_QUERIES", "FLIGHTD_MAX_PREPARED", "FLIGHTD_PREPARED_IDLE_TIMEOUT", "FLIGHTD_MAX_STATEMENT_BYTES", "FLIGHTD_MAX_MESSAGE_BYTES", "FLIGHTD_MAX_RESULT_BATCH_BYTES", "FLIGHTD_SHUTDOWN_GRACE"} {
+			for _, k := range []string{"FLIGHTD_LISTEN", "FLIGHTD_DATA_DIR", "FLIGHTD_WAREHOUSE", "FLIGHTD_TIERING_INTERVAL", "FLIGHTD_TIERING_ROWS", "FLIGHTD_LOG_RETENTION", "FLIGHTD_LOG_LEVEL", "FLIGHTD_LOG_DISK_BUDGET", "FLIGHTD_DEBUG_ADDR", "FLIGHTD_METRICS_ADDR", "FLIGHTD_S3_ENDPOINT", "FLIGHTD_S3_REGION", "FLIGHTD_S3_ACCESS_KEY_ID", "FLIGHTD_S3_SECRET_ACCESS_KEY", "FLIGHTD_S3_PATH_STYLE", "FLIGHTD_S3_REQUEST_TIMEOUT", "FLIGHTD_S3_MAX_ATTEMPTS", "FLIGHTD_TLS_CERT", "FLIGHTD_TLS_KEY", "FLIGHTD_AUTH_USER", "FLIGHTD_AUTH_PASSWORD",
+				"FLIGHTD_MEMORY_LIMIT", "FLIGHTD_QUERY_TIMEOUT", "FLIGHTD_MAX_CONCURRENT_QUERIES", "FLIGHTD_MAX_PREPARED", "FLIGHTD_PREPARED_IDLE_TIMEOUT", "FLIGHTD_MAX_STATEMENT_BYTES", "FLIGHTD_MAX_MESSAGE_BYTES", "FLIGHTD_MAX_RESULT_BATCH_BYTES", "FLIGHTD_SHUTDOWN_GRACE", "FLIGHTD_MAX_QUEUED", "FLIGHTD_QUEUE_TIMEOUT", "FLIGHTD_STALL_TIMEOUT"} {
 				t.Setenv(k, "")
 			}
 			for k, v := range tc.env {
