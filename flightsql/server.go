@@ -71,6 +71,9 @@ type Options struct {
 	onSweep func(prepared int)
 	// janitorEvery, when set, is how often the janitor sweeps (tests).
 	janitorEvery time.Duration
+	// onRelease, when set, is called after memory was returned to the
+	// system because the long lane went idle (tests).
+	onRelease func()
 }
 
 // Server implements flightsql.Server.
@@ -87,6 +90,10 @@ type Server struct {
 
 	mu       sync.Mutex
 	prepared map[string]*preparedStmt
+	// releasing and released: a return of memory runs, and when the last
+	// ended (afterLong).
+	releasing bool
+	released  time.Time
 
 	running runningSet // DoGets streaming, for CancelFlightInfo
 }

@@ -59,3 +59,21 @@ func TestStalledReaderIsEndedAndFreesItsSlot(t *testing.T) {
 	require.ErrorContains(t, r.Err(), "--stall-timeout")
 	r.Release()
 }
+
+// TestMemoryIsReturnedWhenTheLongLaneGoesIdle: once the last long
+// statement ends, the server returns its heap's free memory to the system
+// (not after each of several statements that overlap).
+func TestMemoryIsReturnedWhenTheLongLaneGoesIdle(t *testing.T) {
+	released := make(chan struct{}, 8)
+	cl, _ := startWith(t, &countingEngine{}, Options{onRelease: func() { released <- struct{}{} }})
+	ctx := context.Background()
+	info, err := cl.Execute(ctx, "SELECT 123")
+	require.NoError(t, err)
+	_, err = doGet(ctx, cl, info)
+	require.NoError(t, err)
+	select {
+	case <-released:
+	case <-time.After(time.Minute):
+		t.Fatal("no memory was returned after the long lane went idle")
+	}
+}
