@@ -40,18 +40,22 @@ func OpenCatalog(warehouse string) (*Catalog, error) {
 	return OpenCatalogFileIO(context.Background(), warehouse, LocalFileIO{})
 }
 
-// OpenCatalogFileIO opens a warehouse through the given FileIO.
+// OpenCatalogFileIO opens a warehouse through the given FileIO. A LocalFileIO (its zero
+// value) is confined to the warehouse by file descriptor (see package doc).
 func OpenCatalogFileIO(ctx context.Context, warehouse string, fio FileIO) (*Catalog, error) {
 	if warehouse == "" {
 		return nil, fmt.Errorf("lake: empty warehouse path")
 	}
-	if abs, err := filepath.Abs(warehouse); err == nil {
-		if _, ok := fio.(LocalFileIO); ok {
-			warehouse = abs
-		}
+	local, isLocal := fio.(LocalFileIO)
+	if abs, err := filepath.Abs(warehouse); err == nil && isLocal {
+		warehouse = abs
 	}
 	if err := fio.MkdirAll(ctx, warehouse); err != nil {
 		return nil, fmt.Errorf("lake: create warehouse %s: %w", warehouse, err)
+	}
+	if isLocal && local.fs == nil {
+		// Beneath the warehouse, files are opened by descriptor, not by path text.
+		fio = LocalFileIO{fs: rootFS{dir: filepath.Clean(warehouse)}}
 	}
 	return &Catalog{warehouse: warehouse, fio: newRootedFileIO(fio, warehouse), now: time.Now}, nil
 }
@@ -67,8 +71,8 @@ func (c *Catalog) Warehouse() string {
 
 // FileIO returns the catalog's storage. Its paths are relative to the warehouse (absolute
 // paths of the underlying FileIO are accepted when they lie in the warehouse); any path that
-// resolves outside the warehouse, or that holds a NUL byte, fails with ErrInvalidPath. Its
-// errors name paths relative to the warehouse.
+// resolves outside the warehouse (locally: through a symbolic link too), or that holds a NUL
+// byte, fails with ErrInvalidPath. Its errors name paths relative to the warehouse.
 func (c *Catalog) FileIO() FileIO { return c.fio }
 
 // dbPath and tablePath are relative to the warehouse, as all of the catalog's FileIO paths.

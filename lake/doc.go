@@ -145,6 +145,18 @@
 //     is not the warehouse or below it, or that holds a NUL byte, fails with ErrInvalidPath
 //     before the FileIO sees it. So do Java external paths (_EXTERNAL_PATH) outside the
 //     warehouse. RemoveAll of the warehouse itself is refused.
+//   - On a local warehouse that check of the text is not the only one: the catalog's
+//     LocalFileIO opens, creates, links, renames, lists, syncs and removes through an os.Root
+//     of the warehouse directory, so every path is resolved on the file system component by
+//     component from the directory's descriptor. A symbolic link inside the warehouse that
+//     points outside (relative or absolute), "..", or a directory swapped for such a link
+//     while in use cannot lead outside: the access fails with ErrInvalidPath, naming the
+//     warehouse-relative path. Relative links that stay inside the warehouse are followed
+//     (an absolute link is refused, wherever it points); removing or replacing a link
+//     removes or replaces the link, never what it points to. The warehouse directory itself
+//     is found by its path at every access. (A LocalFileIO carrying a file system of its
+//     own, as in the power-cut tests, and other FileIO implementations passed to
+//     OpenCatalogFileIO get the check of the text only.)
 //   - Database and table names are one path element: CreateDatabase and CreateTable refuse
 //     (ErrInvalidName) empty names, '.', '..', names starting with '.', holding '/', '\', a
 //     control character (NUL included) or invalid UTF-8, longer than 252 bytes, and, as Java

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -84,15 +83,7 @@ func (l LocalFileIO) sys() localFS {
 
 // Read implements FileIO.
 func (l LocalFileIO) Read(_ context.Context, path string) ([]byte, error) {
-	if l.fs == nil {
-		return os.ReadFile(path) // sized by a stat, one read
-	}
-	f, err := l.sys().OpenFile(path, osRDONLY, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(f)
+	return l.sys().ReadFile(path)
 }
 
 // localReads reports whether fio reads from a local file system, where a

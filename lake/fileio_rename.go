@@ -3,7 +3,6 @@ package lake
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 )
 
@@ -35,16 +34,7 @@ func (l LocalFileIO) RenameDir(_ context.Context, from, to string) error {
 	if _, err := sys.Stat(filepath.Dir(to)); err != nil {
 		return err
 	}
-	if l.fs == nil {
-		err = renameNoReplace(from, to)
-	} else { // the test file systems: one goroutine renames
-		if _, serr := sys.Stat(to); serr == nil {
-			err = &fs.PathError{Op: "rename", Path: to, Err: fs.ErrExist}
-		} else {
-			err = sys.Rename(from, to)
-		}
-	}
-	if err != nil {
+	if err := sys.RenameNoReplace(from, to); err != nil {
 		return err
 	}
 	if err := sys.SyncDir(filepath.Dir(to)); err != nil {

@@ -25,3 +25,34 @@ func renameNoReplace(from, to string) error {
 	}
 	return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
 }
+
+// renameNoReplaceIn is renameNoReplace beneath root: both parent directories are opened
+// through root, and the last elements are renamed between them (renameat2 does not follow
+// them).
+func renameNoReplaceIn(root *os.Root, from, to string) error {
+	fromDir, fromBase := splitBeneath(from)
+	toDir, toBase := splitBeneath(to)
+	fd, err := root.Open(fromDir)
+	if err != nil {
+		return err
+	}
+	defer fd.Close()
+	td, err := root.Open(toDir)
+	if err != nil {
+		return err
+	}
+	defer td.Close()
+	err = unix.Renameat2(int(fd.Fd()), fromBase, int(td.Fd()), toBase, unix.RENAME_NOREPLACE)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, unix.EEXIST):
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: fs.ErrExist}
+	case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS):
+		if _, serr := root.Lstat(to); serr == nil {
+			return &os.LinkError{Op: "rename", Old: from, New: to, Err: fs.ErrExist}
+		}
+		return root.Rename(from, to)
+	}
+	return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
+}

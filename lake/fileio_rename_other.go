@@ -14,3 +14,11 @@ func renameNoReplace(from, to string) error {
 	}
 	return os.Rename(from, to)
 }
+
+// renameNoReplaceIn is renameNoReplace beneath root.
+func renameNoReplaceIn(root *os.Root, from, to string) error {
+	if _, err := root.Lstat(to); err == nil {
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: fs.ErrExist}
+	}
+	return root.Rename(from, to)
+}

@@ -13,9 +13,10 @@ import (
 )
 
 // ErrInvalidPath marks a file access the catalog's FileIO refused: a path that does not
-// resolve under the warehouse root, or one holding a NUL byte. Every file the lake reads,
-// creates or deletes goes through that check, so no table option, name or future bug can
-// make it touch files outside the warehouse.
+// resolve under the warehouse root, one holding a NUL byte, or, on a local warehouse, one
+// that leads outside it through a symbolic link. Every file the lake reads, creates or
+// deletes goes through those checks, so no table option, name, link or future bug can make
+// it touch files outside the warehouse.
 var ErrInvalidPath = errors.New("lake: invalid path")
 
 // rootedFileIO is the FileIO of a Catalog: it confines every access to the warehouse and keeps
@@ -24,6 +25,9 @@ var ErrInvalidPath = errors.New("lake: invalid path")
 //   - Paths are warehouse-relative ("db.db/t/snapshot/snapshot-3"); absolute paths and, on S3,
 //     s3://bucket/key URLs are accepted too. After cleaning, a path must be the root or lie
 //     below it, else the call fails with ErrInvalidPath and the underlying FileIO never sees it.
+//     That check is on the text; locally, the catalog's LocalFileIO then resolves the path on
+//     the file system beneath the warehouse's descriptor (rootFS), so that a symbolic link
+//     cannot lead out either.
 //   - Errors of the underlying FileIO (os.PathError and friends locally, s3://bucket/key on S3),
 //     including those of opened readers and writers, name paths relative to the warehouse.
 type rootedFileIO struct {

@@ -15,15 +15,21 @@ import (
 	"github.com/flightd/flightd/internal/durable"
 )
 
-// localFS is the part of the operating system LocalFileIO uses. The power-cut test puts a strict
-// in-memory file system here, which keeps only what was synced when it cuts the power.
+// localFS is the part of the operating system LocalFileIO uses: osFS (paths as they are),
+// rootFS (paths confined to the warehouse by file descriptor, a catalog's), or, in the power-cut
+// test, a strict in-memory file system, which keeps only what was synced when it cuts the power.
 type localFS interface {
 	OpenFile(name string, flag int, perm fs.FileMode) (localFile, error)
+	// ReadFile returns a file's content.
+	ReadFile(name string) ([]byte, error)
 	Mkdir(name string, perm fs.FileMode) error
 	Stat(name string) (fs.FileInfo, error)
 	// ReadDir lists a directory sorted by name (a missing one: an error matching fs.ErrNotExist).
 	ReadDir(name string) ([]FileInfo, error)
 	Rename(oldpath, newpath string) error
+	// RenameNoReplace renames unless newpath exists (an empty directory included): then it
+	// fails with an error matching fs.ErrExist.
+	RenameNoReplace(oldpath, newpath string) error
 	Link(oldpath, newpath string) error
 	Remove(name string) error
 	RemoveAll(name string) error
@@ -57,12 +63,14 @@ func (osFS) OpenFile(name string, flag int, perm fs.FileMode) (localFile, error)
 	return f, nil
 }
 
-func (osFS) Mkdir(name string, perm fs.FileMode) error { return os.Mkdir(name, perm) }
-func (osFS) Stat(name string) (fs.FileInfo, error)     { return os.Stat(name) }
-func (osFS) Rename(oldpath, newpath string) error      { return os.Rename(oldpath, newpath) }
-func (osFS) Link(oldpath, newpath string) error        { return os.Link(oldpath, newpath) }
-func (osFS) Remove(name string) error                  { return os.Remove(name) }
-func (osFS) RemoveAll(name string) error               { return os.RemoveAll(name) }
+func (osFS) ReadFile(name string) ([]byte, error)          { return os.ReadFile(name) } // sized by a stat, one read
+func (osFS) Mkdir(name string, perm fs.FileMode) error     { return os.Mkdir(name, perm) }
+func (osFS) Stat(name string) (fs.FileInfo, error)         { return os.Stat(name) }
+func (osFS) Rename(oldpath, newpath string) error          { return os.Rename(oldpath, newpath) }
+func (osFS) RenameNoReplace(oldpath, newpath string) error { return renameNoReplace(oldpath, newpath) }
+func (osFS) Link(oldpath, newpath string) error            { return os.Link(oldpath, newpath) }
+func (osFS) Remove(name string) error                      { return os.Remove(name) }
+func (osFS) RemoveAll(name string) error                   { return os.RemoveAll(name) }
 
 func (osFS) ReadDir(name string) ([]FileInfo, error) {
 	ents, err := os.ReadDir(name)

@@ -252,9 +252,24 @@ func (m *strictMemFS) ReadDir(name string) ([]FileInfo, error) {
 	return out, nil
 }
 
-func (m *strictMemFS) Rename(oldpath, newpath string) error {
+func (m *strictMemFS) Rename(oldpath, newpath string) error { return m.rename(oldpath, newpath, false) }
+
+// RenameNoReplace is Rename that fails when newpath exists, in one step.
+func (m *strictMemFS) RenameNoReplace(oldpath, newpath string) error {
+	return m.rename(oldpath, newpath, true)
+}
+
+func (m *strictMemFS) rename(oldpath, newpath string, noReplace bool) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if noReplace { // refused before it counts, as a check before a rename
+		if err := m.step(false); err != nil {
+			return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: err}
+		}
+		if _, err := m.lookup(newpath); err == nil {
+			return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: fs.ErrExist}
+		}
+	}
 	if err := m.step(true); err != nil {
 		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: err}
 	}
@@ -270,12 +285,21 @@ func (m *strictMemFS) Rename(oldpath, newpath string) error {
 	if !ok {
 		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: fs.ErrNotExist}
 	}
-	if old, ok := nd.entries[nb]; ok && old.dir {
+	if old, ok := nd.entries[nb]; ok && (old.dir || noReplace) {
 		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: fs.ErrExist}
 	}
 	delete(od.entries, ob)
 	nd.entries[nb] = n
 	return nil
+}
+
+func (m *strictMemFS) ReadFile(name string) ([]byte, error) {
+	f, err := m.OpenFile(name, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }
 
 func (m *strictMemFS) Link(oldpath, newpath string) error {
