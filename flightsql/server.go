@@ -21,6 +21,7 @@ import (
 
 	"github.com/flightd/flightd/engine"
 	"github.com/flightd/flightd/internal/admit"
+	"github.com/flightd/flightd/internal/background"
 	"github.com/flightd/flightd/sqlparse"
 )
 
@@ -522,6 +523,11 @@ func (s *Server) stream(qctx context.Context, done func(), r array.RecordReader)
 	ch := make(chan flight.StreamChunk, 2)
 	go func() {
 		defer close(ch)
+		if background.LowPriority(qctx) {
+			// A long statement's result is made (merged, converted, cut)
+			// on a lowered thread: short work gets the cores first.
+			background.LowerThread()
+		}
 		var err error
 		func() {
 			var parts []arrow.RecordBatch

@@ -151,11 +151,21 @@ func (run *scanRun) lower() {
 	}
 }
 
+// step decodes t's next batch; a long statement's steps run under
+// background.Step, so that its decoding never holds more Ps than cores.
+func (run *scanRun) step(t scanTask) (rec arrow.RecordBatch, err error) {
+	if !background.LowPriority(run.parent) {
+		return t.next()
+	}
+	background.Step(func() { rec, err = t.next() })
+	return rec, err
+}
+
 // do runs task t into out (an error ends t); false when the run is stopping, so the worker quits.
 func (run *scanRun) do(t scanTask, out chan<- scanItem) bool {
 	defer t.close()
 	for {
-		rec, err := t.next()
+		rec, err := run.step(t)
 		if err != nil {
 			return run.send(out, scanItem{err: err})
 		}
@@ -190,7 +200,7 @@ func (run *scanRun) next() (arrow.RecordBatch, error) {
 			if err := run.ctx.Err(); err != nil {
 				return nil, run.ctxErr()
 			}
-			rec, err := run.tasks[run.cur].next()
+			rec, err := run.step(run.tasks[run.cur])
 			if err != nil || rec != nil {
 				return rec, err
 			}

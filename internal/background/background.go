@@ -101,6 +101,21 @@ func LowPriority(ctx context.Context) bool {
 	return low
 }
 
+// longSteps bounds the steps of long work (Step) running at once.
+var longSteps = make(chan struct{}, max(runtime.NumCPU(), 1))
+
+// Step runs fn, a bounded piece of CPU work of a long statement that does
+// not wait on other such pieces (one batch of a scan's decoding), holding
+// one of as many tokens as there are cores. A lowered thread still holds
+// its P while it runs, and the server has twice as many Ps as cores: with
+// at most a core's worth of long steps at once, half the Ps stay free for
+// short work to start on at once, whatever number of scans run.
+func Step(fn func()) {
+	longSteps <- struct{}{}
+	defer func() { <-longSteps }()
+	fn()
+}
+
 // LowerThread locks the calling goroutine to its thread for good and
 // lowers the thread's priority by Nice, so that the kernel gives the cores
 // to other threads first; the thread exits with the goroutine, and its

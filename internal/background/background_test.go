@@ -119,3 +119,30 @@ func TestLowerThreadLowersOnlyItsGoroutinesThread(t *testing.T) {
 	go func() { n, _ := threadNice(); done <- n }()
 	require.Equal(t, before, <-done, "a later goroutine's thread is not lowered")
 }
+
+// TestStepBoundsLongWorkToTheCores: however many long statements decode at
+// once, at most as many steps as cores run together.
+func TestStepBoundsLongWorkToTheCores(t *testing.T) {
+	var running, most atomic.Int32
+	var wg sync.WaitGroup
+	release := make(chan struct{})
+	for range 4 * cap(longSteps) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			Step(func() {
+				n := running.Add(1)
+				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+				}
+				<-release
+				running.Add(-1)
+			})
+		}()
+	}
+	for len(longSteps) < cap(longSteps) {
+		runtime.Gosched()
+	}
+	close(release)
+	wg.Wait()
+	require.EqualValues(t, cap(longSteps), most.Load())
+}
