@@ -16,11 +16,40 @@ import (
 	"github.com/apache/arrow-adbc/go/adbc/driver/flightsql"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	aflightsql "github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/flightd/flightd/internal/testserver"
 )
+
+// loadSeconds is FLIGHTD_LOAD_SECONDS, default 90.
+func loadSeconds() int {
+	if n, err := strconv.Atoi(os.Getenv("FLIGHTD_LOAD_SECONDS")); err == nil && n > 0 {
+		return n
+	}
+	return 90
+}
+
+// crowdTable starts flightd serve --memory-limit 2GiB with extra flags
+// (and --debug-addr $FLIGHTD_LOAD_DEBUG_ADDR, to profile it during a run)
+// and loads rows into the 4-bucket primary-key table bench.t of eight
+// columns. The caller releases the row templates.
+func crowdTable(b *testing.B, rows int64, extra ...string) (*testserver.Server, *conn, []arrow.RecordBatch) {
+	args := append([]string{"--memory-limit", "2GiB", "--log-level", "warn"}, extra...)
+	if a := os.Getenv("FLIGHTD_LOAD_DEBUG_ADDR"); a != "" {
+		args = append(args, "--debug-addr", a)
+	}
+	srv := testserver.Start(b, b.TempDir(), args...)
+	admin := open(b, srv.URI())
+	admin.exec(b, "CREATE DATABASE bench")
+	admin.exec(b, "CREATE TABLE bench.t "+fmt.Sprintf(eightColsDDL, ", PRIMARY KEY (id)", " WITH ('bucket' = '4')"))
+	tmpl := templates(1)
+	admin.ingestReader(b, "t", newGenReader(tmpl, 0, rows, func(i int64) int64 { return i }))
+	return srv, admin, tmpl
+}
 
 // crowdKind is one kind of client of the crowd: its latencies and its
 // failures by gRPC code.
@@ -78,22 +107,10 @@ func (k *crowdKind) line(name string) string {
 // p50/p99, and the server's peak RSS, and checks that every acknowledged
 // row is in t$rt exactly once.
 func BenchmarkCrowd(b *testing.B) {
-	secs := 90
-	if v := os.Getenv("FLIGHTD_LOAD_SECONDS"); v != "" {
-		secs, _ = strconv.Atoi(v)
-	}
-	args := []string{"--memory-limit", "2GiB", "--tiering-interval", "2s", "--log-level", "warn"}
-	if a := os.Getenv("FLIGHTD_LOAD_DEBUG_ADDR"); a != "" {
-		args = append(args, "--debug-addr", a) // to profile the server during the run
-	}
-	srv := testserver.Start(b, b.TempDir(), args...)
-	admin := open(b, srv.URI())
-	admin.exec(b, "CREATE DATABASE bench")
-	admin.exec(b, "CREATE TABLE bench.t "+fmt.Sprintf(eightColsDDL, ", PRIMARY KEY (id)", " WITH ('bucket' = '4')"))
+	secs := loadSeconds()
 	const seedRows = 1_000_000
-	tmpl := templates(1)
+	srv, admin, tmpl := crowdTable(b, seedRows, "--tiering-interval", "2s")
 	defer release(tmpl)
-	admin.ingestReader(b, "t", newGenReader(tmpl, 0, seedRows, func(i int64) int64 { return i }))
 	peakRSS := sampleRSS(srv)
 	var (
 		bulk, single, point, scanT, scanRT, burst crowdKind
@@ -364,4 +381,66 @@ func openWith(b testing.TB, uri string, opts map[string]string) *conn {
 	}
 	b.Cleanup(func() { cn.Close(); db.Close() })
 	return &conn{db: db, conn: cn}
+}
+
+// BenchmarkCrowdStalled (make bench-load): 16 clients start a SELECT * of
+// a 2M-row table and stop reading, holding the long lane's slots until
+// --stall-timeout; meanwhile 8 clients run point queries of t$rt for
+// FLIGHTD_LOAD_SECONDS / 3. Before lanes, every point query of the others
+// was refused. It prints the point queries' p50/p99 and failures and the
+// server's peak RSS.
+func BenchmarkCrowdStalled(b *testing.B) {
+	secs := loadSeconds()
+	const rows = 2_000_000
+	srv, admin, tmpl := crowdTable(b, rows)
+	defer release(tmpl)
+	peakRSS := sampleRSS(srv)
+	cl, err := aflightsql.NewClient(srv.Addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for range 16 {
+		info, err := cl.Execute(ctx, `SELECT * FROM bench."t$rt"`)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, err := cl.DoGet(ctx, info.Endpoint[0].Ticket)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r.Next() // and no further
+		defer r.Release()
+	}
+	stalled := mustScalar(b, admin, `SELECT count(*) FROM sys.statements WHERE lane = 'long'`)
+	var point crowdKind
+	var wg sync.WaitGroup
+	deadline := time.Now().Add(time.Duration(secs/3) * time.Second)
+	for i := range 8 {
+		c := open(b, srv.URI())
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(i), 5))
+			for time.Now().Before(deadline) {
+				t0 := time.Now()
+				n, err := c.tryQuery(fmt.Sprintf(`SELECT * FROM bench."t$rt" WHERE id = %d`, rng.Int64N(rows)))
+				if err == nil && n != 1 {
+					err = fmt.Errorf("point query: %d rows", n)
+				}
+				point.record(time.Since(t0), err)
+			}
+		}()
+	}
+	wg.Wait()
+	peak := peakRSS()
+	b.Logf("%d long statements stalled; %s; peak RssAnon %d MiB", int64(stalled), point.line("point t$rt"), peak>>20)
+	if len(point.lat) > 0 {
+		p50, p99 := quantiles(point.lat)
+		b.ReportMetric(p50, "point-p50-ms")
+		b.ReportMetric(p99, "point-p99-ms")
+	}
+	b.ReportMetric(float64(peak>>20), "peak-rss-MiB")
 }

@@ -127,20 +127,9 @@ func (c *conn) ingest(b testing.TB, table string, rec arrow.RecordBatch) {
 
 // queryRows runs sql and returns the rows it read.
 func (c *conn) queryRows(b testing.TB, sql string) int64 {
-	st, _ := c.conn.NewStatement()
-	defer st.Close()
-	_ = st.SetSqlQuery(sql)
-	r, _, err := st.ExecuteQuery(context.Background())
+	n, err := c.tryQuery(sql)
 	if err != nil {
 		b.Fatal(sql, err)
-	}
-	defer r.Release()
-	var n int64
-	for r.Next() {
-		n += r.RecordBatch().NumRows()
-	}
-	if err := r.Err(); err != nil {
-		b.Fatal(err)
 	}
 	return n
 }

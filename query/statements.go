@@ -80,7 +80,7 @@ func (e *Engine) call(sql string) error {
 		return invalid(err)
 	}
 	if !strings.EqualFold(c.Name.Database, SystemDatabase) || !strings.EqualFold(c.Name.Table, "cancel") {
-		return fmt.Errorf("%w: procedure %s is not one flightd has; it has sys.cancel(statement_id), which ends a statement sys.statements lists", engine.ErrInvalid, c.Name)
+		return fmt.Errorf("%w: CALL %s is not allowed: flightd has one procedure, sys.cancel(statement_id), which ends a statement sys.statements lists", engine.ErrInvalid, c.Name)
 	}
 	if len(c.Args) != 1 || c.Args[0].String {
 		return fmt.Errorf("%w: sys.cancel takes one argument, the id of a statement in sys.statements", engine.ErrInvalid)
