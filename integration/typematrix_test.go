@@ -526,7 +526,7 @@ func pypaimonCanon(t *testing.T, pr *paimonReader, warehouse, name string) map[s
 	db, table, _ := strings.Cut(name, ".")
 	cat, err := lake.OpenCatalog(warehouse)
 	require.NoError(t, err)
-	tb, err := cat.GetTable(db, table)
+	tb, err := cat.GetTable(t.Context(), db, table)
 	require.NoError(t, err)
 	snap, err := tb.LatestSnapshot(context.Background())
 	require.NoError(t, err)

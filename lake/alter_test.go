@@ -59,7 +59,7 @@ func TestAlterColumnNamesElementsAndValues(t *testing.T) {
 		require.NoError(t, err)
 		return dt
 	}
-	tb, err := c.CreateTable("db", "t", Schema{Columns: []Column{
+	tb, err := c.CreateTable(ctx, "db", "t", Schema{Columns: []Column{
 		{Name: "a", Type: typ("ARRAY<INT>")},
 		{Name: "m", Type: typ("MAP<STRING, SMALLINT NOT NULL>")},
 		{Name: "ar", Type: typ("ARRAY<ROW<x INT, y ARRAY<FLOAT>>>")},

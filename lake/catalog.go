@@ -27,7 +27,9 @@ var (
 const dbSuffix = ".db"
 
 // Catalog is a Paimon filesystem catalog over a warehouse directory: <warehouse>/<db>.db/<table>/.
-// Its own paths (those it gives its FileIO) are relative to the warehouse.
+// Its own paths (those it gives its FileIO) are relative to the warehouse. Its methods do
+// their I/O under the ctx they are given, and one whose ctx is done returns its error before
+// touching storage (a LocalFileIO does not look at ctx itself).
 type Catalog struct {
 	warehouse string        // root as a path of the FileIO given to OpenCatalogFileIO
 	location  string        // warehouse URL when it differs from the FileIO path (s3://bucket/prefix)
@@ -35,7 +37,8 @@ type Catalog struct {
 	now       func() time.Time
 }
 
-// OpenCatalog opens (creating if missing) a warehouse on the local filesystem.
+// OpenCatalog opens (creating if missing) a warehouse on the local filesystem; a local
+// FileIO does not look at a context, so it takes none.
 func OpenCatalog(warehouse string) (*Catalog, error) {
 	return OpenCatalogFileIO(context.Background(), warehouse, LocalFileIO{})
 }
@@ -81,12 +84,14 @@ func (c *Catalog) dbPath(db string) string { return db + dbSuffix }
 func (c *Catalog) tablePath(db, name string) string { return filepath.Join(c.dbPath(db), name) }
 
 // CreateDatabase creates <db>.db.
-func (c *Catalog) CreateDatabase(name string, ignoreIfExists bool) error {
-	ctx := context.Background()
+func (c *Catalog) CreateDatabase(ctx context.Context, name string, ignoreIfExists bool) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("lake: create database %s: %w", name, err)
+	}
 	if err := validNewDatabase(name); err != nil {
 		return err
 	}
-	ok, err := c.DatabaseExists(name)
+	ok, err := c.DatabaseExists(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -100,16 +105,22 @@ func (c *Catalog) CreateDatabase(name string, ignoreIfExists bool) error {
 }
 
 // DatabaseExists reports whether <db>.db exists.
-func (c *Catalog) DatabaseExists(name string) (bool, error) {
+func (c *Catalog) DatabaseExists(ctx context.Context, name string) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
 	if validName("database", name) != nil {
 		return false, nil
 	}
-	return c.fio.Exists(context.Background(), c.dbPath(name))
+	return c.fio.Exists(ctx, c.dbPath(name))
 }
 
 // ListDatabases returns the database names, sorted.
-func (c *Catalog) ListDatabases() ([]string, error) {
-	ents, err := c.fio.List(context.Background(), ".")
+func (c *Catalog) ListDatabases(ctx context.Context) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("lake: list databases: %w", err)
+	}
+	ents, err := c.fio.List(ctx, ".")
 	if err != nil {
 		return nil, fmt.Errorf("lake: list databases: %w", err)
 	}
@@ -124,8 +135,11 @@ func (c *Catalog) ListDatabases() ([]string, error) {
 }
 
 // DropDatabase removes a database; without cascade it must have no tables.
-func (c *Catalog) DropDatabase(name string, ignoreIfNotExists, cascade bool) error {
-	ok, err := c.DatabaseExists(name)
+func (c *Catalog) DropDatabase(ctx context.Context, name string, ignoreIfNotExists, cascade bool) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("lake: drop database %s: %w", name, err)
+	}
+	ok, err := c.DatabaseExists(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -136,7 +150,7 @@ func (c *Catalog) DropDatabase(name string, ignoreIfNotExists, cascade bool) err
 		return fmt.Errorf("drop database %s: %w", name, ErrDatabaseNotFound)
 	}
 	if !cascade {
-		tables, err := c.ListTables(name)
+		tables, err := c.ListTables(ctx, name)
 		if err != nil {
 			return err
 		}
@@ -144,7 +158,7 @@ func (c *Catalog) DropDatabase(name string, ignoreIfNotExists, cascade bool) err
 			return fmt.Errorf("drop database %s: %w", name, ErrDatabaseNotEmpty)
 		}
 	}
-	return c.fio.RemoveAll(context.Background(), c.dbPath(name))
+	return c.fio.RemoveAll(ctx, c.dbPath(name))
 }
 
 // schemaIDs lists the schema ids present in a table directory, ascending.
@@ -167,9 +181,11 @@ func schemaIDs(ctx context.Context, fio FileIO, tablePath string) ([]int64, erro
 }
 
 // ListTables returns the tables of a database, sorted.
-func (c *Catalog) ListTables(db string) ([]string, error) {
-	ctx := context.Background()
-	ok, err := c.DatabaseExists(db)
+func (c *Catalog) ListTables(ctx context.Context, db string) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("lake: list tables %s: %w", db, err)
+	}
+	ok, err := c.DatabaseExists(ctx, db)
 	if err != nil {
 		return nil, err
 	}
@@ -185,6 +201,9 @@ func (c *Catalog) ListTables(db string) ([]string, error) {
 		if !e.IsDir || strings.HasPrefix(e.Name, ".") {
 			continue
 		}
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("lake: list tables %s: %w", db, err) // a local FileIO does not look at ctx
+		}
 		ids, err := schemaIDs(ctx, c.fio, c.tablePath(db, e.Name))
 		if err != nil {
 			return nil, err
@@ -198,8 +217,10 @@ func (c *Catalog) ListTables(db string) ([]string, error) {
 }
 
 // CreateTable validates s, normalises it and writes schema-0 atomically.
-func (c *Catalog) CreateTable(db, name string, s Schema, ignoreIfExists bool) (*Table, error) {
-	ctx := context.Background()
+func (c *Catalog) CreateTable(ctx context.Context, db, name string, s Schema, ignoreIfExists bool) (*Table, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("lake: create table %s.%s: %w", db, name, err)
+	}
 	if err := validName("database", db); err != nil {
 		return nil, err
 	}
@@ -215,7 +236,7 @@ func (c *Catalog) CreateTable(db, name string, s Schema, ignoreIfExists bool) (*
 	if err := CheckScanOptions(s.Options); err != nil {
 		return nil, fmt.Errorf("lake: create table %s.%s: %w", db, name, err)
 	}
-	ok, err := c.DatabaseExists(db)
+	ok, err := c.DatabaseExists(ctx, db)
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +250,7 @@ func (c *Catalog) CreateTable(db, name string, s Schema, ignoreIfExists bool) (*
 	}
 	if len(ids) > 0 {
 		if ignoreIfExists {
-			return c.GetTable(db, name)
+			return c.GetTable(ctx, db, name)
 		}
 		return nil, fmt.Errorf("create table %s.%s: %w", db, name, ErrTableExists)
 	}
@@ -241,7 +262,7 @@ func (c *Catalog) CreateTable(db, name string, s Schema, ignoreIfExists bool) (*
 	if err := c.fio.CreateExclusive(ctx, schemaPath(path, 0), data); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			if ignoreIfExists {
-				return c.GetTable(db, name)
+				return c.GetTable(ctx, db, name)
 			}
 			return nil, fmt.Errorf("create table %s.%s: %w", db, name, ErrTableExists)
 		}
@@ -262,8 +283,10 @@ func (c *Catalog) newTable(db, name string, ts *TableSchema) *Table {
 }
 
 // GetTable reads the latest schema of a table.
-func (c *Catalog) GetTable(db, name string) (*Table, error) {
-	ctx := context.Background()
+func (c *Catalog) GetTable(ctx context.Context, db, name string) (*Table, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("lake: get table %s.%s: %w", db, name, err)
+	}
 	if validName("table", name) != nil || validName("database", db) != nil {
 		return nil, fmt.Errorf("get table %s.%s: %w", db, name, ErrTableNotFound)
 	}
@@ -296,14 +319,17 @@ func readSchema(ctx context.Context, fio FileIO, tablePath string, id int64) (*T
 }
 
 // DropTable removes a table directory.
-func (c *Catalog) DropTable(db, name string, ignoreIfNotExists bool) error {
-	if _, err := c.GetTable(db, name); err != nil {
+func (c *Catalog) DropTable(ctx context.Context, db, name string, ignoreIfNotExists bool) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("lake: drop table %s.%s: %w", db, name, err)
+	}
+	if _, err := c.GetTable(ctx, db, name); err != nil {
 		if errors.Is(err, ErrTableNotFound) && ignoreIfNotExists {
 			return nil
 		}
 		return err
 	}
-	return c.fio.RemoveAll(context.Background(), c.tablePath(db, name))
+	return c.fio.RemoveAll(ctx, c.tablePath(db, name))
 }
 
 // RenameTable renames db.name to toDB.to, as Java Paimon's filesystem catalog does
@@ -332,7 +358,7 @@ func (c *Catalog) RenameTable(ctx context.Context, db, name, toDB, to string) er
 	if err := validName("database", toDB); err != nil {
 		return fmt.Errorf("lake: %s: %w", what, err)
 	}
-	if _, err := c.GetTable(db, name); err != nil {
+	if _, err := c.GetTable(ctx, db, name); err != nil {
 		return err
 	}
 	if !canRenameDirs(c.fio) {
@@ -340,7 +366,7 @@ func (c *Catalog) RenameTable(ctx context.Context, db, name, toDB, to string) er
 			"it would copy and delete each file on its own, and a failure midway would leave the table split between both names",
 			what, ErrUnsupported, c.Warehouse())
 	}
-	ok, err := c.DatabaseExists(toDB)
+	ok, err := c.DatabaseExists(ctx, toDB)
 	if err != nil {
 		return err
 	}
@@ -411,7 +437,7 @@ func (c *Catalog) AlterTableOptions(ctx context.Context, db, name string, set ma
 // from that one.
 func (c *Catalog) alterSchema(ctx context.Context, db, name string, change func(t *Table, ns *TableSchema) error) (*Table, error) {
 	for attempt := 0; attempt < 10; attempt++ {
-		t, err := c.GetTable(db, name)
+		t, err := c.GetTable(ctx, db, name)
 		if err != nil {
 			return nil, err
 		}

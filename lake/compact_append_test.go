@@ -17,7 +17,7 @@ import (
 func TestCompactAppend(t *testing.T) {
 	ctx := context.Background()
 	c := newTestCatalog(t)
-	tb, err := c.CreateTable("db", "ap", Schema{Columns: testCols, PartitionKeys: []string{"dt"}}, false)
+	tb, err := c.CreateTable(ctx, "db", "ap", Schema{Columns: testCols, PartitionKeys: []string{"dt"}}, false)
 	require.NoError(t, err)
 	for i := int64(0); i < 6; i++ {
 		commitAny(t, tb, []map[string]any{{"id": i, "name": "a", "dt": "x"}, {"id": 100 + i, "name": nil, "dt": "y"}})
@@ -60,7 +60,7 @@ func TestCompactAppend(t *testing.T) {
 	require.Len(t, scanAll(t, tb, s, nil), 14)
 
 	// Primary-key tables are Compact's.
-	pk, err := c.CreateTable("db", "pk", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}, false)
+	pk, err := c.CreateTable(ctx, "db", "pk", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}, false)
 	require.NoError(t, err)
 	ps := commitAny(t, pk, []map[string]any{{"id": int64(1), "dt": "x"}})
 	none, err := pk.CompactAppend(ctx, CompactOptions{CommitUser: "u", ExpectedLatest: ps.ID, MinFiles: 1})
@@ -74,7 +74,7 @@ func TestCompactAppend(t *testing.T) {
 func TestCompactAppendWaitsForAFullFile(t *testing.T) {
 	ctx := context.Background()
 	c := newTestCatalog(t)
-	tb, err := c.CreateTable("db", "ap", Schema{Columns: testCols}, false)
+	tb, err := c.CreateTable(ctx, "db", "ap", Schema{Columns: testCols}, false)
 	require.NoError(t, err)
 	var snap *Snapshot
 	id := int64(0)
@@ -131,7 +131,7 @@ func TestCompactAppendWaitsForAFullFile(t *testing.T) {
 func TestCompactAppendConcatenatesFiles(t *testing.T) {
 	ctx := context.Background()
 	c := newTestCatalog(t)
-	tb, err := c.CreateTable("db", "ap", Schema{Columns: testCols}, false)
+	tb, err := c.CreateTable(ctx, "db", "ap", Schema{Columns: testCols}, false)
 	require.NoError(t, err)
 	// the first file has two row groups, the second small; file 2 only null names
 	sizes := []int{maxRowGroupRows + 500, minConcatRowGroupRows + 1, 20000, minConcatRowGroupRows}
@@ -229,7 +229,7 @@ func TestCompactAppendConcatenatesFiles(t *testing.T) {
 
 	// Tiny files (a slow table's rounds) are re-encoded into one row group
 	// rather than joined as a row group each.
-	tiny, err := c.CreateTable("db", "tiny", Schema{Columns: testCols}, false)
+	tiny, err := c.CreateTable(ctx, "db", "tiny", Schema{Columns: testCols}, false)
 	require.NoError(t, err)
 	for i := int64(0); i < 3; i++ {
 		snap = commitAny(t, tiny, []map[string]any{{"id": i, "dt": "x"}, {"id": 10 + i, "name": "n", "dt": "x"}})

@@ -198,8 +198,8 @@ func TestIndexManifestDecode(t *testing.T) {
 	// readIndexManifest cancels an ADD with its DELETE.
 	c, err := OpenCatalog(t.TempDir())
 	require.NoError(t, err)
-	require.NoError(t, c.CreateDatabase("db", false))
-	tb, err := c.CreateTable("db", "t", Schema{Columns: []Column{{Name: "id", Type: DataType{Root: TypeBigInt}}}}, false)
+	require.NoError(t, c.CreateDatabase(t.Context(), "db", false))
+	tb, err := c.CreateTable(t.Context(), "db", "t", Schema{Columns: []Column{{Name: "id", Type: DataType{Root: TypeBigInt}}}}, false)
 	require.NoError(t, err)
 	require.NoError(t, tb.fio.WriteAtomic(context.Background(), filepath.Join(tb.Path(), "manifest", "index-manifest-1"), data))
 	live, err := tb.readIndexManifest(context.Background(), "index-manifest-1")

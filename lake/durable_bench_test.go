@@ -75,8 +75,8 @@ func BenchmarkCommitSmallFiles(b *testing.B) {
 					ctx := context.Background()
 					c, err := OpenCatalogFileIO(ctx, b.TempDir(), fio)
 					require.NoError(b, err)
-					require.NoError(b, c.CreateDatabase("db", false))
-					tb, err := c.CreateTable("db", "t", Schema{Columns: testCols, PartitionKeys: []string{"dt"}}, false)
+					require.NoError(b, c.CreateDatabase(b.Context(), "db", false))
+					tb, err := c.CreateTable(b.Context(), "db", "t", Schema{Columns: testCols, PartitionKeys: []string{"dt"}}, false)
 					require.NoError(b, err)
 					latest := int64(0)
 					commit := func(round int) {

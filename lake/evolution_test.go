@@ -65,7 +65,7 @@ func commitAny(t *testing.T, tb *Table, rows []map[string]any) *Snapshot {
 // evolve writes the next schema file as Java's SchemaManager would for these changes.
 func evolve(t *testing.T, c *Catalog, name string, change func(ts *TableSchema)) *Table {
 	t.Helper()
-	tb, err := c.GetTable("db", name)
+	tb, err := c.GetTable(t.Context(), "db", name)
 	require.NoError(t, err)
 	ns := *tb.Schema()
 	ns.Fields = append([]DataField(nil), ns.Fields...)
@@ -74,7 +74,7 @@ func evolve(t *testing.T, c *Catalog, name string, change func(ts *TableSchema))
 	data, err := ns.MarshalJSON()
 	require.NoError(t, err)
 	require.NoError(t, c.fio.CreateExclusive(context.Background(), schemaPath(tb.Path(), ns.ID), data))
-	tb, err = c.GetTable("db", name)
+	tb, err = c.GetTable(t.Context(), "db", name)
 	require.NoError(t, err)
 	require.Equal(t, ns.ID, tb.Schema().ID)
 	return tb
@@ -93,7 +93,7 @@ func TestSchemaEvolutionRead(t *testing.T) {
 			} else {
 				s.Options = nil
 			}
-			tb, err := c.CreateTable("db", name, s, false)
+			tb, err := c.CreateTable(t.Context(), "db", name, s, false)
 			require.NoError(t, err)
 			commitAny(t, tb, []map[string]any{{"id": int64(1), "a": int64(-5), "b": "one", "d": int64(10)},
 				{"id": int64(2), "a": int64(2000000000), "b": nil, "d": int64(20)}})
@@ -133,7 +133,7 @@ func TestSchemaEvolutionRead(t *testing.T) {
 
 			// A file of a schema that does not exist is an error naming the table and the file.
 			require.NoError(t, c.fio.Remove(context.Background(), schemaPath(tb.Path(), 0)))
-			tb2, err := c.GetTable("db", name)
+			tb2, err := c.GetTable(t.Context(), "db", name)
 			require.NoError(t, err)
 			rr, err = tb2.Scan(context.Background(), snap, ScanOptions{})
 			require.NoError(t, err)

@@ -77,11 +77,11 @@ func TestSymlinkOutOfWarehouseRefused(t *testing.T) {
 	}
 	// A table whose directory is such a link.
 	require.NoError(t, os.Symlink("../../outside", filepath.Join(wh, "db.db", "t")))
-	_, err := c.GetTable("db", "t")
+	_, err := c.GetTable(ctx, "db", "t")
 	requireEscape(t, err, dir, "db.db/t/schema")
-	_, err = c.CreateTable("db", "t", Schema{Columns: testCols}, false)
+	_, err = c.CreateTable(ctx, "db", "t", Schema{Columns: testCols}, false)
 	requireEscape(t, err, dir, "db.db/t/schema")
-	requireEscape(t, c.DropTable("db", "t", false), dir, "db.db/t/schema")
+	requireEscape(t, c.DropTable(ctx, "db", "t", false), dir, "db.db/t/schema")
 	unchanged()
 	// Removing the link removes the link, not what it points to.
 	require.NoError(t, fio.RemoveAll(ctx, "db.db/t"))
@@ -135,7 +135,7 @@ func TestSymlinkInsideWarehouseFollowed(t *testing.T) {
 	ctx := context.Background()
 	dir, c := confinedCatalog(t)
 	wh := filepath.Join(dir, "wh")
-	tb, err := c.CreateTable("db", "t", Schema{Columns: testCols}, false)
+	tb, err := c.CreateTable(ctx, "db", "t", Schema{Columns: testCols}, false)
 	require.NoError(t, err)
 	require.NoError(t, os.Symlink("t", filepath.Join(wh, "db.db", "alias")))
 	require.NoError(t, os.Symlink("../db.db/t/schema", filepath.Join(wh, "db.db", "up")))
@@ -185,7 +185,7 @@ func TestSymlinkSwappedInDuringUseRefused(t *testing.T) {
 	ctx := context.Background()
 	dir, c := confinedCatalog(t)
 	wh := filepath.Join(dir, "wh")
-	tb, err := c.CreateTable("db", "t", Schema{Columns: testCols}, false)
+	tb, err := c.CreateTable(ctx, "db", "t", Schema{Columns: testCols}, false)
 	require.NoError(t, err)
 	w := tb.NewWrite(ctx)
 	writeRows(t, w, tb, []row{{1, sp("a"), "x"}}, nil, nil)
@@ -214,7 +214,7 @@ func TestSymlinkSwappedInDuringUseRefused(t *testing.T) {
 	requireEscape(t, err, dir, "db.db/t/bucket-0")
 	require.Equal(t, before, filesUnder(t, moved), "nothing written outside")
 
-	require.NoError(t, c.DropTable("db", "t", false))
+	require.NoError(t, c.DropTable(ctx, "db", "t", false))
 	require.Equal(t, before, filesUnder(t, moved), "the drop removed the link only")
 	require.NoFileExists(t, bucket)
 }

@@ -17,7 +17,7 @@ import (
 func TestFlushPublishesFilesInRowOrder(t *testing.T) {
 	ctx := context.Background()
 	c := newTestCatalog(t)
-	tb, err := c.CreateTable("db", "ap", Schema{Columns: testCols, PartitionKeys: []string{"dt"},
+	tb, err := c.CreateTable(ctx, "db", "ap", Schema{Columns: testCols, PartitionKeys: []string{"dt"},
 		Options: map[string]string{"bucket": "2", "bucket-key": "id"}}, false)
 	require.NoError(t, err)
 	var want []string
@@ -106,7 +106,7 @@ func TestFlushPublishesFilesInRowOrder(t *testing.T) {
 func TestFlushAbortAndPrimaryKey(t *testing.T) {
 	ctx := context.Background()
 	c := newTestCatalog(t)
-	tb, err := c.CreateTable("db", "ap", Schema{Columns: testCols}, false)
+	tb, err := c.CreateTable(ctx, "db", "ap", Schema{Columns: testCols}, false)
 	require.NoError(t, err)
 	w := tb.NewWrite(ctx)
 	writeRows(t, w, tb, []row{{id: 1, dt: "x"}, {id: 2, dt: "x"}}, nil, nil)
@@ -125,7 +125,7 @@ func TestFlushAbortAndPrimaryKey(t *testing.T) {
 	}
 	require.ErrorContains(t, w.Flush(ctx, 1), "already committed or aborted")
 
-	pk, err := c.CreateTable("db", "pk", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}, false)
+	pk, err := c.CreateTable(ctx, "db", "pk", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}, false)
 	require.NoError(t, err)
 	pw := pk.NewWrite(ctx)
 	defer pw.Abort()

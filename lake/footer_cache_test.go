@@ -14,7 +14,7 @@ import (
 func TestFooterCacheServesRepeatedOpens(t *testing.T) {
 	ctx := context.Background()
 	c := newTestCatalog(t)
-	tb, err := c.CreateTable("db", "t", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "2"}}, false)
+	tb, err := c.CreateTable(ctx, "db", "t", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "2"}}, false)
 	require.NoError(t, err)
 	var snap *Snapshot
 	for i := int64(1); i <= 3; i++ {

@@ -46,7 +46,7 @@ var fuzzFiles = sync.OnceValues(func() (map[string][][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.CreateDatabase("db", false); err != nil {
+	if err := c.CreateDatabase(ctx, "db", false); err != nil {
 		return nil, err
 	}
 	var cols []Column
@@ -59,7 +59,7 @@ var fuzzFiles = sync.OnceValues(func() (map[string][][]byte, error) {
 		}
 		cols = append(cols, Column{Name: name, Type: dt, Comment: "column " + name})
 	}
-	tb, err := c.CreateTable("db", "t", Schema{Columns: cols, PrimaryKeys: []string{"id"},
+	tb, err := c.CreateTable(ctx, "db", "t", Schema{Columns: cols, PrimaryKeys: []string{"id"},
 		Options: map[string]string{"bucket": "2"}, Comment: "fuzz seeds"}, false)
 	if err != nil {
 		return nil, err

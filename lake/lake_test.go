@@ -26,7 +26,7 @@ func newTestCatalog(t *testing.T) *Catalog {
 	}
 	c, err := OpenCatalog(dir)
 	require.NoError(t, err)
-	require.NoError(t, c.CreateDatabase("db", false))
+	require.NoError(t, c.CreateDatabase(t.Context(), "db", false))
 	return c
 }
 
@@ -147,50 +147,50 @@ func TestSchemaJSONGolden(t *testing.T) {
 
 func TestCatalogCreateListDrop(t *testing.T) {
 	c := newTestCatalog(t)
-	require.ErrorIs(t, c.CreateDatabase("db", false), ErrDatabaseExists)
-	require.NoError(t, c.CreateDatabase("db", true))
-	require.NoError(t, c.CreateDatabase("a", false))
-	dbs, err := c.ListDatabases()
+	require.ErrorIs(t, c.CreateDatabase(t.Context(), "db", false), ErrDatabaseExists)
+	require.NoError(t, c.CreateDatabase(t.Context(), "db", true))
+	require.NoError(t, c.CreateDatabase(t.Context(), "a", false))
+	dbs, err := c.ListDatabases(t.Context())
 	require.NoError(t, err)
 	require.Equal(t, []string{"a", "db"}, dbs)
 
 	s := Schema{Columns: []Column{{Name: "k", Type: mustType(t, "INT")}, {Name: "v", Type: mustType(t, "STRING")}}, PrimaryKeys: []string{"k"}}
-	_, err = c.CreateTable("db", "t2", s, false)
+	_, err = c.CreateTable(t.Context(), "db", "t2", s, false)
 	require.NoError(t, err)
-	_, err = c.CreateTable("db", "t1", s, false)
+	_, err = c.CreateTable(t.Context(), "db", "t1", s, false)
 	require.NoError(t, err)
-	_, err = c.CreateTable("db", "t1", s, false)
+	_, err = c.CreateTable(t.Context(), "db", "t1", s, false)
 	require.ErrorIs(t, err, ErrTableExists)
-	_, err = c.CreateTable("nope", "t1", s, false)
+	_, err = c.CreateTable(t.Context(), "nope", "t1", s, false)
 	require.ErrorIs(t, err, ErrDatabaseNotFound)
-	_, err = c.CreateTable("db", "bad", Schema{Columns: s.Columns, PrimaryKeys: []string{"zz"}}, false)
+	_, err = c.CreateTable(t.Context(), "db", "bad", Schema{Columns: s.Columns, PrimaryKeys: []string{"zz"}}, false)
 	require.Error(t, err)
-	_, err = c.CreateTable("db", "bad", Schema{Columns: append(s.Columns, s.Columns[0])}, false)
+	_, err = c.CreateTable(t.Context(), "db", "bad", Schema{Columns: append(s.Columns, s.Columns[0])}, false)
 	require.Error(t, err)
 
-	tables, err := c.ListTables("db")
+	tables, err := c.ListTables(t.Context(), "db")
 	require.NoError(t, err)
 	require.Equal(t, []string{"t1", "t2"}, tables)
-	tb, err := c.GetTable("db", "t1")
+	tb, err := c.GetTable(t.Context(), "db", "t1")
 	require.NoError(t, err)
 	require.Equal(t, "INT NOT NULL", tb.Schema().Fields[0].Type.String())
 
 	tb2, err := c.AlterTableOptions(context.Background(), "db", "t1", map[string]string{"x": "1"})
 	require.NoError(t, err)
 	require.Equal(t, int64(1), tb2.Schema().ID)
-	tb3, err := c.GetTable("db", "t1")
+	tb3, err := c.GetTable(t.Context(), "db", "t1")
 	require.NoError(t, err)
 	require.Equal(t, "1", tb3.Schema().Options["x"])
 
-	_, err = c.GetTable("db", "missing")
+	_, err = c.GetTable(t.Context(), "db", "missing")
 	require.ErrorIs(t, err, ErrTableNotFound)
 	require.Contains(t, err.Error(), "db.missing")
-	require.NoError(t, c.DropTable("db", "t1", false))
-	require.ErrorIs(t, c.DropTable("db", "t1", false), ErrTableNotFound)
-	require.NoError(t, c.DropTable("db", "t1", true))
-	require.ErrorIs(t, c.DropDatabase("db", false, false), ErrDatabaseNotEmpty)
-	require.NoError(t, c.DropDatabase("db", false, true))
-	require.ErrorIs(t, c.DropDatabase("db", false, false), ErrDatabaseNotFound)
+	require.NoError(t, c.DropTable(t.Context(), "db", "t1", false))
+	require.ErrorIs(t, c.DropTable(t.Context(), "db", "t1", false), ErrTableNotFound)
+	require.NoError(t, c.DropTable(t.Context(), "db", "t1", true))
+	require.ErrorIs(t, c.DropDatabase(t.Context(), "db", false, false), ErrDatabaseNotEmpty)
+	require.NoError(t, c.DropDatabase(t.Context(), "db", false, true))
+	require.ErrorIs(t, c.DropDatabase(t.Context(), "db", false, false), ErrDatabaseNotFound)
 }
 
 // ---- write / scan helpers ----
@@ -275,7 +275,7 @@ var testCols = []Column{{Name: "id", Type: DataType{Root: TypeBigInt}}, {Name: "
 func TestPrimaryKeyWriteScan(t *testing.T) {
 	ctx := context.Background()
 	c := newTestCatalog(t)
-	tb, err := c.CreateTable("db", "pk", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "2"}}, false)
+	tb, err := c.CreateTable(ctx, "db", "pk", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "2"}}, false)
 	require.NoError(t, err)
 	snap, err := tb.LatestSnapshot(ctx)
 	require.NoError(t, err)
@@ -321,7 +321,7 @@ func TestPrimaryKeyWriteScan(t *testing.T) {
 func TestAppendPartitionedWriteScan(t *testing.T) {
 	ctx := context.Background()
 	c := newTestCatalog(t)
-	tb, err := c.CreateTable("db", "ap", Schema{Columns: testCols, PartitionKeys: []string{"dt"}}, false)
+	tb, err := c.CreateTable(ctx, "db", "ap", Schema{Columns: testCols, PartitionKeys: []string{"dt"}}, false)
 	require.NoError(t, err)
 	w := tb.NewWrite(ctx)
 	writeRows(t, w, tb, []row{{1, sp("a"), "2024-01-01"}, {2, sp("b"), "2024-01-02"}, {1, sp("a"), "2024-01-01"}, {3, nil, ""}}, nil, nil)
@@ -350,7 +350,7 @@ func TestAppendPartitionedWriteScan(t *testing.T) {
 func TestCommitFencing(t *testing.T) {
 	ctx := context.Background()
 	c := newTestCatalog(t)
-	tb, err := c.CreateTable("db", "f", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}, false)
+	tb, err := c.CreateTable(ctx, "db", "f", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}, false)
 	require.NoError(t, err)
 	w := tb.NewWrite(ctx)
 	writeRows(t, w, tb, []row{{1, sp("a"), "x"}}, []RowKind{Insert}, []int64{1})
@@ -380,7 +380,7 @@ func TestCommitFencing(t *testing.T) {
 func TestCorruptManifestNamesFile(t *testing.T) {
 	ctx := context.Background()
 	c := newTestCatalog(t)
-	tb, err := c.CreateTable("db", "c", Schema{Columns: testCols}, false)
+	tb, err := c.CreateTable(ctx, "db", "c", Schema{Columns: testCols}, false)
 	require.NoError(t, err)
 	w := tb.NewWrite(ctx)
 	writeRows(t, w, tb, []row{{1, sp("a"), "x"}}, nil, nil)

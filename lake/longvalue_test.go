@@ -44,7 +44,7 @@ func TestLongStringsSurviveCommitCompactionAndPypaimon(t *testing.T) {
 			if tc.pk {
 				sc.PrimaryKeys = []string{"k"}
 			}
-			tb, err := c.CreateTable("db", tc.name, sc, false)
+			tb, err := c.CreateTable(ctx, "db", tc.name, sc, false)
 			require.NoError(t, err)
 			var want []kv
 			var latest int64

@@ -44,7 +44,7 @@ func BenchmarkPointLookupPK(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := c.CreateDatabase("db", false); err != nil {
+	if err := c.CreateDatabase(ctx, "db", false); err != nil {
 		b.Fatal(err)
 	}
 	ty := func(s string) DataType {
@@ -54,7 +54,7 @@ func BenchmarkPointLookupPK(b *testing.B) {
 		}
 		return t
 	}
-	tb, err := c.CreateTable("db", "t", Schema{Columns: []Column{
+	tb, err := c.CreateTable(ctx, "db", "t", Schema{Columns: []Column{
 		{Name: "id", Type: ty("BIGINT")}, {Name: "a", Type: ty("INT")}, {Name: "b", Type: ty("BIGINT")},
 		{Name: "c", Type: ty("DOUBLE")}, {Name: "d", Type: ty("STRING")}, {Name: "e", Type: ty("STRING")},
 		{Name: "f", Type: ty("DATE")}, {Name: "g", Type: ty("TIMESTAMP(3)")},
@@ -181,7 +181,7 @@ func BenchmarkPointLookupPK(b *testing.B) {
 	fullScan := cpuTime(b) - start
 	b.ResetTimer()
 	for b.Loop() {
-		tb0, err := c.GetTable("db", "t")
+		tb0, err := c.GetTable(ctx, "db", "t")
 		if err != nil {
 			b.Fatal(err)
 		}

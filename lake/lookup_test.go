@@ -45,7 +45,7 @@ func TestPointLookupPrunesAfterAlterTableSet(t *testing.T) {
 		{"ap", Schema{Columns: testCols}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tb, err := c.CreateTable("db", tc.name, tc.sc, false)
+			tb, err := c.CreateTable(ctx, "db", tc.name, tc.sc, false)
 			require.NoError(t, err)
 			// Three files: one of three row groups, two small ones of disjoint ids.
 			var snap *Snapshot
@@ -120,7 +120,7 @@ func TestPruningByFieldIDAfterRenameAndAdd(t *testing.T) {
 				s.PrimaryKeys = []string{"id"}
 				s.Options = map[string]string{"bucket": "1"}
 			}
-			tb, err := c.CreateTable("db", name, s, false)
+			tb, err := c.CreateTable(t.Context(), "db", name, s, false)
 			require.NoError(t, err)
 			var rows []map[string]any
 			for i := int64(0); i < 10; i++ {
@@ -262,7 +262,7 @@ func TestPointLookupReturnsExactlyTheKeysRows(t *testing.T) {
 	for trial := 0; trial < 4; trial++ {
 		c := newTestCatalog(t)
 		sc := Schema{Columns: testCols, PrimaryKeys: []string{"id", "name"}, Options: map[string]string{"bucket": fmt.Sprint(1 + trial%3)}}
-		tb, err := c.CreateTable("db", fmt.Sprint("t", trial), sc, false)
+		tb, err := c.CreateTable(ctx, "db", fmt.Sprint("t", trial), sc, false)
 		require.NoError(t, err)
 		randPred := func(col string) Predicate {
 			var v func() any
@@ -380,7 +380,7 @@ func TestPointLookupSeeksPagesOfLargeFiles(t *testing.T) {
 	ctx := context.Background()
 	c := newTestCatalog(t)
 	ty := func(s string) DataType { return mustType(t, s) }
-	tb, err := c.CreateTable("db", "t", Schema{Columns: []Column{{Name: "id", Type: ty("BIGINT")}, {Name: "name", Type: ty("STRING")},
+	tb, err := c.CreateTable(ctx, "db", "t", Schema{Columns: []Column{{Name: "id", Type: ty("BIGINT")}, {Name: "name", Type: ty("STRING")},
 		{Name: "ts", Type: ty("TIMESTAMP(9)")}, {Name: "n", Type: ty("INT")}}, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}, false)
 	require.NoError(t, err)
 	n := 2*maxRowGroupRows + 1000
@@ -493,7 +493,7 @@ func TestPointLookupSeeksPagesOfLargeFiles(t *testing.T) {
 func TestSchemaByIDReadsAnOlderSchemaOnce(t *testing.T) {
 	ctx := context.Background()
 	c := newTestCatalog(t)
-	_, err := c.CreateTable("db", "t", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}, false)
+	_, err := c.CreateTable(ctx, "db", "t", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}, false)
 	require.NoError(t, err)
 	tb, err := c.AlterTableOptions(ctx, "db", "t", map[string]string{"x.y": "1"})
 	require.NoError(t, err)

@@ -98,7 +98,7 @@ func pkPartitionedTable(t *testing.T, c *Catalog, name string, opts map[string]s
 	for k, v := range opts {
 		o[k] = v
 	}
-	tb, err := c.CreateTable("db", name, Schema{Columns: testCols, PrimaryKeys: []string{"id", "dt"}, PartitionKeys: []string{"dt"}, Options: o}, false)
+	tb, err := c.CreateTable(t.Context(), "db", name, Schema{Columns: testCols, PrimaryKeys: []string{"id", "dt"}, PartitionKeys: []string{"dt"}, Options: o}, false)
 	require.NoError(t, err)
 	return tb
 }
@@ -245,7 +245,7 @@ func scenarioCompact(t *testing.T, b lakeBackend) {
 	require.Equal(t, int64(0), gs.TotalRecordCount)
 
 	// append tables: not compacted
-	ap, err := c.CreateTable("db", "ap", Schema{Columns: testCols}, false)
+	ap, err := c.CreateTable(ctx, "db", "ap", Schema{Columns: testCols}, false)
 	require.NoError(t, err)
 	for i := int64(0); i < 6; i++ {
 		w := ap.NewWrite(ctx)
@@ -557,9 +557,9 @@ func TestUnsupportedTablesAreRefused(t *testing.T) {
 	} {
 		cat, err := OpenCatalog(t.TempDir())
 		require.NoError(t, err)
-		require.NoError(t, cat.CreateDatabase("db", false))
+		require.NoError(t, cat.CreateDatabase(t.Context(), "db", false))
 		bigint, _ := ParseType("BIGINT")
-		tbl, err := cat.CreateTable("db", "t", Schema{Columns: []Column{{Name: "id", Type: bigint}, {Name: "v", Type: bigint}}, PrimaryKeys: []string{"id"}, Options: opts}, false)
+		tbl, err := cat.CreateTable(t.Context(), "db", "t", Schema{Columns: []Column{{Name: "id", Type: bigint}, {Name: "v", Type: bigint}}, PrimaryKeys: []string{"id"}, Options: opts}, false)
 		require.NoError(t, err)
 		_, err = tbl.Scan(context.Background(), nil, ScanOptions{})
 		require.ErrorIs(t, err, ErrUnsupported, "%v", opts)

@@ -14,7 +14,7 @@ import (
 func TestEmptyManifestsAreCached(t *testing.T) {
 	ctx := context.Background()
 	c := newTestCatalog(t)
-	tb, err := c.CreateTable("db", "t", Schema{Columns: testCols}, false)
+	tb, err := c.CreateTable(ctx, "db", "t", Schema{Columns: testCols}, false)
 	require.NoError(t, err)
 	list, err := encodeManifestList(nil)
 	require.NoError(t, err)

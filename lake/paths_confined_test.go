@@ -22,7 +22,7 @@ func confinedCatalog(t *testing.T) (dir string, c *Catalog) {
 	dir = t.TempDir()
 	c, err := OpenCatalog(filepath.Join(dir, "wh"))
 	require.NoError(t, err)
-	require.NoError(t, c.CreateDatabase("db", false))
+	require.NoError(t, c.CreateDatabase(t.Context(), "db", false))
 	return dir, c
 }
 
@@ -61,21 +61,21 @@ func TestDataFilePrefixCannotEscapeTable(t *testing.T) {
 	dir, c := confinedCatalog(t)
 	escape := map[string]string{"data-file.prefix": "../../../tmp/x-"}
 
-	_, err := c.CreateTable("db", "t", Schema{Columns: testCols, Options: escape}, false)
+	_, err := c.CreateTable(ctx, "db", "t", Schema{Columns: testCols, Options: escape}, false)
 	require.ErrorIs(t, err, ErrInvalidOption)
 	require.ErrorContains(t, err, "data-file.prefix")
 	require.ErrorContains(t, err, "db.t")
-	tables, err := c.ListTables("db")
+	tables, err := c.ListTables(ctx, "db")
 	require.NoError(t, err)
 	require.Empty(t, tables, "a refused CREATE TABLE leaves no table")
 
-	tb, err := c.CreateTable("db", "t", Schema{Columns: testCols, Options: map[string]string{"data-file.prefix": "part-"}}, false)
+	tb, err := c.CreateTable(ctx, "db", "t", Schema{Columns: testCols, Options: map[string]string{"data-file.prefix": "part-"}}, false)
 	require.NoError(t, err)
 	_, err = c.AlterTableOptions(ctx, "db", "t", escape)
 	require.ErrorIs(t, err, ErrInvalidOption)
 	require.ErrorContains(t, err, "data-file.prefix")
 	require.ErrorContains(t, err, "db.t")
-	tb, err = c.GetTable("db", "t")
+	tb, err = c.GetTable(ctx, "db", "t")
 	require.NoError(t, err)
 	require.Equal(t, int64(0), tb.Schema().ID, "a refused ALTER writes no schema")
 
@@ -90,7 +90,7 @@ func TestDataFilePrefixCannotEscapeTable(t *testing.T) {
 	ns.ID, ns.Options = 1, map[string]string{"data-file.prefix": "../../../x-"}
 	data, _ := ns.MarshalJSON()
 	require.NoError(t, c.fio.CreateExclusive(ctx, schemaPath(tb.Path(), 1), data))
-	tb, err = c.GetTable("db", "t")
+	tb, err = c.GetTable(ctx, "db", "t")
 	require.NoError(t, err)
 	w = tb.NewWrite(ctx)
 	rec := buildRows(t, tb, []row{{2, sp("b"), "x"}})
@@ -114,7 +114,7 @@ func TestDataFilePrefixCannotEscapeTable(t *testing.T) {
 func TestPathOptionsRefused(t *testing.T) {
 	ctx := context.Background()
 	_, c := confinedCatalog(t)
-	_, err := c.CreateTable("db", "ok", Schema{Columns: testCols}, false)
+	_, err := c.CreateTable(ctx, "db", "ok", Schema{Columns: testCols}, false)
 	require.NoError(t, err)
 	bad := []map[string]string{
 		{"data-file.prefix": "a/b-"},
@@ -140,7 +140,7 @@ func TestPathOptionsRefused(t *testing.T) {
 		for k := range o {
 			key = k
 		}
-		_, err := c.CreateTable("db", "t", Schema{Columns: testCols, Options: o}, false)
+		_, err := c.CreateTable(ctx, "db", "t", Schema{Columns: testCols, Options: o}, false)
 		require.ErrorIs(t, err, ErrInvalidOption, "%q", o)
 		require.ErrorContains(t, err, key)
 		require.ErrorContains(t, err, "db.t")
@@ -152,7 +152,7 @@ func TestPathOptionsRefused(t *testing.T) {
 	}
 	good := map[string]string{"data-file.prefix": "data-v2-", "changelog-file.prefix": "cl_", "branch": "main",
 		"partition.default-name": "__NULL__"}
-	_, err = c.CreateTable("db", "t", Schema{Columns: testCols, Options: good}, false)
+	_, err = c.CreateTable(ctx, "db", "t", Schema{Columns: testCols, Options: good}, false)
 	require.NoError(t, err)
 	// Removing an option (empty value) is never refused.
 	_, err = c.AlterTableOptions(ctx, "db", "t", map[string]string{"data-file.prefix": "", "path": ""})
@@ -162,14 +162,14 @@ func TestPathOptionsRefused(t *testing.T) {
 func TestNameWithNULRefused(t *testing.T) {
 	dir, c := confinedCatalog(t)
 	for _, n := range []string{"a\x00b", "\x00", "a\x00/../../x"} {
-		err := c.CreateDatabase(n, false)
+		err := c.CreateDatabase(t.Context(), n, false)
 		require.ErrorIs(t, err, ErrInvalidName, "%q", n)
 		require.NotContains(t, err.Error(), "\x00", "the name is quoted")
-		_, err = c.CreateTable("db", n, Schema{Columns: testCols}, false)
+		_, err = c.CreateTable(t.Context(), "db", n, Schema{Columns: testCols}, false)
 		require.ErrorIs(t, err, ErrInvalidName, "%q", n)
-		_, err = c.CreateTable(n, "t", Schema{Columns: testCols}, false)
+		_, err = c.CreateTable(t.Context(), n, "t", Schema{Columns: testCols}, false)
 		require.ErrorIs(t, err, ErrInvalidName, "%q", n)
-		_, err = c.GetTable("db", n)
+		_, err = c.GetTable(t.Context(), "db", n)
 		require.ErrorIs(t, err, ErrTableNotFound)
 	}
 	requireOnlyWarehouse(t, dir)
@@ -180,22 +180,22 @@ func TestNamesThatAreNotOnePathElementRefused(t *testing.T) {
 	dir, c := confinedCatalog(t)
 	for _, n := range []string{"", ".", "..", "a/b", `a\b`, "../x", "/abs", ".hidden", "tab\tname", "bell\a",
 		"del\x7f", "c1\u0085", "bad\xffutf8", strings.Repeat("n", 253)} {
-		err := c.CreateDatabase(n, false)
+		err := c.CreateDatabase(t.Context(), n, false)
 		require.ErrorIs(t, err, ErrInvalidName, "%q", n)
-		_, err = c.CreateTable("db", n, Schema{Columns: testCols}, false)
+		_, err = c.CreateTable(t.Context(), "db", n, Schema{Columns: testCols}, false)
 		require.ErrorIs(t, err, ErrInvalidName, "%q", n)
 	}
 	// As Java Paimon: no database "sys", no '$' in a table name.
-	require.ErrorIs(t, c.CreateDatabase("sys", false), ErrInvalidName)
+	require.ErrorIs(t, c.CreateDatabase(t.Context(), "sys", false), ErrInvalidName)
 	for _, n := range []string{"t$snapshots", "t$branch_b", "$"} {
-		_, err := c.CreateTable("db", n, Schema{Columns: testCols}, false)
+		_, err := c.CreateTable(t.Context(), "db", n, Schema{Columns: testCols}, false)
 		require.ErrorIs(t, err, ErrInvalidName, "%q", n)
 	}
 	// Names Paimon accepts still work.
-	require.NoError(t, c.CreateDatabase("My-DB_1 ü", false))
-	_, err := c.CreateTable("My-DB_1 ü", "t.1 €", Schema{Columns: testCols}, false)
+	require.NoError(t, c.CreateDatabase(t.Context(), "My-DB_1 ü", false))
+	_, err := c.CreateTable(t.Context(), "My-DB_1 ü", "t.1 €", Schema{Columns: testCols}, false)
 	require.NoError(t, err)
-	_, err = c.CreateTable("db", strings.Repeat("n", maxNameBytes), Schema{Columns: testCols}, false)
+	_, err = c.CreateTable(t.Context(), "db", strings.Repeat("n", maxNameBytes), Schema{Columns: testCols}, false)
 	require.NoError(t, err)
 	requireOnlyWarehouse(t, dir)
 }
@@ -221,7 +221,7 @@ func dirsUnder(t *testing.T, root string) []string {
 func TestPartitionValueWithNULIsEscaped(t *testing.T) {
 	ctx := context.Background()
 	dir, c := confinedCatalog(t)
-	tb, err := c.CreateTable("db", "ap", Schema{Columns: testCols, PartitionKeys: []string{"dt"}}, false)
+	tb, err := c.CreateTable(ctx, "db", "ap", Schema{Columns: testCols, PartitionKeys: []string{"dt"}}, false)
 	require.NoError(t, err)
 	w := tb.NewWrite(ctx)
 	val := "x\x00/../../../../escape"
@@ -261,7 +261,7 @@ func TestErrorsCarryNoAbsolutePaths(t *testing.T) {
 	ctx := context.Background()
 	dir, c := confinedCatalog(t)
 	wh := filepath.Join(dir, "wh")
-	tb, err := c.CreateTable("db", "t", Schema{Columns: testCols}, false)
+	tb, err := c.CreateTable(ctx, "db", "t", Schema{Columns: testCols}, false)
 	require.NoError(t, err)
 	w := tb.NewWrite(ctx)
 	writeRows(t, w, tb, []row{{1, sp("a"), "x"}}, nil, nil)
@@ -303,7 +303,7 @@ func TestErrorsCarryNoAbsolutePaths(t *testing.T) {
 	// A schema directory that cannot be read.
 	require.NoError(t, os.RemoveAll(filepath.Join(wh, "db.db", "t", "schema")))
 	require.NoError(t, os.WriteFile(filepath.Join(wh, "db.db", "t", "schema"), []byte("not a dir"), 0o644))
-	_, err = c.GetTable("db", "t")
+	_, err = c.GetTable(ctx, "db", "t")
 	requireRelative(t, err, dir, "db.db/t/schema")
 
 	// Errors of an opened file and of a file being written.
@@ -324,7 +324,7 @@ func TestErrorsCarryNoAbsolutePaths(t *testing.T) {
 	// The warehouse itself, when it cannot be listed.
 	require.NoError(t, os.RemoveAll(wh))
 	require.NoError(t, os.WriteFile(wh, nil, 0o644))
-	_, err = c.ListDatabases()
+	_, err = c.ListDatabases(ctx)
 	requireRelative(t, err, dir)
 }
 
@@ -447,7 +447,7 @@ func TestS3FileIORefusesKeysOutsideWarehouse(t *testing.T) {
 	ctx := context.Background()
 	c, err := OpenCatalogURL(ctx, "s3://"+vgwBucket+"/tenant/wh", g.Options())
 	require.NoError(t, err)
-	require.NoError(t, c.CreateDatabase("db", false))
+	require.NoError(t, c.CreateDatabase(ctx, "db", false))
 	fio := c.FileIO()
 	for _, p := range []string{"../x", "../../x", "db.db/../../x", "/tenant/x", "/tenant/wh2/x", "/x",
 		"s3://" + vgwBucket + "/tenant/x", "s3://" + vgwBucket + "/tenant/wh/../x", "db.db/a\x00b"} {
@@ -465,7 +465,7 @@ func TestS3FileIORefusesKeysOutsideWarehouse(t *testing.T) {
 
 	// A table's files and errors stay inside: a missing snapshot is named relative to the
 	// warehouse, not as s3://bucket/prefix/....
-	tb, err := c.CreateTable("db", "t", Schema{Columns: testCols}, false)
+	tb, err := c.CreateTable(ctx, "db", "t", Schema{Columns: testCols}, false)
 	require.NoError(t, err)
 	_, err = tb.Snapshot(ctx, 5)
 	require.ErrorIs(t, err, fs.ErrNotExist)

@@ -154,10 +154,10 @@ func (e *powerCutEnv) commitRows(name string, rows []row, kinds []RowKind) (*Sna
 // expiration, and one more round after it.
 func powerCutSteps() []func(e *powerCutEnv) error {
 	var steps []func(e *powerCutEnv) error
-	steps = append(steps, func(e *powerCutEnv) error { return e.cat.CreateDatabase("db", false) })
+	steps = append(steps, func(e *powerCutEnv) error { return e.cat.CreateDatabase(context.Background(), "db", false) })
 	create := func(name string, s Schema) func(e *powerCutEnv) error {
 		return func(e *powerCutEnv) error {
-			tb, err := e.cat.CreateTable("db", name, s, false)
+			tb, err := e.cat.CreateTable(context.Background(), "db", name, s, false)
 			if err != nil {
 				return err
 			}
@@ -301,7 +301,7 @@ func checkAfterPowerCut(t *testing.T, fsys *strictMemFS, done, inProgress lakeMo
 	c, err := OpenCatalogFileIO(ctx, "/wh", LocalFileIO{fs: fsys})
 	require.NoError(t, err)
 	if len(done) > 0 {
-		ok, err := c.DatabaseExists("db")
+		ok, err := c.DatabaseExists(ctx, "db")
 		require.NoError(t, err)
 		require.True(t, ok, "acknowledged database lost")
 	}
@@ -310,7 +310,7 @@ func checkAfterPowerCut(t *testing.T, fsys *strictMemFS, done, inProgress lakeMo
 		if p == nil {
 			continue // not even being created
 		}
-		tb, err := c.GetTable("db", name)
+		tb, err := c.GetTable(ctx, "db", name)
 		if d == nil {
 			if err != nil {
 				continue // creation in progress, not acknowledged
@@ -473,8 +473,8 @@ func TestCommitWhoseSnapshotSyncFailsKeepsItsFiles(t *testing.T) {
 	dir := t.TempDir()
 	c, err := OpenCatalogFileIO(ctx, dir, failSnapshotSync{LocalFileIO{}})
 	require.NoError(t, err)
-	require.NoError(t, c.CreateDatabase("db", false))
-	tb, err := c.CreateTable("db", "t", Schema{Columns: testCols}, false)
+	require.NoError(t, c.CreateDatabase(ctx, "db", false))
+	tb, err := c.CreateTable(ctx, "db", "t", Schema{Columns: testCols}, false)
 	require.NoError(t, err)
 	w := tb.NewWrite(ctx)
 	for i, name := range []string{"a", "b"} { // a flushed file and a file of the commit
@@ -492,7 +492,7 @@ func TestCommitWhoseSnapshotSyncFailsKeepsItsFiles(t *testing.T) {
 
 	c2, err := OpenCatalog(dir)
 	require.NoError(t, err)
-	tb2, err := c2.GetTable("db", "t")
+	tb2, err := c2.GetTable(ctx, "db", "t")
 	require.NoError(t, err)
 	snap, err := tb2.LatestSnapshot(ctx)
 	require.NoError(t, err)

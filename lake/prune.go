@@ -247,6 +247,7 @@ func mayMatchValue(preds []colPred, v any) bool {
 
 // pruner decides, for one scan, which manifest entries can hold matching rows.
 type pruner struct {
+	ctx     context.Context // the scan's: older schemas are read under it (view)
 	t       *Table
 	preds   map[string][]colPred
 	buckets map[int32]bool // nil: any bucket
@@ -264,12 +265,12 @@ type pruner struct {
 	filesKept, groupsKept atomic.Int64
 }
 
-func (t *Table) newPruner(f []Predicate) *pruner {
+func (t *Table) newPruner(ctx context.Context, f []Predicate) *pruner {
 	preds := t.bindFilter(f)
 	if len(preds) == 0 {
 		return nil
 	}
-	p := &pruner{t: t, preds: preds, parts: map[string]bool{}}
+	p := &pruner{ctx: ctx, t: t, preds: preds, parts: map[string]bool{}}
 	p.buckets = t.bucketsOf(preds)
 	if t.schema.HasPrimaryKey() {
 		p.keys = t.keyCols(preds)
@@ -426,7 +427,7 @@ func (p *pruner) view(id int64) *schemaView {
 	ts := p.t.schema
 	if id == ts.ID {
 		v = &schemaView{schema: ts, preds: p.preds}
-	} else if fs, err := p.t.SchemaByID(context.Background(), id); err == nil {
+	} else if fs, err := p.t.SchemaByID(p.ctx, id); err == nil {
 		v = &schemaView{schema: fs, preds: map[string][]colPred{}}
 		for name, preds := range p.preds {
 			cur := ts.Fields[ts.FieldIndex(name)]

@@ -30,7 +30,7 @@ func TestRowGroupPruning(t *testing.T) {
 		{"ap", Schema{Columns: testCols}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tb, err := c.CreateTable("db", tc.name, tc.sc, false)
+			tb, err := c.CreateTable(ctx, "db", tc.name, tc.sc, false)
 			require.NoError(t, err)
 			w := tb.NewWrite(ctx)
 			var kinds []RowKind
@@ -83,7 +83,7 @@ func TestRowGroupPruning(t *testing.T) {
 func TestLargeAppendGroupsAreSplit(t *testing.T) {
 	ctx := context.Background()
 	c := newTestCatalog(t)
-	tb, err := c.CreateTable("db", "big", Schema{Columns: testCols}, false)
+	tb, err := c.CreateTable(ctx, "db", "big", Schema{Columns: testCols}, false)
 	require.NoError(t, err)
 	w := tb.NewWrite(ctx)
 	const batches, per = 60, 10000

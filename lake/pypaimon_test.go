@@ -18,7 +18,7 @@ func TestReadForeignWarehouse(t *testing.T) {
 	ctx := context.Background()
 	c, err := OpenCatalog(wh)
 	require.NoError(t, err)
-	tb, err := c.GetTable("db", "pk")
+	tb, err := c.GetTable(ctx, "db", "pk")
 	require.NoError(t, err)
 	snap, err := tb.LatestSnapshot(ctx)
 	require.NoError(t, err)

@@ -20,7 +20,7 @@ func init() {
 func scenarioRenameTable(t *testing.T, b lakeBackend) {
 	ctx := context.Background()
 	c := openWithDB(t, b)
-	tb, err := c.CreateTable("db", "t", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "2"}}, false)
+	tb, err := c.CreateTable(ctx, "db", "t", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "2"}}, false)
 	require.NoError(t, err)
 	w := tb.NewWrite(ctx)
 	writeRows(t, w, tb, []row{{1, sp("a"), "x"}, {2, sp("b"), "x"}}, []RowKind{Insert, Insert}, []int64{1, 2})
@@ -33,7 +33,7 @@ func scenarioRenameTable(t *testing.T, b lakeBackend) {
 		require.ErrorContains(t, err, "rename table db.t to db.u")
 		require.ErrorContains(t, err, "object store")
 		require.ErrorContains(t, err, "split between both names")
-		got, err := c.GetTable("db", "t")
+		got, err := c.GetTable(ctx, "db", "t")
 		require.NoError(t, err)
 		snap, err := got.LatestSnapshot(ctx)
 		require.NoError(t, err)
@@ -41,12 +41,12 @@ func scenarioRenameTable(t *testing.T, b lakeBackend) {
 		return
 	}
 	require.NoError(t, err)
-	_, err = c.GetTable("db", "t")
+	_, err = c.GetTable(ctx, "db", "t")
 	require.ErrorIs(t, err, ErrTableNotFound)
-	tables, err := c.ListTables("db")
+	tables, err := c.ListTables(ctx, "db")
 	require.NoError(t, err)
 	require.Equal(t, []string{"u"}, tables)
-	u, err := c.GetTable("db", "u")
+	u, err := c.GetTable(ctx, "db", "u")
 	require.NoError(t, err)
 	snap, err := u.LatestSnapshot(ctx)
 	require.NoError(t, err)
@@ -61,9 +61,9 @@ func scenarioRenameTable(t *testing.T, b lakeBackend) {
 	require.NoDirExists(t, b.localPath(filepath.Join(filepath.Dir(u.Path()), "t")))
 
 	// Into another database, as Java's filesystem catalog allows.
-	require.NoError(t, c.CreateDatabase("other", false))
+	require.NoError(t, c.CreateDatabase(ctx, "other", false))
 	require.NoError(t, c.RenameTable(ctx, "db", "u", "other", "v"))
-	v, err := c.GetTable("other", "v")
+	v, err := c.GetTable(ctx, "other", "v")
 	require.NoError(t, err)
 	s2, err = v.LatestSnapshot(ctx)
 	require.NoError(t, err)
@@ -78,7 +78,7 @@ func TestRenameTableRefusals(t *testing.T) {
 	c := newTestCatalog(t)
 	s := Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}
 	for _, n := range []string{"t", "u"} {
-		_, err := c.CreateTable("db", n, s, false)
+		_, err := c.CreateTable(ctx, "db", n, s, false)
 		require.NoError(t, err)
 	}
 	// A directory that is not a table (no schema) is in the way.
@@ -109,7 +109,7 @@ func TestRenameTableRefusals(t *testing.T) {
 		require.ErrorContains(t, err, tc.says)
 		require.False(t, strings.Contains(err.Error(), c.Warehouse()), "the error names no server path: %v", err)
 	}
-	tables, err := c.ListTables("db")
+	tables, err := c.ListTables(ctx, "db")
 	require.NoError(t, err)
 	require.Equal(t, []string{"t", "u"}, tables)
 	require.DirExists(t, filepath.Join(c.Warehouse(), "db.db", "empty"))

@@ -131,52 +131,52 @@ func TestLakeScenarios(t *testing.T) {
 
 func openWithDB(t *testing.T, b lakeBackend) *Catalog {
 	c := b.open(t, nil)
-	require.NoError(t, c.CreateDatabase("db", false))
+	require.NoError(t, c.CreateDatabase(t.Context(), "db", false))
 	return c
 }
 
 func scenarioCatalog(t *testing.T, b lakeBackend) {
 	c := b.open(t, nil)
-	dbs, err := c.ListDatabases()
+	dbs, err := c.ListDatabases(t.Context())
 	require.NoError(t, err)
 	require.Empty(t, dbs)
-	require.NoError(t, c.CreateDatabase("db", false))
-	require.ErrorIs(t, c.CreateDatabase("db", false), ErrDatabaseExists)
-	require.NoError(t, c.CreateDatabase("a", false)) // empty database: must still exist
-	dbs, err = c.ListDatabases()
+	require.NoError(t, c.CreateDatabase(t.Context(), "db", false))
+	require.ErrorIs(t, c.CreateDatabase(t.Context(), "db", false), ErrDatabaseExists)
+	require.NoError(t, c.CreateDatabase(t.Context(), "a", false)) // empty database: must still exist
+	dbs, err = c.ListDatabases(t.Context())
 	require.NoError(t, err)
 	require.Equal(t, []string{"a", "db"}, dbs)
-	tables, err := c.ListTables("a")
+	tables, err := c.ListTables(t.Context(), "a")
 	require.NoError(t, err)
 	require.Empty(t, tables)
 
 	s := Schema{Columns: []Column{{Name: "k", Type: mustType(t, "INT")}, {Name: "v", Type: mustType(t, "STRING")}}, PrimaryKeys: []string{"k"}}
 	for _, n := range []string{"t2", "t1"} {
-		_, err = c.CreateTable("db", n, s, false)
+		_, err = c.CreateTable(t.Context(), "db", n, s, false)
 		require.NoError(t, err)
 	}
-	_, err = c.CreateTable("db", "t1", s, false)
+	_, err = c.CreateTable(t.Context(), "db", "t1", s, false)
 	require.ErrorIs(t, err, ErrTableExists)
-	tables, err = c.ListTables("db")
+	tables, err = c.ListTables(t.Context(), "db")
 	require.NoError(t, err)
 	require.Equal(t, []string{"t1", "t2"}, tables)
 	tb2, err := c.AlterTableOptions(context.Background(), "db", "t1", map[string]string{"x": "1"})
 	require.NoError(t, err)
 	require.Equal(t, int64(1), tb2.Schema().ID)
-	tb3, err := c.GetTable("db", "t1")
+	tb3, err := c.GetTable(t.Context(), "db", "t1")
 	require.NoError(t, err)
 	require.Equal(t, "1", tb3.Schema().Options["x"])
 
-	require.NoError(t, c.DropTable("db", "t1", false))
-	require.ErrorIs(t, c.DropTable("db", "t1", false), ErrTableNotFound)
-	tables, err = c.ListTables("db")
+	require.NoError(t, c.DropTable(t.Context(), "db", "t1", false))
+	require.ErrorIs(t, c.DropTable(t.Context(), "db", "t1", false), ErrTableNotFound)
+	tables, err = c.ListTables(t.Context(), "db")
 	require.NoError(t, err)
 	require.Equal(t, []string{"t2"}, tables)
-	require.ErrorIs(t, c.DropDatabase("db", false, false), ErrDatabaseNotEmpty)
-	require.NoError(t, c.DropDatabase("db", false, true))
-	require.ErrorIs(t, c.DropDatabase("db", false, false), ErrDatabaseNotFound)
-	require.NoError(t, c.DropDatabase("a", false, false))
-	dbs, err = c.ListDatabases()
+	require.ErrorIs(t, c.DropDatabase(t.Context(), "db", false, false), ErrDatabaseNotEmpty)
+	require.NoError(t, c.DropDatabase(t.Context(), "db", false, true))
+	require.ErrorIs(t, c.DropDatabase(t.Context(), "db", false, false), ErrDatabaseNotFound)
+	require.NoError(t, c.DropDatabase(t.Context(), "a", false, false))
+	dbs, err = c.ListDatabases(t.Context())
 	require.NoError(t, err)
 	require.Empty(t, dbs)
 }
@@ -184,7 +184,7 @@ func scenarioCatalog(t *testing.T, b lakeBackend) {
 func scenarioPrimaryKeyTwoCommits(t *testing.T, b lakeBackend) {
 	ctx := context.Background()
 	c := openWithDB(t, b)
-	tb, err := c.CreateTable("db", "pk", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "2"}}, false)
+	tb, err := c.CreateTable(ctx, "db", "pk", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "2"}}, false)
 	require.NoError(t, err)
 	snap, err := tb.LatestSnapshot(ctx)
 	require.NoError(t, err)
@@ -212,7 +212,7 @@ func scenarioPrimaryKeyTwoCommits(t *testing.T, b lakeBackend) {
 
 	// A second catalog (another process) sees the same state through LATEST.
 	c2 := b.open(t, nil)
-	tb2, err := c2.GetTable("db", "pk")
+	tb2, err := c2.GetTable(ctx, "db", "pk")
 	require.NoError(t, err)
 	latest, err := tb2.LatestSnapshot(ctx)
 	require.NoError(t, err)
@@ -230,7 +230,7 @@ func scenarioPrimaryKeyTwoCommits(t *testing.T, b lakeBackend) {
 	}
 	lc, err := OpenCatalog(b.localPath(filepath.Dir(filepath.Dir(tb.Path()))))
 	require.NoError(t, err)
-	ltb, err := lc.GetTable("db", "pk")
+	ltb, err := lc.GetTable(ctx, "db", "pk")
 	require.NoError(t, err)
 	ls, err := ltb.LatestSnapshot(ctx)
 	require.NoError(t, err)
@@ -240,7 +240,7 @@ func scenarioPrimaryKeyTwoCommits(t *testing.T, b lakeBackend) {
 func scenarioAppendPartitioned(t *testing.T, b lakeBackend) {
 	ctx := context.Background()
 	c := openWithDB(t, b)
-	tb, err := c.CreateTable("db", "ap", Schema{Columns: testCols, PartitionKeys: []string{"dt"}}, false)
+	tb, err := c.CreateTable(ctx, "db", "ap", Schema{Columns: testCols, PartitionKeys: []string{"dt"}}, false)
 	require.NoError(t, err)
 	w := tb.NewWrite(ctx)
 	writeRows(t, w, tb, []row{{1, sp("a"), "2024-01-01"}, {2, sp("b"), "2024-01-02"}, {1, sp("a"), "2024-01-01"}, {3, nil, ""}}, nil, nil)
@@ -282,7 +282,7 @@ func scenarioAppendPartitioned(t *testing.T, b lakeBackend) {
 func scenarioCommitFencing(t *testing.T, b lakeBackend) {
 	ctx := context.Background()
 	c := openWithDB(t, b)
-	tb, err := c.CreateTable("db", "f", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}, false)
+	tb, err := c.CreateTable(ctx, "db", "f", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}, false)
 	require.NoError(t, err)
 	w := tb.NewWrite(ctx)
 	writeRows(t, w, tb, []row{{1, sp("a"), "x"}}, []RowKind{Insert}, []int64{1})
@@ -331,7 +331,7 @@ func (s snapshotBarrier) CreateExclusive(ctx context.Context, p string, data []b
 func scenarioRacingWriters(t *testing.T, b lakeBackend) {
 	ctx := context.Background()
 	c := openWithDB(t, b)
-	_, err := c.CreateTable("db", "r", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}, false)
+	_, err := c.CreateTable(ctx, "db", "r", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}, false)
 	require.NoError(t, err)
 	const writers, rounds = 3, 4
 	for round := 0; round < rounds; round++ {
@@ -341,7 +341,7 @@ func scenarioRacingWriters(t *testing.T, b lakeBackend) {
 		arrived := make([]sync.Once, writers)
 		for i := range tables {
 			wc := b.open(t, func(f FileIO) FileIO { return snapshotBarrier{FileIO: f, wg: &barrier, arrived: &arrived[i]} })
-			tables[i], err = wc.GetTable("db", "r")
+			tables[i], err = wc.GetTable(ctx, "db", "r")
 			require.NoError(t, err)
 		}
 		errs := make([]error, writers)
@@ -373,7 +373,7 @@ func scenarioRacingWriters(t *testing.T, b lakeBackend) {
 			require.Contains(t, err.Error(), "created concurrently")
 		}
 		require.Equal(t, 1, wins, "round %d: exactly one writer must win", round)
-		tb, err := c.GetTable("db", "r")
+		tb, err := c.GetTable(ctx, "db", "r")
 		require.NoError(t, err)
 		s, err := tb.LatestSnapshot(ctx)
 		require.NoError(t, err)
@@ -386,7 +386,7 @@ func scenarioMissingFile(t *testing.T, b lakeBackend) {
 	ctx := context.Background()
 	c := openWithDB(t, b)
 	fio := c.FileIO()
-	tb, err := c.CreateTable("db", "c", Schema{Columns: testCols}, false)
+	tb, err := c.CreateTable(ctx, "db", "c", Schema{Columns: testCols}, false)
 	require.NoError(t, err)
 	w := tb.NewWrite(ctx)
 	writeRows(t, w, tb, []row{{1, sp("a"), "x"}}, nil, nil)
@@ -641,8 +641,8 @@ func TestS3FileIO(t *testing.T) {
 		c, err := OpenCatalogURL(ctx, "s3://"+vgwBucket+"/bigwh", S3Options{Endpoint: g.Endpoint,
 			AccessKeyID: vgwAccessKey, SecretAccessKey: vgwSecretKey, PartSize: minPartSize})
 		require.NoError(t, err)
-		require.NoError(t, c.CreateDatabase("db", false))
-		tb, err := c.CreateTable("db", "big", Schema{Columns: testCols, Options: map[string]string{"file.compression": "none"}}, false)
+		require.NoError(t, c.CreateDatabase(ctx, "db", false))
+		tb, err := c.CreateTable(ctx, "db", "big", Schema{Columns: testCols, Options: map[string]string{"file.compression": "none"}}, false)
 		require.NoError(t, err)
 		const n = 120000
 		rows := make([]row, n)
@@ -703,13 +703,13 @@ func TestOpenCatalogURL(t *testing.T) {
 	c, err := OpenCatalogURL(ctx, "s3://"+vgwBucket+"/env/wh/", S3Options{})
 	require.NoError(t, err)
 	require.Equal(t, "s3://"+vgwBucket+"/env/wh", c.Warehouse())
-	require.NoError(t, c.CreateDatabase("db", false))
+	require.NoError(t, c.CreateDatabase(ctx, "db", false))
 	_, err = os.Stat(filepath.Join(g.Root, vgwBucket, "env", "wh", "db.db"))
 	require.NoError(t, err)
 	// The bucket root works as a warehouse too.
 	c, err = OpenCatalogURL(ctx, "s3://"+vgwBucket, S3Options{})
 	require.NoError(t, err)
-	dbs, err := c.ListDatabases()
+	dbs, err := c.ListDatabases(ctx)
 	require.NoError(t, err)
 	require.Empty(t, dbs) // env/ is not a database
 	// Explicit options win over the environment.
@@ -783,8 +783,8 @@ func scenarioLatestSnapshotRemembered(t *testing.T, b lakeBackend) {
 	ctx := context.Background()
 	counter := &countingFileIO{calls: map[string]int{}}
 	c := b.open(t, func(f FileIO) FileIO { counter.FileIO = f; return counter })
-	require.NoError(t, c.CreateDatabase("db", false))
-	tb, err := c.CreateTable("db", "l", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}, false)
+	require.NoError(t, c.CreateDatabase(ctx, "db", false))
+	tb, err := c.CreateTable(ctx, "db", "l", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}, false)
 	require.NoError(t, err)
 	commit := func(tb *Table, id int64, p string) {
 		w := tb.NewWrite(ctx)
@@ -803,7 +803,7 @@ func scenarioLatestSnapshotRemembered(t *testing.T, b lakeBackend) {
 	require.Equal(t, "1", latest().Properties["p"])
 	require.Equal(t, map[string]int{"version": 2}, counter.take(), "a remembered latest snapshot is checked, not read")
 
-	other, err := c.GetTable("db", "l")
+	other, err := c.GetTable(ctx, "db", "l")
 	require.NoError(t, err)
 	commit(other, 2, "2")
 	require.Equal(t, int64(2), latest().ID, "a snapshot committed through another Table")

@@ -89,7 +89,7 @@ func (t *Table) ScanWith(ctx context.Context, snap *Snapshot, opts ScanOptions, 
 	if err != nil {
 		return nil, err
 	}
-	prune := t.newPruner(opts.Filter)
+	prune := t.newPruner(ctx, opts.Filter)
 	r.prune = prune
 	var kept []ManifestEntry
 	keyed := t.schema.HasPrimaryKey()

@@ -34,7 +34,7 @@ func BenchmarkScanDecode(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := c.CreateDatabase("db", false); err != nil {
+	if err := c.CreateDatabase(ctx, "db", false); err != nil {
 		b.Fatal(err)
 	}
 	var cols []Column
@@ -46,7 +46,7 @@ func BenchmarkScanDecode(b *testing.B) {
 		}
 		cols = append(cols, Column{Name: col.n, Type: dt})
 	}
-	tb, err := c.CreateTable("db", "t", Schema{Columns: cols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "4"}}, false)
+	tb, err := c.CreateTable(ctx, "db", "t", Schema{Columns: cols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "4"}}, false)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -84,7 +84,7 @@ func newMergeModelTableWith(t *testing.T, c *Catalog, name string, kind int, buc
 	for k, v := range opts {
 		options[k] = v
 	}
-	tb, err := c.CreateTable("db", name, Schema{Columns: cols, PrimaryKeys: pk, Options: options}, false)
+	tb, err := c.CreateTable(t.Context(), "db", name, Schema{Columns: cols, PrimaryKeys: pk, Options: options}, false)
 	require.NoError(t, err)
 	return &mergeModelTable{tb: tb, nkeys: len(pk), model: map[int]mergeModelRow{}, stored: map[int]storedVersion{}}
 }
@@ -471,7 +471,7 @@ func bigMergeTable(t *testing.T, files, rows int) (*Table, *Snapshot, int) {
 		require.NoError(t, err)
 		cols = append(cols, Column{Name: n, Type: dt})
 	}
-	tb, err := c.CreateTable("db", "big", Schema{Columns: cols, PrimaryKeys: []string{"k"}, Options: map[string]string{"bucket": "1"}}, false)
+	tb, err := c.CreateTable(ctx, "db", "big", Schema{Columns: cols, PrimaryKeys: []string{"k"}, Options: map[string]string{"bucket": "1"}}, false)
 	require.NoError(t, err)
 	sc := tb.Schema().ArrowSchema()
 	var snap *Snapshot
@@ -572,7 +572,7 @@ func manyFileTables(t *testing.T) (c *Catalog, tables []*Table, snaps []*Snapsho
 			sch = Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "3"}}
 			name = "pk"
 		}
-		tb, err := c.CreateTable("db", name, sch, false)
+		tb, err := c.CreateTable(ctx, "db", name, sch, false)
 		require.NoError(t, err)
 		var snap *Snapshot
 		for i := 0; i < 4; i++ {
@@ -767,7 +767,7 @@ func TestScanReadsDisjointFilesRaw(t *testing.T) {
 				c := newTestCatalog(t)
 				kt, err := ParseType(keyType + " NOT NULL")
 				require.NoError(t, err)
-				tb, err := c.CreateTable("db", "t", Schema{Columns: []Column{{Name: "k", Type: kt}, {Name: "v", Type: DataType{Root: TypeBigInt}}},
+				tb, err := c.CreateTable(ctx, "db", "t", Schema{Columns: []Column{{Name: "k", Type: kt}, {Name: "v", Type: DataType{Root: TypeBigInt}}},
 					PrimaryKeys: []string{"k"}, Options: map[string]string{"bucket": "1"}}, false)
 				require.NoError(t, err)
 				// less is Go's order of the key as the table stores it.

@@ -173,12 +173,12 @@ func TestSequenceFieldOptionsAreChecked(t *testing.T) {
 			sc.Options[k] = v
 		}
 		require.ErrorContains(t, CheckSequenceField(sc), tc.want)
-		tb, err := c.CreateTable("db", "t", sc, false)
+		tb, err := c.CreateTable(t.Context(), "db", "t", sc, false)
 		require.NoError(t, err)
 		_, err = tb.Scan(context.Background(), nil, ScanOptions{})
 		require.ErrorContains(t, err, tc.want)
 		require.ErrorContains(t, err, "db.t")
-		require.NoError(t, c.DropTable("db", "t", false))
+		require.NoError(t, c.DropTable(t.Context(), "db", "t", false))
 	}
 }
 

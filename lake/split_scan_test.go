@@ -35,7 +35,7 @@ func TestSplitPartsMakeTheWholeScan(t *testing.T) {
 		{"append", Schema{Columns: testCols}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tb, err := c.CreateTable("db", tc.name, tc.s, false)
+			tb, err := c.CreateTable(ctx, "db", tc.name, tc.s, false)
 			require.NoError(t, err)
 			var snap *Snapshot
 			seq := int64(0)
@@ -60,7 +60,7 @@ func TestSplitPartsMakeTheWholeScan(t *testing.T) {
 				}
 				snap, err = w.Commit(ctx, CommitOptions{CommitUser: "u", Identifier: int64(round + 1), ExpectedLatest: prev})
 				require.NoError(t, err)
-				tb, err = c.GetTable("db", tc.name)
+				tb, err = c.GetTable(ctx, "db", tc.name)
 				require.NoError(t, err)
 			}
 			whole := scanPart(t, tb, snap, Split{})

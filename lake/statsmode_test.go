@@ -73,12 +73,12 @@ func TestStatsModeOptions(t *testing.T) {
 		require.Error(t, err, bad)
 	}
 	c := newTestCatalog(t)
-	_, err := c.CreateTable("db", "t", Schema{Columns: testCols, Options: map[string]string{"fields.name.stats-mode": "truncate"}}, false)
+	_, err := c.CreateTable(t.Context(), "db", "t", Schema{Columns: testCols, Options: map[string]string{"fields.name.stats-mode": "truncate"}}, false)
 	require.ErrorIs(t, err, ErrInvalidOption)
 	require.ErrorContains(t, err, "fields.name.stats-mode")
-	_, err = c.CreateTable("db", "t", Schema{Columns: testCols, Options: map[string]string{"metadata.stats-mode": "some"}}, false)
+	_, err = c.CreateTable(t.Context(), "db", "t", Schema{Columns: testCols, Options: map[string]string{"metadata.stats-mode": "some"}}, false)
 	require.ErrorIs(t, err, ErrInvalidOption)
-	_, err = c.CreateTable("db", "t", Schema{Columns: testCols}, false)
+	_, err = c.CreateTable(t.Context(), "db", "t", Schema{Columns: testCols}, false)
 	require.NoError(t, err)
 	_, err = c.AlterTableOptions(context.Background(), "db", "t", map[string]string{"metadata.stats-mode": "truncate(x)"})
 	require.ErrorIs(t, err, ErrInvalidOption)
@@ -133,7 +133,7 @@ func TestStatsModesWritten(t *testing.T) {
 			sc.PrimaryKeys = []string{"id"}
 			opts["bucket"] = "1"
 		}
-		tb, err := c.CreateTable("db", name, sc, false)
+		tb, err := c.CreateTable(t.Context(), "db", name, sc, false)
 		require.NoError(t, err)
 		rec := buildStatsRows(t, tb, [][]any{{long + strings.Repeat("k", 200), long, []byte("b1"), int32(1)},
 			{longer + strings.Repeat("k", 200), longer, []byte("b2"), nil}})
@@ -235,7 +235,7 @@ func TestPruningWithTruncatedStatsKeepsMatches(t *testing.T) {
 			sc.PrimaryKeys = []string{"name"}
 			opts["bucket"] = "1"
 		}
-		tb, err := c.CreateTable("db", fmt.Sprint("t", trial), sc, false)
+		tb, err := c.CreateTable(ctx, "db", fmt.Sprint("t", trial), sc, false)
 		require.NoError(t, err)
 		var all []string
 		var latest int64

@@ -205,7 +205,7 @@ func TestTypeMatrixRoundTrip(t *testing.T) {
 		cols = append(cols, Column{Name: fmt.Sprintf("c%d", i), Type: mustType(t, mt.typ)})
 	}
 	c := newTestCatalog(t)
-	tb, err := c.CreateTable("db", "types", Schema{Columns: cols, Options: map[string]string{"metadata.stats-mode": "full"}}, false)
+	tb, err := c.CreateTable(ctx, "db", "types", Schema{Columns: cols, Options: map[string]string{"metadata.stats-mode": "full"}}, false)
 	require.NoError(t, err)
 	const n = 12
 	sc := tb.Schema().ArrowSchema()
@@ -486,7 +486,7 @@ func TestTypeMatrixAsPrimaryKey(t *testing.T) {
 					keys = append(keys, v)
 				}
 			}
-			tb, err := c.CreateTable("db", fmt.Sprint("k", i), Schema{Columns: []Column{{Name: "k", Type: dt}, {Name: "v", Type: mustType(t, "INT")}},
+			tb, err := c.CreateTable(ctx, "db", fmt.Sprint("k", i), Schema{Columns: []Column{{Name: "k", Type: dt}, {Name: "v", Type: mustType(t, "INT")}},
 				PrimaryKeys: []string{"k"}, Options: map[string]string{"bucket": "2"}}, false)
 			require.NoError(t, err)
 			sc := tb.Schema().ArrowSchema()
@@ -658,7 +658,7 @@ func TestPartitionPathsAsJava(t *testing.T) {
 		keys = append(keys, name)
 	}
 	c := newTestCatalog(t)
-	tb, err := c.CreateTable("db", "parts", Schema{Columns: cols, PartitionKeys: keys}, false)
+	tb, err := c.CreateTable(ctx, "db", "parts", Schema{Columns: cols, PartitionKeys: keys}, false)
 	require.NoError(t, err)
 	const n = 8
 	sc := tb.Schema().ArrowSchema()

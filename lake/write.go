@@ -297,9 +297,14 @@ func (w *Write) Abort() {
 		return
 	}
 	w.closed = true
+	// A cleanup, often after the caller's context ended: it runs detached, as
+	// a failed Commit's does, so that the files are removed even then (on S3
+	// each request's attempts and retries are bounded); a file left behind is
+	// an orphan, for RemoveOrphanFiles.
+	ctx := context.Background()
 	for _, g := range w.groups {
 		for _, f := range g.flushed {
-			_ = w.t.fio.Remove(context.Background(), f.path)
+			_ = w.t.fio.Remove(ctx, f.path)
 		}
 	}
 	w.release()

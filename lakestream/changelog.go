@@ -32,8 +32,8 @@ const maxKeyInValues = 256
 
 // ChangelogSchema returns the schema of db.name's changelog: _change_type,
 // _log_offset, _bucket, _commit_timestamp, then the table's columns.
-func (s *Service) ChangelogSchema(db, name string) (*arrow.Schema, error) {
-	m, err := s.table(db, name)
+func (s *Service) ChangelogSchema(ctx context.Context, db, name string) (*arrow.Schema, error) {
+	m, err := s.table(ctx, db, name)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ func (s *Service) ChangelogSchema(db, name string) (*arrow.Schema, error) {
 // Writes that other engines commit to the lake directly are not in the log
 // and so not in the changelog.
 func (s *Service) Changelog(ctx context.Context, db, name string) (array.RecordReader, error) {
-	m, err := s.table(db, name)
+	m, err := s.table(ctx, db, name)
 	if err != nil {
 		return nil, err
 	}

@@ -55,7 +55,7 @@ func (e *env) reopen(tb testing.TB, maxRows int64) *env {
 // on id with that many buckets, or an append table when buckets is 0.
 func createTable(tb testing.TB, e *env, name string, buckets int) {
 	tb.Helper()
-	require.NoError(tb, e.ls.CreateDatabase("db", true))
+	require.NoError(tb, e.ls.CreateDatabase(tb.Context(), "db", true))
 	bigint, err := lake.ParseType("BIGINT")
 	require.NoError(tb, err)
 	str, err := lake.ParseType("STRING")
@@ -112,7 +112,7 @@ func readChangelog(tb testing.TB, e *env, table string) ([]change, []int64) {
 	r, err := e.ls.Changelog(context.Background(), "db", table)
 	require.NoError(tb, err)
 	defer r.Release()
-	want, err := e.ls.ChangelogSchema("db", table)
+	want, err := e.ls.ChangelogSchema(tb.Context(), "db", table)
 	require.NoError(tb, err)
 	require.True(tb, r.Schema().Equal(want))
 	var out []change
@@ -197,7 +197,7 @@ func (m *model) expect(e *env, tableID string, buckets int) []timedChange {
 
 func check(tb testing.TB, e *env, m *model, buckets int, msg string) {
 	tb.Helper()
-	tbl, err := e.ls.Table("db", "pk")
+	tbl, err := e.ls.Table(tb.Context(), "db", "pk")
 	require.NoError(tb, err)
 	want := m.expect(e, lakestream.TableID(tbl), buckets)
 	got, ats := readChangelog(tb, e, "pk")
@@ -268,7 +268,7 @@ func TestChangelogModel(t *testing.T) {
 		case op < 11:
 			ids, vals, kinds, mode := randomWrite(rng, step)
 			data := dataBatch(ids, vals)
-			tbl, err := e.ls.Table("db", "pk")
+			tbl, err := e.ls.Table(ctx, "db", "pk")
 			require.NoError(t, err)
 			bks, err := tbl.Buckets(data)
 			require.NoError(t, err)
@@ -333,7 +333,7 @@ func TestChangelogBeforeImagesFromLake(t *testing.T) {
 	require.NoError(t, err)
 	_, err = e.tr.ExpireTable(ctx, "db", "pk", later)
 	require.NoError(t, err)
-	tbl, err := e.ls.Table("db", "pk")
+	tbl, err := e.ls.Table(ctx, "db", "pk")
 	require.NoError(t, err)
 	require.EqualValues(t, 4, e.log.Start(logstore.Bucket{Table: lakestream.TableID(tbl), Bucket: 0}))
 	got, _ = readChangelog(t, e, "pk")
@@ -395,7 +395,7 @@ func TestChangelogStartsOverWhenRetentionMoves(t *testing.T) {
 	e := openEnv(t, t.TempDir(), 1000)
 	ctx := context.Background()
 	createTable(t, e, "pk", 1)
-	tbl, err := e.ls.Table("db", "pk")
+	tbl, err := e.ls.Table(ctx, "db", "pk")
 	require.NoError(t, err)
 	id := lakestream.TableID(tbl)
 	n := 0

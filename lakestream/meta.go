@@ -118,11 +118,11 @@ var metaSchemas = map[string]*arrow.Schema{
 }
 
 // MetaSchema is the Arrow schema of the system table suffix of db.name.
-func (s *Service) MetaSchema(db, name, suffix string) (*arrow.Schema, error) {
+func (s *Service) MetaSchema(ctx context.Context, db, name, suffix string) (*arrow.Schema, error) {
 	if suffix != AuditLogSuffix {
 		return metaSchemas[suffix], nil
 	}
-	m, err := s.table(db, name)
+	m, err := s.table(ctx, db, name)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +138,7 @@ func (s *Service) Meta(ctx context.Context, db, name, suffix string) (array.Reco
 	if suffix == AuditLogSuffix {
 		return s.auditLog(ctx, db, name)
 	}
-	t, err := s.Table(db, name)
+	t, err := s.Table(ctx, db, name)
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +225,7 @@ func (s *Service) Meta(ctx context.Context, db, name, suffix string) (array.Reco
 // metaFiles fills b with the rows of t$files, t$manifests, t$partitions or
 // t$buckets.
 func (s *Service) metaFiles(ctx context.Context, db, name, suffix string, b *array.RecordBuilder) error {
-	m, err := s.table(db, name)
+	m, err := s.table(ctx, db, name)
 	if err != nil {
 		return err
 	}
@@ -333,7 +333,7 @@ func (s *Service) metaFiles(ctx context.Context, db, name, suffix string, b *arr
 // auditLog reads t$audit_log: the lake table (at the snapshot a
 // time-travel option names, as t), each row with its kind.
 func (s *Service) auditLog(ctx context.Context, db, name string) (array.RecordReader, error) {
-	m, err := s.table(db, name)
+	m, err := s.table(ctx, db, name)
 	if err != nil {
 		return nil, err
 	}

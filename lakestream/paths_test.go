@@ -43,7 +43,7 @@ func TestDataFilePrefixCannotEscapeTable(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	e := openEnv(t, dir, 0)
-	require.NoError(t, e.ls.CreateDatabase("db", false))
+	require.NoError(t, e.ls.CreateDatabase(ctx, "db", false))
 	before := topLevel(t, dir)
 
 	for _, prefix := range []string{"../../../tmp/x-", "../x-", "a/b-", `..\x-`, "x\x00-"} {
@@ -52,7 +52,7 @@ func TestDataFilePrefixCannotEscapeTable(t *testing.T) {
 		require.ErrorContains(t, err, "data-file.prefix")
 		require.ErrorContains(t, err, "db.t")
 	}
-	tables, err := e.ls.Tables("db")
+	tables, err := e.ls.Tables(ctx, "db")
 	require.NoError(t, err)
 	require.Empty(t, tables)
 
@@ -91,18 +91,18 @@ func TestNameWithNULRefused(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	e := openEnv(t, dir, 0)
-	err := e.ls.CreateDatabase("a\x00b", false)
+	err := e.ls.CreateDatabase(ctx, "a\x00b", false)
 	require.ErrorIs(t, err, lake.ErrInvalidName)
 	require.NotContains(t, err.Error(), "\x00")
-	require.NoError(t, e.ls.CreateDatabase("db", false))
+	require.NoError(t, e.ls.CreateDatabase(ctx, "db", false))
 	for _, n := range []string{"t\x00", "\x00/../../x", "../t", "a/b", ".", ""} {
 		err := e.ls.CreateTable(ctx, "db", n, tableSchema(t, nil), false)
 		require.ErrorIs(t, err, lake.ErrInvalidName, "%q", n)
 	}
-	dbs, err := e.ls.Databases()
+	dbs, err := e.ls.Databases(ctx)
 	require.NoError(t, err)
 	require.Equal(t, []string{"db"}, dbs)
-	tables, err := e.ls.Tables("db")
+	tables, err := e.ls.Tables(ctx, "db")
 	require.NoError(t, err)
 	require.Empty(t, tables)
 }

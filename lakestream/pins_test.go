@@ -47,7 +47,7 @@ func TestScanSnapshotExpiredBeforePinStillReads(t *testing.T) {
 	write(1, 2)
 	require.NoError(t, e.tr.Drain(ctx, "db", "ap"))
 	write(3)
-	tbl, err := e.ls.Table("db", "ap")
+	tbl, err := e.ls.Table(ctx, "db", "ap")
 	require.NoError(t, err)
 	id := lakestream.TableID(tbl)
 
@@ -136,7 +136,7 @@ func TestTravelToSnapshotBeingExpiredIsRefused(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, e.tr.Drain(ctx, "db", "ap"))
 	}
-	tbl, err := e.ls.Table("db", "ap")
+	tbl, err := e.ls.Table(ctx, "db", "ap")
 	require.NoError(t, err)
 	latest, err := tbl.LatestSnapshot(ctx)
 	require.NoError(t, err)

@@ -51,7 +51,7 @@ func (s *Service) SetRealtime(ctx context.Context, db, name string, on bool, dra
 	g := s.gate(db, name)
 	g.Lock()
 	defer g.Unlock()
-	m, err := s.table(db, name)
+	m, err := s.table(ctx, db, name)
 	if err != nil {
 		return err
 	}

@@ -19,22 +19,22 @@ func TestRenameTableHoldsTheDropGuard(t *testing.T) {
 	createTable(t, e, "t", 2)
 	var calls []string
 	e.ls.SetDropGuard(func(db, name string) func() {
-		_, err := e.cat.GetTable("db", "t")
+		_, err := e.cat.GetTable(ctx, "db", "t")
 		require.NoError(t, err, "guarded before the directory moves")
 		calls = append(calls, "guard "+db+"."+name)
 		return func() {
-			_, err := e.cat.GetTable("db", "u")
+			_, err := e.cat.GetTable(ctx, "db", "u")
 			require.NoError(t, err, "released after the directory moved")
 			calls = append(calls, "release")
 		}
 	})
-	_, err := e.ls.Table("db", "t") // cached
+	_, err := e.ls.Table(ctx, "db", "t") // cached
 	require.NoError(t, err)
 	require.NoError(t, e.ls.RenameTable(ctx, "db", "t", "db", "u"))
 	require.Equal(t, []string{"guard db.t", "release"}, calls)
-	_, err = e.ls.Table("db", "t")
+	_, err = e.ls.Table(ctx, "db", "t")
 	require.ErrorIs(t, err, lake.ErrTableNotFound, "the cached metadata of the old name is gone")
-	_, err = e.ls.Table("db", "u")
+	_, err = e.ls.Table(ctx, "db", "u")
 	require.NoError(t, err)
 }
 
@@ -47,7 +47,7 @@ func TestRenameTableRefusesWhatCannotFollow(t *testing.T) {
 	createTable(t, e, "t", 2)
 	bigint, err := lake.ParseType("BIGINT")
 	require.NoError(t, err)
-	_, err = e.cat.CreateTable("db", "legacy", lake.Schema{Columns: []lake.Column{{Name: "id", Type: bigint}},
+	_, err = e.cat.CreateTable(ctx, "db", "legacy", lake.Schema{Columns: []lake.Column{{Name: "id", Type: bigint}},
 		Options: map[string]string{lakestream.OptionEnabled: "true"}}, false)
 	require.NoError(t, err)
 	err = e.ls.RenameTable(ctx, "db", "legacy", "db", "x")
@@ -58,7 +58,7 @@ func TestRenameTableRefusesWhatCannotFollow(t *testing.T) {
 	require.ErrorContains(t, err, "read-only view of table db.t")
 	err = e.ls.RenameTable(ctx, "db", "t", "db", "x$changelog")
 	require.ErrorIs(t, err, lake.ErrInvalidName)
-	tables, err := e.ls.Tables("db")
+	tables, err := e.ls.Tables(ctx, "db")
 	require.NoError(t, err)
 	require.Equal(t, []string{"legacy", "t"}, tables)
 }

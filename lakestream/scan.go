@@ -89,7 +89,7 @@ func (s *Service) Cut(ctx context.Context, db, name string, realtime bool) (Cut,
 
 // cut is Cut with the cut's snapshot pinned until unpin is called.
 func (s *Service) cut(ctx context.Context, db, name string, realtime bool) (c Cut, unpin func(), err error) {
-	m, err := s.table(db, name)
+	m, err := s.table(ctx, db, name)
 	if err != nil {
 		return Cut{}, nil, err
 	}
@@ -141,7 +141,7 @@ func (s *Service) Scan(ctx context.Context, db, name string, realtime bool) (arr
 
 // ScanWith is Scan with a projection and a filter for pruning.
 func (s *Service) ScanWith(ctx context.Context, db, name string, opts ScanOptions) (array.RecordReader, error) {
-	m, err := s.table(db, name)
+	m, err := s.table(ctx, db, name)
 	if err != nil {
 		return nil, err
 	}

@@ -31,7 +31,7 @@ import (
 // SchemaManager does, behind flightd's back.
 func alterExternally(t *testing.T, e *env, name string, change func(ts *lake.TableSchema)) {
 	t.Helper()
-	tb, err := e.cat.GetTable("db", name)
+	tb, err := e.cat.GetTable(t.Context(), "db", name)
 	require.NoError(t, err)
 	ns := *tb.Schema()
 	ns.Fields = append([]lake.DataField(nil), ns.Fields...)
@@ -193,7 +193,7 @@ func TestExternalAddColumnWhileRowsWaitInLogStillTiers(t *testing.T) {
 func TestExternallyWidenedColumnTakesBigValuesWithoutRestart(t *testing.T) {
 	ctx := context.Background()
 	e := openEnv(t, t.TempDir(), 1000)
-	require.NoError(t, e.ls.CreateDatabase("db", true))
+	require.NoError(t, e.ls.CreateDatabase(ctx, "db", true))
 	require.NoError(t, e.ls.CreateTable(ctx, "db", "w", lake.Schema{Columns: []lake.Column{
 		{Name: "id", Type: mustParseType(t, "BIGINT")}, {Name: "n", Type: mustParseType(t, "INT")}}, PrimaryKeys: []string{"id"}}, false))
 	require.NoError(t, writeRows(t, e, "w", []string{"id", "n"}, []string{"BIGINT", "INT"}, []map[string]any{{"id": int64(1), "n": int64(-5)}}))
@@ -201,7 +201,7 @@ func TestExternallyWidenedColumnTakesBigValuesWithoutRestart(t *testing.T) {
 	require.ErrorIs(t, err, lakestream.ErrInvalidBatch, "INT does not hold 5000000000")
 
 	alterExternally(t, e, "w", func(ts *lake.TableSchema) { ts.Fields[1].Type = mustParseType(t, "BIGINT") })
-	sc, err := e.ls.ArrowSchema("db", "w")
+	sc, err := e.ls.ArrowSchema(ctx, "db", "w")
 	require.NoError(t, err)
 	require.Equal(t, arrow.PrimitiveTypes.Int64, sc.Field(1).Type)
 	require.NoError(t, writeRows(t, e, "w", []string{"id", "n"}, []string{"BIGINT", "BIGINT"}, []map[string]any{{"id": int64(2), "n": int64(5000000000)}}))
@@ -221,7 +221,7 @@ func TestLogEntriesWithoutSchemaIDReadAfterSchemaChange(t *testing.T) {
 	ctx := context.Background()
 	e := openEnv(t, t.TempDir(), 1000)
 	createTable(t, e, "old", 0)
-	tb, err := e.ls.Table("db", "old")
+	tb, err := e.ls.Table(ctx, "db", "old")
 	require.NoError(t, err)
 	sc := tb.Schema().ArrowSchema()
 	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
@@ -444,12 +444,12 @@ func TestScanPlannedOnOlderSchemaFailsCleanly(t *testing.T) {
 	ctx := context.Background()
 	e := openEnv(t, t.TempDir(), 1000)
 	createTable(t, e, "p", 2)
-	planned, err := e.ls.ArrowSchema("db", "p")
+	planned, err := e.ls.ArrowSchema(ctx, "db", "p")
 	require.NoError(t, err)
 	alterExternally(t, e, "p", addColumn(t, "n", "INT"))
 	_, err = e.ls.ScanWith(ctx, "db", "p", lakestream.ScanOptions{Realtime: true, Expect: planned})
 	require.ErrorIs(t, err, lakestream.ErrSchemaChanged)
-	now, err := e.ls.ArrowSchema("db", "p")
+	now, err := e.ls.ArrowSchema(ctx, "db", "p")
 	require.NoError(t, err)
 	r, err := e.ls.ScanWith(ctx, "db", "p", lakestream.ScanOptions{Realtime: true, Expect: now})
 	require.NoError(t, err)

@@ -68,7 +68,7 @@ func TestSequenceFieldRealtimeModel(t *testing.T) {
 				}
 			}
 			defer closeStream()
-			require.NoError(t, ls.CreateDatabase("db", true))
+			require.NoError(t, ls.CreateDatabase(ctx, "db", true))
 			bigint, _ := lake.ParseType("BIGINT")
 			str, _ := lake.ParseType("STRING")
 			opts := map[string]string{"bucket": fmt.Sprint(1 + rng.IntN(3)), "sequence.field": "ts"}
@@ -166,7 +166,7 @@ func TestSequenceFieldRealtimeModel(t *testing.T) {
 					r, err = ls.Stream(ctx, "db", "sq", opts)
 					require.NoError(t, err, msg)
 				}
-				tbl, err := ls.Table("db", "sq")
+				tbl, err := ls.Table(ctx, "db", "sq")
 				require.NoError(t, err)
 				hws := log.HighWatermarks(lakestream.TableID(tbl))
 				for !lakestream.StreamCaughtUp(r, hws) {

@@ -155,14 +155,14 @@ func (s *Service) Catalog() *lake.Catalog { return s.cat }
 func (s *Service) Log() *logstore.Store { return s.log }
 
 // CreateDatabase creates a database (a Paimon <db>.db directory).
-func (s *Service) CreateDatabase(name string, ifNotExists bool) error {
-	return s.cat.CreateDatabase(name, ifNotExists)
+func (s *Service) CreateDatabase(ctx context.Context, name string, ifNotExists bool) error {
+	return s.cat.CreateDatabase(ctx, name, ifNotExists)
 }
 
 // DropDatabase drops a database; with cascade its tables and their logs too.
 func (s *Service) DropDatabase(ctx context.Context, name string, ifExists, cascade bool) error {
 	if cascade {
-		tables, err := s.cat.ListTables(name)
+		tables, err := s.cat.ListTables(ctx, name)
 		if err == nil {
 			for _, t := range tables {
 				if err := s.DropTable(ctx, name, t, true); err != nil {
@@ -171,14 +171,16 @@ func (s *Service) DropDatabase(ctx context.Context, name string, ifExists, casca
 			}
 		}
 	}
-	return s.cat.DropDatabase(name, ifExists, cascade)
+	return s.cat.DropDatabase(ctx, name, ifExists, cascade)
 }
 
 // Databases lists the databases.
-func (s *Service) Databases() ([]string, error) { return s.cat.ListDatabases() }
+func (s *Service) Databases(ctx context.Context) ([]string, error) { return s.cat.ListDatabases(ctx) }
 
 // Tables lists the tables of a database (without the $rt names).
-func (s *Service) Tables(db string) ([]string, error) { return s.cat.ListTables(db) }
+func (s *Service) Tables(ctx context.Context, db string) ([]string, error) {
+	return s.cat.ListTables(ctx, db)
+}
 
 // CreateTable creates a lake-stream enabled Paimon table.
 func (s *Service) CreateTable(ctx context.Context, db, name string, sc lake.Schema, ifNotExists bool) error {
@@ -220,7 +222,7 @@ func (s *Service) CreateTable(ctx context.Context, db, name string, sc lake.Sche
 	if err := lake.CheckSequenceField(sc); err != nil {
 		return fmt.Errorf("lakestream: create %s.%s: %w", db, name, err)
 	}
-	_, err := s.cat.CreateTable(db, name, sc, ifNotExists)
+	_, err := s.cat.CreateTable(ctx, db, name, sc, ifNotExists)
 	s.forget(db, name)
 	return err
 }
@@ -267,7 +269,7 @@ func splitNames(v string) []string {
 
 // DropTable drops the lake table and its log.
 func (s *Service) DropTable(ctx context.Context, db, name string, ifExists bool) error {
-	m, err := s.table(db, name)
+	m, err := s.table(ctx, db, name)
 	if err != nil {
 		if ifExists && errors.Is(err, lake.ErrTableNotFound) {
 			return nil
@@ -279,7 +281,7 @@ func (s *Service) DropTable(ctx context.Context, db, name string, ifExists bool)
 		// is removed ("directory not empty", or files left behind).
 		defer (*g)(db, name)()
 	}
-	if err := s.cat.DropTable(db, name, ifExists); err != nil {
+	if err := s.cat.DropTable(ctx, db, name, ifExists); err != nil {
 		return err
 	}
 	s.forget(db, name)
@@ -308,7 +310,7 @@ func (s *Service) RenameTable(ctx context.Context, db, name, toDB, to string) er
 	g := s.gate(db, name)
 	g.Lock()
 	defer g.Unlock()
-	m, err := s.table(db, name)
+	m, err := s.table(ctx, db, name)
 	if err != nil {
 		return err
 	}
@@ -460,14 +462,14 @@ func (s *Service) forget(db, name string) {
 // with it the options) that another engine committed, e.g. Java Paimon's
 // ALTER TABLE, is picked up by the next one; the check is one existence
 // test of schema-(id+1) (lake.Table.NewerSchema: a stat, a HEAD on S3).
-func (s *Service) table(db, name string) (*tableMeta, error) {
+func (s *Service) table(ctx context.Context, db, name string) (*tableMeta, error) {
 	k := metaKey(db, name)
 	s.mu.Lock()
 	m := s.meta[k]
 	epoch := s.forgotten
 	s.mu.Unlock()
 	if m != nil {
-		newer, err := m.table.NewerSchema(context.Background())
+		newer, err := m.table.NewerSchema(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -475,7 +477,7 @@ func (s *Service) table(db, name string) (*tableMeta, error) {
 			return m, nil
 		}
 	}
-	t, err := s.cat.GetTable(db, name)
+	t, err := s.cat.GetTable(ctx, db, name)
 	if err != nil {
 		return nil, err
 	}
@@ -552,8 +554,8 @@ func Realtime(t *lake.Table) bool {
 }
 
 // Table returns the lake table db.name.
-func (s *Service) Table(db, name string) (*lake.Table, error) {
-	m, err := s.table(db, name)
+func (s *Service) Table(ctx context.Context, db, name string) (*lake.Table, error) {
+	m, err := s.table(ctx, db, name)
 	if err != nil {
 		return nil, err
 	}
@@ -561,8 +563,8 @@ func (s *Service) Table(db, name string) (*lake.Table, error) {
 }
 
 // ArrowSchema returns the Arrow schema of db.name (the same for t and t$rt).
-func (s *Service) ArrowSchema(db, name string) (*arrow.Schema, error) {
-	m, err := s.table(db, name)
+func (s *Service) ArrowSchema(ctx context.Context, db, name string) (*arrow.Schema, error) {
+	m, err := s.table(ctx, db, name)
 	if err != nil {
 		return nil, err
 	}

@@ -76,17 +76,17 @@ func (s *Service) Status(ctx context.Context) (array.RecordReader, error) {
 	b := array.NewRecordBuilder(s.mem, StatusSchema)
 	defer b.Release()
 	now := time.Now()
-	dbs, err := s.Databases()
+	dbs, err := s.Databases(ctx)
 	if err != nil {
 		return nil, err
 	}
 	for _, db := range dbs {
-		names, err := s.Tables(db)
+		names, err := s.Tables(ctx, db)
 		if err != nil {
 			continue
 		}
 		for _, name := range names {
-			m, err := s.table(db, name)
+			m, err := s.table(ctx, db, name)
 			if err != nil || !Realtime(m.table) {
 				continue
 			}

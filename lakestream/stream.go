@@ -61,8 +61,8 @@ func (o *StreamOptions) after(b int32) (int64, bool) {
 }
 
 // StreamSchema is the schema of Stream's rows: the changelog's.
-func (s *Service) StreamSchema(db, name string) (*arrow.Schema, error) {
-	return s.ChangelogSchema(db, name)
+func (s *Service) StreamSchema(ctx context.Context, db, name string) (*arrow.Schema, error) {
+	return s.ChangelogSchema(ctx, db, name)
 }
 
 // Stream reads db.name unbounded: its current rows (t$rt, read at one cut
@@ -102,7 +102,7 @@ func (s *Service) StreamSchema(db, name string) (*arrow.Schema, error) {
 // ErrStreamBehind. A table dropped, or whose schema changes, ends the
 // stream with an error; the reader resumes from its position.
 func (s *Service) Stream(ctx context.Context, db, name string, opts StreamOptions) (array.RecordReader, error) {
-	m, err := s.table(db, name)
+	m, err := s.table(ctx, db, name)
 	if err != nil {
 		return nil, err
 	}
@@ -432,7 +432,7 @@ func drain(r array.RecordReader, final func(array.RecordReader) error) ([]arrow.
 
 // checkTable fails when the table was dropped or its schema changed.
 func (r *streamReader) checkTable() error {
-	m, err := r.s.table(r.db, r.name)
+	m, err := r.s.table(r.ctx, r.db, r.name)
 	if err != nil {
 		return err
 	}

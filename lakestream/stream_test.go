@@ -161,7 +161,7 @@ func TestStreamModel(t *testing.T) {
 		case op < 11:
 			ids, vals, kinds, _ := randomWrite(rng, step)
 			data := dataBatch(ids, vals)
-			tbl, err := e.ls.Table("db", "pk")
+			tbl, err := e.ls.Table(ctx, "db", "pk")
 			require.NoError(t, err)
 			bks, err := tbl.Buckets(data)
 			require.NoError(t, err)
@@ -197,7 +197,7 @@ func TestStreamModel(t *testing.T) {
 			}
 			open(msg)
 		}
-		tbl, err := e.ls.Table("db", "pk")
+		tbl, err := e.ls.Table(ctx, "db", "pk")
 		require.NoError(t, err)
 		hws := e.log.HighWatermarks(lakestream.TableID(tbl))
 		t.Logf("%s: hws %v caught up %v", msg, hws, lakestream.StreamCaughtUp(r, hws))
@@ -299,7 +299,7 @@ func TestStreamUnderConcurrentWritersAndTiering(t *testing.T) {
 	e := openEnv(t, t.TempDir(), 40)
 	const buckets = 3
 	createTable(t, e, "pk", buckets)
-	tbl, err := e.ls.Table("db", "pk")
+	tbl, err := e.ls.Table(ctx, "db", "pk")
 	require.NoError(t, err)
 	// Some rows before the stream starts, partly tiered.
 	pre := dataBatch([]int64{1, 2, 3, 4, 5}, []string{"p1", "p2", "p3", "p4", "p5"})

@@ -31,7 +31,7 @@ type Travel struct {
 // its own schema is not built yet, and reading it under today's would give
 // other columns than Java Paimon's time travel, so it is refused.
 func (s *Service) TravelCut(ctx context.Context, db, name string, tr Travel) (Cut, error) {
-	m, err := s.table(db, name)
+	m, err := s.table(ctx, db, name)
 	if err != nil {
 		return Cut{}, err
 	}
@@ -98,7 +98,7 @@ func (s *Service) travelMeta(ctx context.Context, m *tableMeta, snap *lake.Snaps
 // TravelSchema is the Arrow schema a read of db.name at cut returns: the
 // columns of the schema its snapshot was written under.
 func (s *Service) TravelSchema(ctx context.Context, db, name string, cut Cut) (*arrow.Schema, error) {
-	m, err := s.table(db, name)
+	m, err := s.table(ctx, db, name)
 	if err != nil {
 		return nil, err
 	}

@@ -47,7 +47,7 @@ func (s *Service) WriteAsync(ctx context.Context, db, name string, rec arrow.Rec
 			g.RUnlock()
 		}
 	}()
-	m, err := s.table(db, name)
+	m, err := s.table(ctx, db, name)
 	if err != nil {
 		return nil, err
 	}

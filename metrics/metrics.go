@@ -29,7 +29,8 @@ type Options struct {
 	Freshness func(*lake.Table) time.Duration
 	// Version is reported as flightd_build_info{version}.
 	Version string
-	// ScrapeTimeout bounds reading the tiering status in one scrape (default 10s).
+	// ScrapeTimeout bounds reading the tiering status, and the tables' freshness, in one
+	// scrape (default 10s).
 	ScrapeTimeout time.Duration
 	Logger        *slog.Logger
 }
@@ -206,7 +207,10 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 	if c.opts.DiskBudget > 0 {
 		ch <- prometheus.MustNewConstMetric(descDiskBudget, prometheus.GaugeValue, float64(c.opts.DiskBudget))
 	}
-	tables, err := c.status()
+	// A Collector is given no context: the scrape's I/O is bounded here.
+	ctx, cancel := context.WithTimeout(context.Background(), c.opts.ScrapeTimeout)
+	defer cancel()
+	tables, err := c.status(ctx)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(descLagRows, fmt.Errorf("read the tiering status (sys.tiering): %w", err))
 		return
@@ -219,7 +223,7 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(descLagSeconds, prometheus.GaugeValue, ts.lagSeconds, ts.db, ts.name)
 		}
 		if c.opts.Freshness != nil {
-			if t, err := c.ls.Table(ts.db, ts.name); err == nil {
+			if t, err := c.ls.Table(ctx, ts.db, ts.name); err == nil {
 				ch <- prometheus.MustNewConstMetric(descFreshness, prometheus.GaugeValue, c.opts.Freshness(t).Seconds(), ts.db, ts.name)
 			}
 		}
@@ -227,9 +231,7 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // status reads sys.tiering and sums it up per table, in its order.
-func (c *statusCollector) status() ([]*tableStatus, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), c.opts.ScrapeTimeout)
-	defer cancel()
+func (c *statusCollector) status(ctx context.Context) ([]*tableStatus, error) {
 	r, err := c.ls.Status(ctx)
 	if err != nil {
 		return nil, err

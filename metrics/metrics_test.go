@@ -83,7 +83,7 @@ func TestMetricsFollowWritesAndRounds(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	ls := newService(t, dir)
-	require.NoError(t, ls.CreateDatabase("db", false))
+	require.NoError(t, ls.CreateDatabase(ctx, "db", false))
 	bigint, err := lake.ParseType("BIGINT")
 	require.NoError(t, err)
 	require.NoError(t, ls.CreateTable(ctx, "db", "t", lake.Schema{
@@ -231,7 +231,7 @@ func TestFailingTableIsCounted(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	ls := newService(t, dir)
-	require.NoError(t, ls.CreateDatabase("db", false))
+	require.NoError(t, ls.CreateDatabase(ctx, "db", false))
 	bigint, err := lake.ParseType("BIGINT")
 	require.NoError(t, err)
 	require.NoError(t, ls.CreateTable(ctx, "db", "t", lake.Schema{

@@ -86,7 +86,9 @@ func New(ls *lakestream.Service, opts Options) (*Engine, error) {
 		c.Close()
 		return nil, err
 	}
-	if err := ls.CreateDatabase(DefaultDatabase, true); err != nil {
+	// New runs once at startup and is given no context; on S3 each request's
+	// attempts and retries are bounded.
+	if err := ls.CreateDatabase(context.Background(), DefaultDatabase, true); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -144,7 +146,7 @@ func (e *Engine) Execute(ctx context.Context, sql string) (engine.Result, error)
 	case sqlparse.KindInsertOverwrite, sqlparse.KindUpdate, sqlparse.KindDelete:
 		return engine.Result{}, fmt.Errorf("%w: %s is not supported on lake-stream tables: it would rewrite committed lake data while the log may hold newer values for the same rows; write changes as rows instead (upsert by primary key, or ingest a batch with a change-kind column)", engine.ErrInvalid, kind)
 	case sqlparse.KindUse:
-		db, err := e.use(sql)
+		db, err := e.use(ctx, sql)
 		return engine.Result{Update: true, Affected: 0, Database: db}, err
 	case sqlparse.KindSet:
 		on, err := setStreaming(sql)
@@ -190,12 +192,12 @@ func (e *Engine) Prepare(ctx context.Context, sql string) (engine.Prepared, erro
 }
 
 // use checks USE db and returns the database as the catalog spells it.
-func (e *Engine) use(sql string) (string, error) {
+func (e *Engine) use(ctx context.Context, sql string) (string, error) {
 	st, err := sqlparse.ParseUse(sql)
 	if err != nil {
 		return "", invalid(err)
 	}
-	db, found, err := e.lookupDatabase(st.Name)
+	db, found, err := e.lookupDatabase(ctx, st.Name)
 	if err != nil {
 		return "", mapErr(err)
 	}
@@ -301,7 +303,7 @@ func (e *Engine) ddl(ctx context.Context, kind sqlparse.Kind, sql string) error 
 		if err != nil {
 			return invalid(err)
 		}
-		return mapErr(e.ls.CreateDatabase(st.Name, st.IfNotExists))
+		return mapErr(e.ls.CreateDatabase(ctx, st.Name, st.IfNotExists))
 	case sqlparse.KindDropDatabase:
 		st, err := sqlparse.ParseDropDatabase(sql)
 		if err != nil {
@@ -324,7 +326,7 @@ func (e *Engine) ddl(ctx context.Context, kind sqlparse.Kind, sql string) error 
 		if err != nil {
 			return invalid(err)
 		}
-		if err := e.writable(dbOr(ctx, st.Name.Database), st.Name.Table); err != nil {
+		if err := e.writable(ctx, dbOr(ctx, st.Name.Database), st.Name.Table); err != nil {
 			return err
 		}
 		db := dbOr(ctx, st.Name.Database)
@@ -338,11 +340,11 @@ func (e *Engine) ddl(ctx context.Context, kind sqlparse.Kind, sql string) error 
 			return invalid(err)
 		}
 		db := dbOr(ctx, st.Name.Database)
-		if err := e.writable(db, st.Name.Table); err != nil {
+		if err := e.writable(ctx, db, st.Name.Table); err != nil {
 			return err
 		}
 		if st.IfExists {
-			if _, err := e.ls.Table(db, st.Name.Table); errors.Is(err, lake.ErrTableNotFound) || errors.Is(err, lake.ErrDatabaseNotFound) {
+			if _, err := e.ls.Table(ctx, db, st.Name.Table); errors.Is(err, lake.ErrTableNotFound) || errors.Is(err, lake.ErrDatabaseNotFound) {
 				return nil // ALTER TABLE IF EXISTS of a table that is not there
 			}
 		}
@@ -916,24 +918,24 @@ func (e *Engine) refSchema(ctx context.Context, r tableRef) (*arrow.Schema, erro
 	case r.system:
 		return lakestream.StatusSchema, nil
 	case r.meta != "":
-		return e.ls.MetaSchema(r.db, r.table, r.meta)
+		return e.ls.MetaSchema(ctx, r.db, r.table, r.meta)
 	case r.changelog:
-		return e.ls.ChangelogSchema(r.db, r.table)
+		return e.ls.ChangelogSchema(ctx, r.db, r.table)
 	case r.snapshot > 0:
 		return e.ls.TravelSchema(ctx, r.db, r.table, lakestream.Cut{Snapshot: r.snapshot, Tag: r.tag})
 	}
-	return e.ls.ArrowSchema(r.db, r.table)
+	return e.ls.ArrowSchema(ctx, r.db, r.table)
 }
 
 // resolver resolves references in the session of ctx.
 func (e *Engine) resolver(ctx context.Context) resolver {
 	session := engine.Database(ctx)
-	return func(schema, table string) (tableRef, bool, error) { return e.resolve(session, schema, table) }
+	return func(schema, table string) (tableRef, bool, error) { return e.resolve(ctx, session, schema, table) }
 }
 
 // resolve maps a DuckDB base-table reference to a flightd table; an
 // unqualified name is looked up in the session's database.
-func (e *Engine) resolve(session, schema, table string) (tableRef, bool, error) {
+func (e *Engine) resolve(ctx context.Context, session, schema, table string) (tableRef, bool, error) {
 	if strings.EqualFold(schema, SystemDatabase) {
 		for _, t := range []string{"tiering", statementsTable} {
 			if strings.EqualFold(table, t) {
@@ -950,11 +952,11 @@ func (e *Engine) resolve(session, schema, table string) (tableRef, bool, error) 
 	realtime, changelog := suffix == lakestream.RealtimeSuffix, suffix == lakestream.ChangelogSuffix
 	ro := suffix == lakestream.ReadOptimizedSuffix
 	meta := lakestream.MetaSuffix(suffix)
-	if _, err := e.ls.Table(db, name); err == nil {
+	if _, err := e.ls.Table(ctx, db, name); err == nil {
 		// spelled as stored: no listing (the table's metadata is cached)
 		return tableRef{db: db, table: name, realtime: realtime, ro: ro, changelog: changelog, meta: meta}, true, nil
 	}
-	dbName, found, err := e.lookupDatabase(db)
+	dbName, found, err := e.lookupDatabase(ctx, db)
 	if err != nil {
 		return tableRef{}, false, err
 	}
@@ -967,7 +969,7 @@ func (e *Engine) resolve(session, schema, table string) (tableRef, bool, error) 
 		}
 		return tableRef{}, false, fmt.Errorf("%w: database %q does not exist (in %s.%s)", engine.ErrNotFound, schema, schema, table)
 	}
-	tables, err := e.ls.Tables(dbName)
+	tables, err := e.ls.Tables(ctx, dbName)
 	if err != nil {
 		return tableRef{}, false, mapErr(err)
 	}
@@ -1003,8 +1005,8 @@ func duckSchema(schema string) bool {
 	return false
 }
 
-func (e *Engine) lookupDatabase(db string) (string, bool, error) {
-	dbs, err := e.ls.Databases()
+func (e *Engine) lookupDatabase(ctx context.Context, db string) (string, bool, error) {
+	dbs, err := e.ls.Databases(ctx)
 	if err != nil {
 		return "", false, err
 	}
@@ -1013,7 +1015,7 @@ func (e *Engine) lookupDatabase(db string) (string, bool, error) {
 }
 
 // Databases lists databases.
-func (e *Engine) Databases(ctx context.Context) ([]string, error) { return e.ls.Databases() }
+func (e *Engine) Databases(ctx context.Context) ([]string, error) { return e.ls.Databases(ctx) }
 
 // columnInfos are the declared types of sc's fields, found by name in ts;
 // nil unless every field is there.
@@ -1041,17 +1043,17 @@ func columnInfos(ts *lake.TableSchema, sc *arrow.Schema) []engine.ColumnInfo {
 
 // Tables lists db's tables, each followed by its t$rt view when enabled.
 func (e *Engine) Tables(ctx context.Context, db string) ([]engine.TableInfo, error) {
-	names, err := e.ls.Tables(db)
+	names, err := e.ls.Tables(ctx, db)
 	if err != nil {
 		return nil, mapErr(err)
 	}
 	var out []engine.TableInfo
 	for _, n := range names {
-		t, err := e.ls.Table(db, n)
+		t, err := e.ls.Table(ctx, db, n)
 		if err != nil {
 			continue // dropped meanwhile, or unreadable: listed tables must open
 		}
-		sc, err := e.ls.ArrowSchema(db, n)
+		sc, err := e.ls.ArrowSchema(ctx, db, n)
 		if err != nil {
 			continue
 		}
@@ -1060,7 +1062,7 @@ func (e *Engine) Tables(ctx context.Context, db string) ([]engine.TableInfo, err
 		out = append(out, engine.TableInfo{Database: db, Name: n, Type: "TABLE", Schema: sc, PrimaryKeys: keys, Columns: cols})
 		if lakestream.Realtime(t) {
 			out = append(out, engine.TableInfo{Database: db, Name: n + lakestream.RealtimeSuffix, Type: "VIEW", Schema: sc, PrimaryKeys: keys, Columns: cols})
-			if cs, err := e.ls.ChangelogSchema(db, n); err == nil {
+			if cs, err := e.ls.ChangelogSchema(ctx, db, n); err == nil {
 				out = append(out, engine.TableInfo{Database: db, Name: n + lakestream.ChangelogSuffix, Type: "VIEW", Schema: cs})
 			}
 		}

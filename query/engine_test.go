@@ -316,7 +316,7 @@ func TestWritesToReadOnlyNamesSayWhy(t *testing.T) {
 		require.ErrorIs(t, err, c.want, c.sql)
 		require.ErrorContains(t, err, c.says, c.sql)
 	}
-	sc, err := e.ls.ArrowSchema("shop", "t")
+	sc, err := e.ls.ArrowSchema(ctx, "shop", "t")
 	require.NoError(t, err)
 	_, err = e.Ingest(ctx, "shop", "t$rt", false, emptyReader(t, sc))
 	require.ErrorIs(t, err, engine.ErrInvalid)

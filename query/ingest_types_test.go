@@ -239,7 +239,7 @@ func TestIngestCreatesExactTypesForEveryArrowType(t *testing.T) {
 			n, err := ingestOne(e, c.name, true, rec)
 			require.NoError(t, err, "the batch a table is created from is accepted")
 			require.Equal(t, rec.NumRows(), n)
-			tb, err := e.ls.Table(DefaultDatabase, c.name)
+			tb, err := e.ls.Table(ctx, DefaultDatabase, c.name)
 			require.NoError(t, err)
 			require.Equal(t, c.paimon, tb.Schema().Fields[0].Type.String())
 			want := values(c.want)
@@ -296,7 +296,7 @@ func TestIngestRefusesTypesWithoutPaimonCounterpartUpFront(t *testing.T) {
 		require.ErrorIs(t, err, engine.ErrInvalid, c.name)
 		require.ErrorContains(t, err, "create default."+c.name+" from ingest", c.name)
 		require.ErrorContains(t, err, c.want, c.name)
-		_, err = e.ls.Table(DefaultDatabase, c.name)
+		_, err = e.ls.Table(t.Context(), DefaultDatabase, c.name)
 		require.Error(t, err, "%s: no table is left behind", c.name)
 	}
 }
@@ -311,7 +311,7 @@ func TestIngestCreateThatFailsLeavesNoTable(t *testing.T) {
 	_, err := ingestOne(e, "d64", true, rec)
 	require.ErrorIs(t, err, engine.ErrInvalid)
 	require.ErrorContains(t, err, `column "c"`)
-	_, err = e.ls.Table(DefaultDatabase, "d64")
+	_, err = e.ls.Table(t.Context(), DefaultDatabase, "d64")
 	require.Error(t, err, "no table is left behind")
 
 	sc := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: false}}, nil)
@@ -324,7 +324,7 @@ func TestIngestCreateThatFailsLeavesNoTable(t *testing.T) {
 	_, err = ingestOne(e, "nn", true, bad)
 	require.ErrorIs(t, err, engine.ErrInvalid)
 	require.ErrorContains(t, err, `column "id" is NOT NULL`)
-	_, err = e.ls.Table(DefaultDatabase, "nn")
+	_, err = e.ls.Table(t.Context(), DefaultDatabase, "nn")
 	require.Error(t, err, "no table is left behind")
 
 	// Paimon's TIME holds milliseconds: a time64 value with a finer part
@@ -335,6 +335,6 @@ func TestIngestCreateThatFailsLeavesNoTable(t *testing.T) {
 	require.ErrorIs(t, err, engine.ErrInvalid)
 	require.ErrorContains(t, err, `column "c"`)
 	require.ErrorContains(t, err, "Paimon stores TIME as milliseconds")
-	_, err = e.ls.Table(DefaultDatabase, "t64")
+	_, err = e.ls.Table(t.Context(), DefaultDatabase, "t64")
 	require.Error(t, err, "no table is left behind")
 }

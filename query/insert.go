@@ -28,7 +28,7 @@ const insertBatchRows = 64 << 10
 // t$rt and t$changelog, which are views of t, and flightd's system tables.
 // Their base tables exist, so "not found" (what looking the name up as a
 // table says) would be wrong.
-func (e *Engine) writable(db, table string) error {
+func (e *Engine) writable(ctx context.Context, db, table string) error {
 	if strings.EqualFold(db, SystemDatabase) {
 		return fmt.Errorf("%w: %s.%s is one of flightd's read-only system tables", engine.ErrInvalid, db, table)
 	}
@@ -37,7 +37,7 @@ func (e *Engine) writable(db, table string) error {
 		return nil
 	}
 	base := table[:len(table)-len(suffix)]
-	if _, err := e.ls.Table(db, base); err != nil {
+	if _, err := e.ls.Table(ctx, db, base); err != nil {
 		return fmt.Errorf("%w: table %s.%s does not exist, so neither does %s.%s", engine.ErrNotFound, db, base, db, table)
 	}
 	what := "real-time view"
@@ -59,10 +59,10 @@ func (e *Engine) insert(ctx context.Context, sql string) (int64, error) {
 		return 0, invalid(err)
 	}
 	db := dbOr(ctx, st.Name.Database)
-	if err := e.writable(db, st.Name.Table); err != nil {
+	if err := e.writable(ctx, db, st.Name.Table); err != nil {
 		return 0, err
 	}
-	schema, err := e.ls.ArrowSchema(db, st.Name.Table)
+	schema, err := e.ls.ArrowSchema(ctx, db, st.Name.Table)
 	if err != nil {
 		return 0, mapErr(err)
 	}
@@ -271,10 +271,10 @@ func fieldIndex(s *arrow.Schema, name string) int {
 // the table would refuse leaves no table behind.
 func (e *Engine) Ingest(ctx context.Context, db, table string, create bool, r array.RecordReader) (int64, error) {
 	db = dbOr(ctx, db)
-	if err := e.writable(db, table); err != nil {
+	if err := e.writable(ctx, db, table); err != nil {
 		return 0, err
 	}
-	schema, serr := e.ls.ArrowSchema(db, table)
+	schema, serr := e.ls.ArrowSchema(ctx, db, table)
 	mem := ingestMemory{b: e.ingestMem, reserve: e.ingestReserve}
 	var first arrow.RecordBatch // converted; written first
 	var firstHeld int64         // the budget first holds
@@ -311,7 +311,7 @@ func (e *Engine) Ingest(ctx context.Context, db, table string, create bool, r ar
 		if err := mapErr(e.ls.CreateTable(ctx, db, table, sc, true)); err != nil {
 			return 0, err
 		}
-		if schema, err = e.ls.ArrowSchema(db, table); err != nil {
+		if schema, err = e.ls.ArrowSchema(ctx, db, table); err != nil {
 			return 0, mapErr(err)
 		}
 	}

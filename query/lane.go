@@ -51,18 +51,18 @@ func (e *Engine) shortQuery(ctx context.Context, sql string) bool {
 	}
 	resolve := e.resolver(ctx)
 	if ps, ok := asPlainScan(tree, resolve); ok {
-		return ps.ref.system || e.pointLookup(ps)
+		return ps.ref.system || e.pointLookup(ctx, ps)
 	}
 	return readsNoData(tree, resolve)
 }
 
 // pointLookup reports whether ps fixes every primary-key column of its
 // table with = or IN.
-func (e *Engine) pointLookup(ps plainScan) bool {
+func (e *Engine) pointLookup(ctx context.Context, ps plainScan) bool {
 	if ps.ref.whole() || ps.ref.snapshot > 0 || ps.ref.tag != "" {
 		return false
 	}
-	t, err := e.ls.Table(ps.ref.db, ps.ref.table)
+	t, err := e.ls.Table(ctx, ps.ref.db, ps.ref.table)
 	if err != nil || !t.Schema().HasPrimaryKey() {
 		return false
 	}

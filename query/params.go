@@ -86,7 +86,7 @@ func (e *Engine) insertParamTypes(ctx context.Context, sql string, ps []sqlparse
 		return nil, invalid(err)
 	}
 	db := dbOr(ctx, st.Name.Database)
-	schema, err := e.ls.ArrowSchema(db, st.Name.Table)
+	schema, err := e.ls.ArrowSchema(ctx, db, st.Name.Table)
 	if err != nil {
 		return nil, mapErr(err)
 	}
@@ -244,7 +244,7 @@ func (e *Engine) InsertParams(ctx context.Context, sql string, params arrow.Reco
 		return 0, false, nil
 	}
 	db := dbOr(ctx, st.Name.Database)
-	schema, err := e.ls.ArrowSchema(db, st.Name.Table)
+	schema, err := e.ls.ArrowSchema(ctx, db, st.Name.Table)
 	if err != nil {
 		return 0, false, nil // the SQL path reports it
 	}

@@ -250,7 +250,7 @@ func TestPushdownNeverChangesResults(t *testing.T) {
 func TestScanHints(t *testing.T) {
 	e := newTestEngine(t)
 	run(t, e, "CREATE TABLE kv (id BIGINT, v STRING, w DOUBLE, PRIMARY KEY (id) NOT ENFORCED)")
-	sc, err := e.ls.ArrowSchema(DefaultDatabase, "kv")
+	sc, err := e.ls.ArrowSchema(t.Context(), DefaultDatabase, "kv")
 	require.NoError(t, err)
 	c, err := e.connect(context.Background())
 	require.NoError(t, err)

@@ -43,7 +43,7 @@ func BenchmarkResults(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := cat.CreateDatabase("db", false); err != nil {
+	if err := cat.CreateDatabase(ctx, "db", false); err != nil {
 		b.Fatal(err)
 	}
 	var cols []lake.Column
@@ -54,7 +54,7 @@ func BenchmarkResults(b *testing.B) {
 		}
 		cols = append(cols, lake.Column{Name: c.n, Type: dt})
 	}
-	t, err := cat.CreateTable("db", "t", lake.Schema{Columns: cols}, false)
+	t, err := cat.CreateTable(ctx, "db", "t", lake.Schema{Columns: cols}, false)
 	if err != nil {
 		b.Fatal(err)
 	}

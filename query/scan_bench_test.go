@@ -47,7 +47,7 @@ func benchLakeScan(b *testing.B, rows, filesPerBucket int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := cat.CreateDatabase("db", false); err != nil {
+	if err := cat.CreateDatabase(ctx, "db", false); err != nil {
 		b.Fatal(err)
 	}
 	var cols []lake.Column
@@ -59,7 +59,7 @@ func benchLakeScan(b *testing.B, rows, filesPerBucket int) {
 		}
 		cols = append(cols, lake.Column{Name: c.n, Type: dt})
 	}
-	t, err := cat.CreateTable("db", "t", lake.Schema{Columns: cols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "4"}}, false)
+	t, err := cat.CreateTable(ctx, "db", "t", lake.Schema{Columns: cols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "4"}}, false)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func TestStatementPlannedBeforeAnotherEngineAddsAColumnRunsOnTheNewSchema(t *tes
 	added := 0
 	addColumn := func() {
 		afterSchema = nil
-		tb, err := e.ls.Catalog().GetTable("default", "t")
+		tb, err := e.ls.Catalog().GetTable(t.Context(), "default", "t")
 		require.NoError(t, err)
 		ns := *tb.Schema()
 		ns.Fields = append([]lake.DataField(nil), ns.Fields...)

@@ -54,7 +54,7 @@ func (e *Engine) streamQuery(ctx context.Context, tree *object, parsed, schemaOn
 	if !ps.ref.realtime && !ps.ref.changelog {
 		return nil, errNotStreamable(fmt.Sprintf("%s.%s is not t$rt or t$changelog", ps.ref.db, ps.ref.table))
 	}
-	sc, err := e.ls.StreamSchema(ps.ref.db, ps.ref.table)
+	sc, err := e.ls.StreamSchema(ctx, ps.ref.db, ps.ref.table)
 	if err != nil {
 		return nil, mapErr(err)
 	}

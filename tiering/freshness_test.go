@@ -44,7 +44,7 @@ func TestParseFreshness(t *testing.T) {
 func TestFreshnessIsValidated(t *testing.T) {
 	e := open(t, t.TempDir())
 	ctx := context.Background()
-	require.NoError(t, e.ls.CreateDatabase("db", true))
+	require.NoError(t, e.ls.CreateDatabase(ctx, "db", true))
 	sc := func(fresh string) lake.Schema {
 		return lake.Schema{
 			Columns: []lake.Column{{Name: "id", Type: mustType(t, "BIGINT")}, {Name: "v", Type: mustType(t, "STRING")}},
@@ -54,7 +54,7 @@ func TestFreshnessIsValidated(t *testing.T) {
 	err := e.ls.CreateTable(ctx, "db", "bad", sc("every now and then"), false)
 	require.ErrorIs(t, err, lakestream.ErrInvalidOption)
 	require.ErrorContains(t, err, "lakestream.freshness")
-	_, err = e.ls.Table("db", "bad")
+	_, err = e.ls.Table(ctx, "db", "bad")
 	require.ErrorIs(t, err, lake.ErrTableNotFound, "a refused CREATE creates nothing")
 
 	require.NoError(t, e.ls.CreateTable(ctx, "db", "t", sc("5 s"), false))

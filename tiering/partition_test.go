@@ -71,7 +71,7 @@ var partLayouts = map[string][]string{
 // directly (lakestream refuses it, as Java Paimon does).
 func createPartTable(t *testing.T, e *env, name string, pk []string, buckets int) {
 	t.Helper()
-	require.NoError(t, e.ls.CreateDatabase("db", true))
+	require.NoError(t, e.ls.CreateDatabase(t.Context(), "db", true))
 	sc := lake.Schema{
 		Columns: []lake.Column{
 			{Name: "id", Type: mustType(t, "BIGINT")}, {Name: "dt", Type: mustType(t, "STRING")}, {Name: "v", Type: mustType(t, "STRING")},
@@ -82,7 +82,7 @@ func createPartTable(t *testing.T, e *env, name string, pk []string, buckets int
 	}
 	if !containsString(pk, "dt") {
 		sc.Options[lakestream.OptionEnabled] = "true"
-		_, err := e.cat.CreateTable("db", name, sc, false)
+		_, err := e.cat.CreateTable(t.Context(), "db", name, sc, false)
 		require.NoError(t, err)
 		return
 	}
@@ -161,7 +161,7 @@ func TestSameKeyInTwoPartitionsIsOneRowBeforeTiering(t *testing.T) {
 // column, and says which key to declare.
 func TestKeyWithoutPartitionIsRefusedAtCreate(t *testing.T) {
 	e := open(t, t.TempDir())
-	require.NoError(t, e.ls.CreateDatabase("db", true))
+	require.NoError(t, e.ls.CreateDatabase(t.Context(), "db", true))
 	cols := []lake.Column{{Name: "id", Type: mustType(t, "BIGINT")}, {Name: "dt", Type: mustType(t, "STRING")}, {Name: "v", Type: mustType(t, "STRING")}}
 	for _, sc := range []lake.Schema{
 		{Columns: cols, PrimaryKeys: []string{"id"}, PartitionKeys: []string{"dt"}},
@@ -171,7 +171,7 @@ func TestKeyWithoutPartitionIsRefusedAtCreate(t *testing.T) {
 		require.ErrorIs(t, err, lake.ErrUnsupported)
 		require.ErrorContains(t, err, "leaves out dt")
 		require.ErrorContains(t, err, "PRIMARY KEY (id, dt)")
-		_, err = e.ls.Table("db", "t")
+		_, err = e.ls.Table(t.Context(), "db", "t")
 		require.ErrorIs(t, err, lake.ErrTableNotFound)
 	}
 }
@@ -184,10 +184,10 @@ func TestKeyWithoutPartitionIsRefusedAtCreate(t *testing.T) {
 func TestKeyGivenAsOptionGetsFixedBuckets(t *testing.T) {
 	e := open(t, t.TempDir())
 	ctx := context.Background()
-	require.NoError(t, e.ls.CreateDatabase("db", true))
+	require.NoError(t, e.ls.CreateDatabase(ctx, "db", true))
 	cols := []lake.Column{{Name: "id", Type: mustType(t, "BIGINT")}, {Name: "v", Type: mustType(t, "STRING")}}
 	require.NoError(t, e.ls.CreateTable(ctx, "db", "t", lake.Schema{Columns: cols, Options: map[string]string{"primary-key": "id"}}, false))
-	tb, err := e.ls.Table("db", "t")
+	tb, err := e.ls.Table(ctx, "db", "t")
 	require.NoError(t, err)
 	require.Equal(t, fmt.Sprint(lakestream.DefaultPrimaryKeyBuckets), tb.Schema().Options["bucket"])
 	err = e.ls.CreateTable(ctx, "db", "d", lake.Schema{Columns: cols, Options: map[string]string{"primary-key": "id", "bucket": "-1"}}, false)

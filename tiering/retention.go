@@ -17,7 +17,7 @@ import (
 // a t$rt read only needs those (see package union). It returns the number
 // of buckets truncated.
 func (s *Service) CollectTable(ctx context.Context, db, name string, now time.Time) (int, error) {
-	t, err := s.ls.Table(db, name)
+	t, err := s.ls.Table(ctx, db, name)
 	if err != nil {
 		return 0, err
 	}
@@ -101,7 +101,7 @@ func newestAtOrBefore(ctx context.Context, t *lake.Table, latest *lake.Snapshot,
 // chooses after gets the latest snapshot read here or a newer one, which
 // are kept.
 func (s *Service) ExpireTable(ctx context.Context, db, name string, now time.Time) (int, error) {
-	t, err := s.ls.Table(db, name)
+	t, err := s.ls.Table(ctx, db, name)
 	if err != nil {
 		return 0, err
 	}

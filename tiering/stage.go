@@ -188,7 +188,10 @@ func (s *Service) stage(ctx context.Context, db, name string) {
 	l := s.tableLock(db, name)
 	l.Lock()
 	defer l.Unlock()
-	t, err := s.ls.Table(db, name)
+	t, err := s.ls.Table(ctx, db, name)
+	if err != nil && ctx.Err() != nil {
+		return // cancelled: what is staged stays for the round
+	}
 	if err != nil || !lakestream.Realtime(t) || t.Schema().HasPrimaryKey() {
 		s.dropStaged(db, name)
 		return

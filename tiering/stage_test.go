@@ -20,7 +20,7 @@ import (
 // table with fixed buckets on id.
 func createBucketedAppend(t *testing.T, e *env, name string, buckets int) {
 	t.Helper()
-	require.NoError(t, e.ls.CreateDatabase("db", true))
+	require.NoError(t, e.ls.CreateDatabase(t.Context(), "db", true))
 	sc := lake.Schema{Columns: []lake.Column{{Name: "id", Type: mustType(t, "BIGINT")}, {Name: "v", Type: mustType(t, "STRING")}},
 		Options: map[string]string{"bucket": fmt.Sprint(buckets), "bucket-key": "id"}}
 	require.NoError(t, e.ls.CreateTable(context.Background(), "db", name, sc, false))

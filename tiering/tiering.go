@@ -219,7 +219,7 @@ func (s *Service) TierTable(ctx context.Context, db, name string) (Result, error
 	start := time.Now()
 	var compactErr error
 	res, err := s.tierTable(ctx, db, name, &compactErr)
-	if t, terr := s.ls.Table(db, name); terr == nil && ctx.Err() == nil {
+	if t, terr := s.ls.Table(ctx, db, name); terr == nil && ctx.Err() == nil {
 		s.roundDone(lakestream.TableID(t), err)
 	}
 	if s.opts.Observe != nil {
@@ -231,9 +231,11 @@ func (s *Service) TierTable(ctx context.Context, db, name string) (Result, error
 // tierTable is one round; the caller holds the table's lock. A failed
 // compaction (the round stands) is reported in *compactErr.
 func (s *Service) tierTable(ctx context.Context, db, name string, compactErr *error) (Result, error) {
-	t, err := s.ls.Table(db, name)
+	t, err := s.ls.Table(ctx, db, name)
 	if err != nil {
-		s.dropStaged(db, name)
+		if ctx.Err() == nil { // gone or unreadable, not just this call cancelled
+			s.dropStaged(db, name)
+		}
 		return Result{}, err
 	}
 	if !lakestream.Realtime(t) {
@@ -406,13 +408,15 @@ func (s *Service) Run(ctx context.Context) {
 
 // forEachTable calls fn for every lake-stream enabled table.
 func (s *Service) forEachTable(ctx context.Context, fn func(db, name string, t *lake.Table)) {
-	dbs, err := s.ls.Databases()
+	dbs, err := s.ls.Databases(ctx)
 	if err != nil {
-		s.lg.Warn("tiering: list databases", "err", err)
+		if ctx.Err() == nil {
+			s.lg.Warn("tiering: list databases", "err", err)
+		}
 		return
 	}
 	for _, db := range dbs {
-		tables, err := s.ls.Tables(db)
+		tables, err := s.ls.Tables(ctx, db)
 		if err != nil {
 			continue
 		}
@@ -420,7 +424,7 @@ func (s *Service) forEachTable(ctx context.Context, fn func(db, name string, t *
 			if ctx.Err() != nil {
 				return
 			}
-			t, err := s.ls.Table(db, name)
+			t, err := s.ls.Table(ctx, db, name)
 			if err != nil || !lakestream.Realtime(t) {
 				continue
 			}

@@ -302,7 +302,7 @@ func TestRetentionTruncatesOnlyWhatTheLakeHolds(t *testing.T) {
 	n, err = e.tr.CollectTable(ctx, "db", "pk", time.Now().Add(48*time.Hour))
 	require.NoError(t, err)
 	require.Positive(t, n)
-	tbl, err := e.ls.Table("db", "pk")
+	tbl, err := e.ls.Table(ctx, "db", "pk")
 	require.NoError(t, err)
 	snap, err := tbl.LatestSnapshot(ctx)
 	require.NoError(t, err)
@@ -359,7 +359,7 @@ func TestSwitchLogOffAndOn(t *testing.T) {
 }
 
 func mustTable(t *testing.T, e *env, name string) *lake.Table {
-	tbl, err := e.ls.Table("db", name)
+	tbl, err := e.ls.Table(t.Context(), "db", name)
 	require.NoError(t, err)
 	return tbl
 }
@@ -442,7 +442,7 @@ func TestCappedRoundsSayThereIsMore(t *testing.T) {
 // on id with that many buckets, or an append table when buckets is 0.
 func createTable(t *testing.T, e *env, name string, buckets int) {
 	t.Helper()
-	require.NoError(t, e.ls.CreateDatabase("db", true))
+	require.NoError(t, e.ls.CreateDatabase(t.Context(), "db", true))
 	sc := lake.Schema{Columns: []lake.Column{{Name: "id", Type: mustType(t, "BIGINT")}, {Name: "v", Type: mustType(t, "STRING")}}}
 	if buckets > 0 {
 		sc.PrimaryKeys = []string{"id"}
