@@ -33,22 +33,26 @@ func loadSeconds() int {
 	return 90
 }
 
-// crowdTable starts flightd serve --memory-limit 2GiB with extra flags
-// (and --debug-addr $FLIGHTD_LOAD_DEBUG_ADDR, to profile it during a run)
-// and loads rows into the 4-bucket primary-key table bench.t of eight
+// crowdTable starts crowdServer and loads rows into the 4-bucket primary-key table bench.t of eight
 // columns. The caller releases the row templates.
 func crowdTable(b *testing.B, rows int64, extra ...string) (*testserver.Server, *conn, []arrow.RecordBatch) {
-	args := append([]string{"--memory-limit", "2GiB", "--log-level", "warn"}, extra...)
-	if a := os.Getenv("FLIGHTD_LOAD_DEBUG_ADDR"); a != "" {
-		args = append(args, "--debug-addr", a)
-	}
-	srv := testserver.Start(b, b.TempDir(), args...)
+	srv := crowdServer(b, extra...)
 	admin := open(b, srv.URI())
 	admin.exec(b, "CREATE DATABASE bench")
 	admin.exec(b, "CREATE TABLE bench.t "+fmt.Sprintf(eightColsDDL, ", PRIMARY KEY (id)", " WITH ('bucket' = '4')"))
 	tmpl := templates(1)
 	admin.ingestReader(b, "t", newGenReader(tmpl, 0, rows, func(i int64) int64 { return i }))
 	return srv, admin, tmpl
+}
+
+// crowdServer starts flightd serve --memory-limit 2GiB with extra flags,
+// and --debug-addr $FLIGHTD_LOAD_DEBUG_ADDR to profile it during a run.
+func crowdServer(b *testing.B, extra ...string) *testserver.Server {
+	args := append([]string{"--memory-limit", "2GiB", "--log-level", "warn"}, extra...)
+	if a := os.Getenv("FLIGHTD_LOAD_DEBUG_ADDR"); a != "" {
+		args = append(args, "--debug-addr", a)
+	}
+	return testserver.Start(b, b.TempDir(), args...)
 }
 
 // crowdKind is one kind of client of the crowd: its latencies and its
@@ -308,7 +312,7 @@ func (c *conn) tryIngest(rr array.RecordReader) error {
 // stream must complete or be refused with RESOURCE_EXHAUSTED; it prints
 // the outcomes, the peak RSS, and checks the rows acknowledged are there.
 func BenchmarkCrowdIngest(b *testing.B) {
-	srv := testserver.Start(b, b.TempDir(), "--memory-limit", "2GiB", "--log-level", "warn")
+	srv := crowdServer(b)
 	admin := open(b, srv.URI())
 	admin.exec(b, "CREATE DATABASE bench")
 	admin.exec(b, "CREATE TABLE bench.t "+fmt.Sprintf(eightColsDDL, "", ""))

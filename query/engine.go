@@ -65,6 +65,7 @@ type Engine struct {
 	// unbounded); ingestReserve is a stream's first reservation.
 	ingestMem     *membudget.Budget
 	ingestReserve int64
+	ingestWait    time.Duration
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -97,7 +98,8 @@ func New(ls *lakestream.Service, opts Options) (*Engine, error) {
 	}
 	e := &Engine{ls: ls, drain: opts.Drain, conn: c, mem: opts.Allocator, lg: opts.Logger,
 		guard: memguard.New(opts.MemoryCeiling, nil), stopGuard: make(chan struct{}), partRows: opts.PartRows,
-		admission: opts.Admission, ingestReserve: cmp.Or(opts.IngestReserve, 64<<20)}
+		admission: opts.Admission, ingestReserve: cmp.Or(opts.IngestReserve, 64<<20),
+		ingestWait: cmp.Or(opts.IngestWait, time.Minute)}
 	if opts.IngestMemory > 0 {
 		e.ingestMem = membudget.New(opts.IngestMemory)
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/stretchr/testify/require"
@@ -96,7 +97,9 @@ func (g *gatedReader) Next() bool {
 // budget plus one batch per stream; every row is written.
 func TestIngestStreamsShareOneMemoryBudget(t *testing.T) {
 	batches := idBatches(t, 12, 20000)
-	size := 2 * arrowutil.RecordBytes(batches[0])
+	size := ingestCopies * arrowutil.RecordBytes(batches[0])
+	defer func(q int64) { ingestQueueBytes = q }(ingestQueueBytes)
+	ingestQueueBytes = 0 // one write queued at a time: the bound below is tight
 	e := newTestEngineWith(t, Options{Threads: 2, IngestMemory: 3 * size, IngestReserve: size})
 	run(t, e, "CREATE TABLE ingested (id BIGINT, v VARCHAR)")
 	var wg sync.WaitGroup
@@ -127,6 +130,55 @@ func TestIngestStreamsShareOneMemoryBudget(t *testing.T) {
 	}
 	wg.Wait()
 	require.Zero(t, e.ingestMem.Used(), "every batch's memory is given back once durable")
-	require.LessOrEqual(t, peak, 3*size+4*size, "budget plus what the streams grew past their reservations")
+	require.LessOrEqual(t, peak, 3*size+4*2*size, "the budget plus, per stream, a batch read and one queued")
 	require.Equal(t, [][]string{{"240000", "240000"}}, run(t, e, `SELECT count(*), count(DISTINCT id) FROM "ingested$rt"`))
+}
+
+// blockedReader blocks in Next until its context ends: an admitted stream
+// whose client sends nothing.
+type blockedReader struct {
+	array.RecordReader
+	ctx     context.Context
+	started chan struct{}
+}
+
+func (b *blockedReader) Next() bool {
+	close(b.started)
+	<-b.ctx.Done()
+	return false
+}
+
+// TestIngestStreamWaitingForMemoryIsRefusedAfterTheWait: while admitted
+// streams hold the ingest budget, a new stream waits, then is refused with
+// RESOURCE_EXHAUSTED naming the bound; once they end, streams run again.
+func TestIngestStreamWaitingForMemoryIsRefusedAfterTheWait(t *testing.T) {
+	batches := idBatches(t, 1, 1000)
+	e := newTestEngineWith(t, Options{Threads: 2, IngestMemory: 1 << 20, IngestReserve: 1 << 20, IngestWait: 20 * time.Millisecond})
+	run(t, e, "CREATE TABLE waits (id BIGINT, v VARCHAR)")
+	ctx, cancel := context.WithCancel(context.Background())
+	held := make(chan error, 4)
+	for range 4 { // a stream is admitted with at most a quarter of the budget
+		rr, err := array.NewRecordReader(batches[0].Schema(), batches)
+		require.NoError(t, err)
+		hold := &blockedReader{RecordReader: rr, ctx: ctx, started: make(chan struct{})}
+		go func() { _, err := e.Ingest(context.Background(), "default", "waits", false, hold); held <- err }()
+		<-hold.started // admitted
+	}
+
+	rr2, err := array.NewRecordReader(batches[0].Schema(), batches)
+	require.NoError(t, err)
+	_, err = e.Ingest(context.Background(), "default", "waits", false, rr2)
+	require.ErrorIs(t, err, engine.ErrExhausted)
+	require.ErrorContains(t, err, "--queue-timeout")
+	cancel()
+	for range 4 {
+		require.NoError(t, <-held)
+	}
+	require.Zero(t, e.ingestMem.Used())
+
+	rr3, err := array.NewRecordReader(batches[0].Schema(), batches)
+	require.NoError(t, err)
+	n, err := e.Ingest(context.Background(), "default", "waits", false, rr3)
+	require.NoError(t, err)
+	require.EqualValues(t, 1000, n)
 }

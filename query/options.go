@@ -2,6 +2,7 @@ package query
 
 import (
 	"log/slog"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
@@ -53,7 +54,9 @@ type Options struct {
 	// batch (gRPC flow control then holds the client). 0: no bound.
 	IngestMemory int64
 	// IngestReserve is what a stream reserves before reading its first
-	// batch (the largest batch it may receive); later reads reserve the
-	// size of the stream's previous batch. 0: 64 MiB.
+	// batch (the largest batch it may receive). 0: 64 MiB.
 	IngestReserve int64
+	// IngestWait is the longest a stream waits for IngestMemory before
+	// ErrExhausted. 0: a minute.
+	IngestWait time.Duration
 }

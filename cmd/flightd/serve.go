@@ -81,7 +81,7 @@ func serve(args []string) error {
 	}
 	adm := admit.New(admit.Options{ShortSlots: cfg.MaxConcurrentQueries, LongSlots: cfg.MaxConcurrentQueries, MaxQueued: cfg.MaxQueued, QueueTimeout: cfg.QueueTimeout})
 	eng, err := query.New(ls, query.Options{Logger: lg.With("component", "query"), Drain: tier.Drain, MemoryLimit: duckDBSize(budget.duckDB), MemoryCeiling: ceiling, TempDir: filepath.Join(cfg.DataDir, "duckdb-tmp"), MaxTempBytes: cfg.Limits.spillBytes(), PartRows: cfg.MinEndpointRows,
-		Admission: adm, IngestMemory: budget.ingest, IngestReserve: int64(cfg.messageBytes())})
+		Admission: adm, IngestMemory: budget.ingest, IngestReserve: int64(cfg.messageBytes()), IngestWait: cfg.QueueTimeout})
 	if err != nil {
 		return err
 	}

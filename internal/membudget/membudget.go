@@ -52,6 +52,16 @@ func (b *Budget) Used() int64 {
 	return b.used
 }
 
+// Over reports whether the bytes held stand above the limit (after Grow).
+func (b *Budget) Over() bool {
+	if b == nil {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used > b.limit
+}
+
 // fits reports whether n more bytes may be taken now (under mu).
 func (b *Budget) fits(n int64) bool { return b.used+n <= b.limit || b.used == 0 }
 

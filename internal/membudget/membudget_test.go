@@ -45,6 +45,7 @@ func TestGrowOverdrawsAndHoldsBackNewRequests(t *testing.T) {
 	b := New(100)
 	require.NoError(t, b.Acquire(context.Background(), 10))
 	b.Grow(150) // a message larger than reserved arrived
+	require.True(t, b.Over())
 	ctx, cancel := context.WithCancelCause(context.Background())
 	errc := make(chan error)
 	go func() { errc <- b.Acquire(ctx, 1) }()
@@ -55,6 +56,7 @@ func TestGrowOverdrawsAndHoldsBackNewRequests(t *testing.T) {
 	cancel(stop)
 	require.ErrorIs(t, <-errc, stop)
 	b.Release(160)
+	require.False(t, b.Over())
 	require.Zero(t, b.Used())
 	require.Zero(t, b.waiting())
 }
