@@ -49,6 +49,9 @@ func crowdTable(b *testing.B, rows int64, extra ...string) (*testserver.Server, 
 // and --debug-addr $FLIGHTD_LOAD_DEBUG_ADDR to profile it during a run.
 func crowdServer(b *testing.B, extra ...string) *testserver.Server {
 	args := append([]string{"--memory-limit", "2GiB", "--log-level", "warn"}, extra...)
+	if a := os.Getenv("FLIGHTD_LOAD_ARGS"); a != "" {
+		args = append(args, strings.Fields(a)...) // more flags of the server
+	}
 	if a := os.Getenv("FLIGHTD_LOAD_DEBUG_ADDR"); a != "" {
 		args = append(args, "--debug-addr", a)
 	}

@@ -50,6 +50,13 @@
 // every VALUES row is counted (sqlparse.ValuesList), and any other source
 // query passes its surplus columns through so that the count sees them.
 //
+// Admission (lane.go, statements.go): ShortWork tells the server which
+// statements run in the short admission lane (their cost is bounded by
+// their text); sys.statements lists what the server's admission
+// controller runs and queues, and CALL sys.cancel(id) ends one. Ingest
+// streams share Options.IngestMemory (insert.go, ingestMemory): admitted
+// once, in arrival order, they never wait for each other.
+//
 // Ingest (Engine.Ingest) brings each batch to the table's Arrow types
 // exactly (convert.go: Arrow's safe casts, plus lists, maps and structs
 // rebuilt around converted children, dictionaries decoded, narrow decimals
