@@ -112,23 +112,27 @@ func (s *Server) afterLong() {
 	if run, wait := s.admit.Load(admit.Long); run > 0 || wait > 0 {
 		return
 	}
-	now := s.opts.Now()
 	s.mu.Lock()
-	if s.releasing || now.Sub(s.released) < releaseEvery {
-		s.mu.Unlock()
-		return
+	defer s.mu.Unlock()
+	if s.releasing {
+		return // a return is running or due, and looks again
 	}
 	s.releasing = true
-	s.mu.Unlock()
-	go func() {
-		debug.FreeOSMemory()
+	// Within releaseEvery of the last return, this one waits for the rest
+	// of it, then looks again, so the garbage of the last statements of a
+	// burst is returned too.
+	wait := max(0, releaseEvery-s.opts.Now().Sub(s.released))
+	time.AfterFunc(wait, func() {
+		if run, queued := s.admit.Load(admit.Long); run == 0 && queued == 0 {
+			debug.FreeOSMemory()
+		}
 		s.mu.Lock()
 		s.releasing, s.released = false, s.opts.Now()
 		s.mu.Unlock()
 		if s.opts.onRelease != nil {
 			s.opts.onRelease()
 		}
-	}()
+	})
 }
 
 // statementOf is the admitted statement qctx (from begin) runs, or nil.

@@ -55,9 +55,9 @@ func (l Lane) String() string {
 // Errors of Admit; the server maps them to RESOURCE_EXHAUSTED. Cancelled
 // statements end with ErrCancelled as their context's cause.
 var (
-	ErrQueueFull    = errors.New("admit: the queue is full")
-	ErrQueueTimeout = errors.New("admit: waited too long in the queue")
-	ErrCancelled    = errors.New("admit: cancelled by an operator")
+	ErrQueueFull    = errors.New("the queue of statements waiting for a slot is full")
+	ErrQueueTimeout = errors.New("no slot came free in time")
+	ErrCancelled    = errors.New("cancelled by an operator (CALL sys.cancel)")
 )
 
 // Options size the controller. Zero values take the defaults.
@@ -183,9 +183,6 @@ func New(opts Options) *Controller {
 	return c
 }
 
-// Options returns the controller's options with defaults filled in.
-func (c *Controller) Options() Options { return c.opts }
-
 // Admit waits for a slot of req.Lane and returns the statement holding it
 // with ctx's child context that Done, Cancel and ctx end. It fails with
 // ErrQueueFull or ErrQueueTimeout (wrapped, with the numbers) or ctx's
@@ -215,7 +212,7 @@ func (c *Controller) Admit(ctx context.Context, req Request) (*Statement, contex
 		waiting := c.queued
 		c.mu.Unlock()
 		cancel(nil)
-		return nil, nil, fmt.Errorf("%w: %d statements are waiting, the most this server queues (--max-queued), and all %d slots of the %s lane are taken (--max-concurrent-queries)", ErrQueueFull, waiting, c.slots[l], l)
+		return nil, nil, fmt.Errorf("%w: %d statements wait, the most this server queues (--max-queued), and all %d slots of the %s lane are taken (--max-concurrent-queries)", ErrQueueFull, waiting, c.slots[l], l)
 	}
 	c.register(s)
 	c.waiting[l] = append(c.waiting[l], s)
@@ -326,7 +323,7 @@ func (c *Controller) Statements() []Info {
 
 // ErrUnknownStatement is Cancel's error for an id that is not running or
 // queued (it may have ended already).
-var ErrUnknownStatement = errors.New("admit: no such statement")
+var ErrUnknownStatement = errors.New("no such statement")
 
 // Cancel ends the statement id, running or queued: its context is
 // cancelled with ErrCancelled, and its slot is freed when it stops.
