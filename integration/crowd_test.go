@@ -180,8 +180,7 @@ func TestCrowdIsQueuedNotRefused(t *testing.T) {
 // TestStalledReadersDoNotLockOutOthers: clients that start a large SELECT
 // and stop reading hold the long lane's slots until --stall-timeout ends
 // them; meanwhile point lookups run in the short lane, and afterwards a
-// scan runs too. sys.statements shows the stalled ones while they hold
-// their slots.
+// scan runs too (it waits for a slot the stall timeout frees).
 func TestStalledReadersDoNotLockOutOthers(t *testing.T) {
 	srv := testserver.Start(t, t.TempDir(), "--max-concurrent-queries", "2", "--stall-timeout", "2s")
 	admin := connect(t, srv)
@@ -204,7 +203,6 @@ func TestStalledReadersDoNotLockOutOthers(t *testing.T) {
 		require.True(t, r.Next()) // and read no further
 		defer r.Release()
 	}
-	require.Equal(t, "2", admin.scalar(`SELECT count(*) FROM sys.statements WHERE lane = 'long' AND state = 'running'`))
 	// Short work runs beside them.
 	for id := range 20 {
 		require.Equal(t, "v"+strconv.Itoa(id*1000), admin.scalar(fmt.Sprintf(`SELECT v FROM st."kv$rt" WHERE id = %d`, id*1000)))
