@@ -18,7 +18,7 @@ type Param struct {
 // statement takes. ? placeholders are numbered in order of appearance; $N refers to the N-th
 // parameter (it may appear more than once), and every one of $1 to the highest must appear.
 // Placeholders inside strings, quoted identifiers and comments are not parameters. Mixing ? and $N
-// is an error, as in DuckDB. Text that does not lex (an unterminated string) has no parameters: the
+// is an error, as in DuckDB; so is a named parameter ($name), which positional values cannot bind. Text that does not lex (an unterminated string) has no parameters: the
 // statement fails later with the lexer's or DuckDB's error.
 func Params(sql string) ([]Param, int, error) {
 	toks, lerr := lex(sql)
@@ -44,6 +44,11 @@ func Params(sql string) ([]Param, int, error) {
 			dollars++
 			n = max(n, k)
 			i++
+		case t.is("$") && toks[i+1].kind == tokIdent && toks[i+1].pos == t.end:
+			// DuckDB takes $name as a named parameter, which Flight SQL's
+			// positional parameter values cannot name.
+			name := sql[toks[i+1].pos:toks[i+1].end]
+			return nil, 0, &Error{Statement: "parameters", Msg: fmt.Sprintf("named parameter $%s: parameters are bound by position; use ? or $1, $2, ...", name), Offset: t.pos}
 		}
 	}
 	if qmarks > 0 && dollars > 0 {

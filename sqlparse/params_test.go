@@ -23,6 +23,10 @@ func TestParams(t *testing.T) {
 		{sql: "SELECT ?, $1", err: "mixes ? and $N"},
 		{sql: "SELECT $2", err: "parameter $1 is missing"},
 		{sql: "SELECT $0", err: "numbered from $1"},
+		// DuckDB counts $A as a (named) parameter; flightd found none
+		// (FuzzStatementSplitAgreesWithDuckDB).
+		{sql: "SELeCT $A/*0;*/", err: "named parameter $A"},
+		{sql: "SELECT 1 FROM t$a WHERE x = '$b'", want: nil},
 		{sql: "SELECT 'unterminated ?", n: 0},
 	} {
 		ps, n, err := Params(tc.sql)
