@@ -10,9 +10,11 @@ import (
 	"github.com/flightd/flightd/sqlparse"
 )
 
-// maxShortInsert bounds the text of an INSERT ... VALUES that runs in the
-// short lane: a few rows, not a bulk load written as SQL.
-const maxShortInsert = 16 << 10
+// maxShortText bounds the text ShortWork looks at: the server asks before
+// the statement has a slot, so the question itself must be cheap, and
+// short work is short to write (a longer INSERT ... VALUES is a bulk load
+// written as SQL).
+const maxShortText = 16 << 10
 
 // ShortWork reports whether sql's cost is bounded by its text rather than
 // by the data it reads, so that it may run in the short admission lane
@@ -20,16 +22,17 @@ const maxShortInsert = 16 << 10
 // few rows; a query that reads no flightd table but system tables
 // (SELECT 1, sys.statements, information_schema); and a plain scan of one
 // primary-key table whose WHERE fixes every key column with = or IN (a
-// point lookup: pages of one bucket, lake/lookup.go). Anything else, or
-// anything it cannot tell without running, is long work.
+// point lookup: pages of one bucket, lake/lookup.go). Anything else, text
+// longer than maxShortText, or anything it cannot tell without running,
+// is long work.
 func (e *Engine) ShortWork(ctx context.Context, sql string) bool {
+	if len(sql) > maxShortText {
+		return false
+	}
 	switch sqlparse.Classify(sql) {
 	case sqlparse.KindUse, sqlparse.KindSet, sqlparse.KindCall:
 		return true
 	case sqlparse.KindInsert:
-		if len(sql) > maxShortInsert {
-			return false
-		}
 		ins, err := sqlparse.ParseInsert(sql)
 		return err == nil && len(ins.Query) >= 6 && strings.EqualFold(ins.Query[:6], "values")
 	case sqlparse.KindQuery:

@@ -4,6 +4,7 @@ package query
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -44,6 +45,7 @@ func TestShortWorkIsBoundedByItsText(t *testing.T) {
 		"INSERT INTO shop.logs SELECT v FROM shop.kv":          false,
 		"CREATE TABLE shop.x (a INT)":                          false,
 		"SELECT (SELECT count(*) FROM shop.logs)":              false,
+		"SELECT 1" + strings.Repeat(" ", maxShortText):         false,
 	} {
 		require.Equal(t, short, e.ShortWork(ctx, sql), sql)
 	}
