@@ -111,7 +111,10 @@
 // ErrDiskBudget): nothing of them was written, their offsets are reused, reads go on,
 // and appends succeed again once space is freed, into a new segment file. Badger's own
 // files are written through memory mappings: a full disk there can fault the process
-// rather than fail a write, which is what DiskBudget is for.
+// rather than fail a write. So appends that would leave the file system less than
+// Options.MinFree (DefaultMinFree, more than a memtable) fail with ErrDiskFull before
+// the disk is full, and succeed again once space returns; DiskBudget bounds the
+// directory itself.
 //
 // # Not done yet
 //

@@ -49,6 +49,12 @@ type Options struct {
 	// Space comes back as whole segments are deleted (SegmentSize each) and as Badger
 	// compacts its LSM tree, so leave room for a few segments above the un-tiered data.
 	DiskBudget int64
+	// MinFree is the free space the log leaves on its file system: an Append
+	// that would leave less fails with ErrDiskFull and writes nothing (Badger
+	// writes its memtables through memory-mapped files, and a page of one that
+	// finds the disk full ends the process instead of returning ENOSPC).
+	// Measured every 2 s like DiskBudget. 0: DefaultMinFree; negative: none.
+	MinFree int64
 
 	// maxGroupRequests caps the Append calls per group commit; 0 = unlimited. Tests and
 	// benchmarks set it to 1 to measure the store without group commit.
@@ -56,6 +62,10 @@ type Options struct {
 	// sys replaces the file system calls of the store's own files (tests); nil: the OS.
 	sys *sysOps
 }
+
+// DefaultMinFree is the free space the log leaves on its file system
+// unless Options.MinFree says otherwise: more than a memtable.
+const DefaultMinFree = 128 << 20
 
 // DefaultOptions returns the recommended options: synced writes and the defaults above.
 func DefaultOptions() Options {
@@ -89,6 +99,9 @@ func (o *Options) fill() {
 	}
 	if o.MaxGroupBytes <= 0 {
 		o.MaxGroupBytes = 64 << 20
+	}
+	if o.MinFree == 0 {
+		o.MinFree = DefaultMinFree
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

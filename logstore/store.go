@@ -107,7 +107,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		opts:        opts,
 		log:         opts.Logger,
 		bl:          bl,
-		budget:      &budget{dir: dir, limit: opts.DiskBudget},
+		budget:      newBudget(dir, opts.DiskBudget, opts.MinFree),
 		maxTxnSize:  db.MaxBatchSize() * 9 / 10,
 		maxTxnCount: db.MaxBatchCount() * 9 / 10,
 		tables:      make(map[string]*tableState),

@@ -23,6 +23,7 @@ type Config struct {
 	TieringRows     int64         // rows per bucket a tiering round encodes at once
 	LogRetention    time.Duration // how long log records stay after the lake holds them
 	LogDiskBudget   string        // the most disk the log may use, e.g. "50GiB"; "" or "0" = unlimited
+	LogMinFree      string        // free space the log leaves on its file system; "" = logstore.DefaultMinFree, "0" = none
 	LogLevel        string        // debug, info, warn, error
 	DebugAddr       string        // if set, serves Go's pprof handlers (and /metrics) on this address
 	MetricsAddr     string        // if set, serves Prometheus metrics at /metrics on this address
@@ -118,6 +119,9 @@ func (c *Config) validate() error {
 	if c.TieringRows <= 0 {
 		return fmt.Errorf("--tiering-rows must be positive, got %d", c.TieringRows)
 	}
+	if _, err := parseSize(c.LogMinFree); err != nil {
+		return fmt.Errorf("--log-min-free: %w", err)
+	}
 	if _, err := parseSize(c.LogDiskBudget); err != nil {
 		return fmt.Errorf("--log-disk-budget: %w", err)
 	}
@@ -147,8 +151,8 @@ func (c *Config) validate() error {
 }
 
 func (c Config) String() string {
-	s := fmt.Sprintf("--listen=%s --data-dir=%s --warehouse=%s --tiering-interval=%s --tiering-rows=%d --log-retention=%s --log-disk-budget=%s --log-level=%s --debug-addr=%s --metrics-addr=%s",
-		c.Listen, c.DataDir, c.Warehouse, c.TieringInterval, c.TieringRows, c.LogRetention, c.LogDiskBudget, c.LogLevel, c.DebugAddr, c.MetricsAddr)
+	s := fmt.Sprintf("--listen=%s --data-dir=%s --warehouse=%s --tiering-interval=%s --tiering-rows=%d --log-retention=%s --log-disk-budget=%s --log-min-free=%s --log-level=%s --debug-addr=%s --metrics-addr=%s",
+		c.Listen, c.DataDir, c.Warehouse, c.TieringInterval, c.TieringRows, c.LogRetention, c.LogDiskBudget, c.LogMinFree, c.LogLevel, c.DebugAddr, c.MetricsAddr)
 	s += " " + c.Limits.String()
 	if c.TLSCert != "" {
 		s += fmt.Sprintf(" --tls-cert=%s --tls-key=%s", c.TLSCert, c.TLSKey)
@@ -183,6 +187,7 @@ func parseServe(args []string) (Config, error) {
 	env("FLIGHTD_DEBUG_ADDR", &c.DebugAddr)
 	env("FLIGHTD_METRICS_ADDR", &c.MetricsAddr)
 	env("FLIGHTD_LOG_DISK_BUDGET", &c.LogDiskBudget)
+	env("FLIGHTD_LOG_MIN_FREE", &c.LogMinFree)
 	env("FLIGHTD_S3_ENDPOINT", &c.S3Endpoint)
 	env("FLIGHTD_S3_REGION", &c.S3Region)
 	env("FLIGHTD_S3_ACCESS_KEY_ID", &c.S3AccessKeyID)
@@ -236,6 +241,7 @@ func parseServe(args []string) (Config, error) {
 	fs.Int64Var(&c.TieringRows, "tiering-rows", c.TieringRows, "rows per bucket a tiering round encodes at once: a primary-key table's round holds this many in memory and sorts them, an append table's rows become a data file every this many (env FLIGHTD_TIERING_ROWS)")
 	fs.DurationVar(&c.LogRetention, "log-retention", c.LogRetention, "how long log records stay after the lake holds them (env FLIGHTD_LOG_RETENTION)")
 	fs.StringVar(&c.LogDiskBudget, "log-disk-budget", c.LogDiskBudget, "the most disk the log may use, e.g. 50GiB; writes past it are rejected (env FLIGHTD_LOG_DISK_BUDGET; default unlimited)")
+	fs.StringVar(&c.LogMinFree, "log-min-free", c.LogMinFree, "free space the log leaves on its file system: writes that would leave less are rejected with RESOURCE_EXHAUSTED until space returns; 0 = none (env FLIGHTD_LOG_MIN_FREE; default 128MiB)")
 	fs.StringVar(&c.DebugAddr, "debug-addr", c.DebugAddr, "serve Go's /debug/pprof and /metrics on this address, e.g. 127.0.0.1:6060 (env FLIGHTD_DEBUG_ADDR)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", c.MetricsAddr, "serve Prometheus metrics at /metrics on this address, e.g. 127.0.0.1:9464 (env FLIGHTD_METRICS_ADDR; default off)")
 	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "PEM certificate (chain) to serve grpc+tls with; needs --tls-key (env FLIGHTD_TLS_CERT)")

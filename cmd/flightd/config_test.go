@@ -63,6 +63,7 @@ func TestParseServe(t *testing.T) {
 		{name: "bad path style", args: []string{"--warehouse", "s3://b/p", "--s3-path-style", "yes"}, wantErr: "--s3-path-style"},
 		{name: "key without secret", args: []string{"--warehouse", "s3://b/p", "--s3-access-key-id", "ak"}, wantErr: "FLIGHTD_S3_SECRET_ACCESS_KEY"},
 		{name: "bad budget", args: []string{"--log-disk-budget", "lots"}, wantErr: "--log-disk-budget"},
+		{name: "bad free floor", env: map[string]string{"FLIGHTD_LOG_MIN_FREE": "plenty"}, wantErr: "--log-min-free"},
 		{name: "bad level", args: []string{"--log-level", "loud"}, wantErr: "--log-level"},
 		{
 			name: "metrics and debug addresses",
@@ -113,7 +114,7 @@ func TestParseServe(t *testing.T) {
 		{name: "password without user", env: map[string]string{"FLIGHTD_AUTH_PASSWORD": "pw"}, args: []string{"--auth-user", ""}, wantErr: "--auth-user must not be empty"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, k := range []string{"FLIGHTD_LISTEN", "FLIGHTD_DATA_DIR", "FLIGHTD_WAREHOUSE", "FLIGHTD_TIERING_INTERVAL", "FLIGHTD_TIERING_ROWS", "FLIGHTD_LOG_RETENTION", "FLIGHTD_LOG_LEVEL", "FLIGHTD_LOG_DISK_BUDGET", "FLIGHTD_DEBUG_ADDR", "FLIGHTD_METRICS_ADDR", "FLIGHTD_S3_ENDPOINT", "FLIGHTD_S3_REGION", "FLIGHTD_S3_ACCESS_KEY_ID", "FLIGHTD_S3_SECRET_ACCESS_KEY", "FLIGHTD_S3_PATH_STYLE", "FLIGHTD_S3_REQUEST_TIMEOUT", "FLIGHTD_S3_MAX_ATTEMPTS", "FLIGHTD_TLS_CERT", "FLIGHTD_TLS_KEY", "FLIGHTD_AUTH_USER", "FLIGHTD_AUTH_PASSWORD",
+			for _, k := range []string{"FLIGHTD_LISTEN", "FLIGHTD_DATA_DIR", "FLIGHTD_WAREHOUSE", "FLIGHTD_TIERING_INTERVAL", "FLIGHTD_TIERING_ROWS", "FLIGHTD_LOG_RETENTION", "FLIGHTD_LOG_LEVEL", "FLIGHTD_LOG_DISK_BUDGET", "FLIGHTD_LOG_MIN_FREE", "FLIGHTD_DEBUG_ADDR", "FLIGHTD_METRICS_ADDR", "FLIGHTD_S3_ENDPOINT", "FLIGHTD_S3_REGION", "FLIGHTD_S3_ACCESS_KEY_ID", "FLIGHTD_S3_SECRET_ACCESS_KEY", "FLIGHTD_S3_PATH_STYLE", "FLIGHTD_S3_REQUEST_TIMEOUT", "FLIGHTD_S3_MAX_ATTEMPTS", "FLIGHTD_TLS_CERT", "FLIGHTD_TLS_KEY", "FLIGHTD_AUTH_USER", "FLIGHTD_AUTH_PASSWORD",
 				"FLIGHTD_MEMORY_LIMIT", "FLIGHTD_QUERY_TIMEOUT", "FLIGHTD_MAX_CONCURRENT_QUERIES", "FLIGHTD_MAX_PREPARED", "FLIGHTD_PREPARED_IDLE_TIMEOUT", "FLIGHTD_MAX_STATEMENT_BYTES", "FLIGHTD_MAX_MESSAGE_BYTES", "FLIGHTD_MAX_RESULT_BATCH_BYTES", "FLIGHTD_SHUTDOWN_GRACE", "FLIGHTD_MAX_QUEUED", "FLIGHTD_QUEUE_TIMEOUT", "FLIGHTD_STALL_TIMEOUT"} {
 				t.Setenv(k, "")
 			}

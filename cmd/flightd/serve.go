@@ -57,6 +57,11 @@ func serve(args []string) error {
 	logDir := filepath.Join(cfg.DataDir, "log")
 	lopts := logstore.DefaultOptions()
 	lopts.DiskBudget, _ = parseSize(cfg.LogDiskBudget) // validated
+	if cfg.LogMinFree != "" {
+		if lopts.MinFree, _ = parseSize(cfg.LogMinFree); lopts.MinFree == 0 { // validated
+			lopts.MinFree = -1 // none
+		}
+	}
 	lopts.Logger = lg.With("component", "logstore")
 	log, err := logstore.Open(logDir, lopts)
 	if err != nil {
