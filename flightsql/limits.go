@@ -69,7 +69,10 @@ func (s *Server) begin(ctx context.Context, w work) (qctx context.Context, done 
 	if s.opts.QueryTimeout > 0 {
 		ctx, cancel = context.WithTimeoutCause(ctx, s.opts.QueryTimeout, errQueryTimeout)
 	}
-	req := admit.Request{Lane: w.lane, Kind: w.kind, SQL: w.sql, Accepted: w.accepted, User: userOf(ctx)}
+	// A query bound with several rows of values is its statements joined
+	// by NUL (boundQuery); sys.statements shows them as a script.
+	sql := strings.ReplaceAll(w.sql, "\x00", "; ")
+	req := admit.Request{Lane: w.lane, Kind: w.kind, SQL: sql, Accepted: w.accepted, User: userOf(ctx)}
 	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
 		req.Client = p.Addr.String()
 	}
