@@ -12,16 +12,23 @@ import (
 // step where the file system supports RENAME_NOREPLACE; elsewhere it checks first.
 func renameNoReplace(from, to string) error {
 	err := unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_NOREPLACE)
+	return renamedNoReplace(err, from, to, os.Lstat, os.Rename)
+}
+
+// renamedNoReplace is the outcome of renameat2(RENAME_NOREPLACE) of from to to that
+// returned err: an existing target is fs.ErrExist; where the file system lacks the flag,
+// the rename is made by rename after checking with lstat that to does not exist.
+func renamedNoReplace(err error, from, to string, lstat func(string) (fs.FileInfo, error), rename func(string, string) error) error {
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, unix.EEXIST):
 		return &os.LinkError{Op: "rename", Old: from, New: to, Err: fs.ErrExist}
 	case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS):
-		if _, serr := os.Lstat(to); serr == nil {
+		if _, serr := lstat(to); serr == nil {
 			return &os.LinkError{Op: "rename", Old: from, New: to, Err: fs.ErrExist}
 		}
-		return os.Rename(from, to)
+		return rename(from, to)
 	}
 	return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
 }
@@ -43,16 +50,5 @@ func renameNoReplaceIn(root *os.Root, from, to string) error {
 	}
 	defer td.Close()
 	err = unix.Renameat2(int(fd.Fd()), fromBase, int(td.Fd()), toBase, unix.RENAME_NOREPLACE)
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, unix.EEXIST):
-		return &os.LinkError{Op: "rename", Old: from, New: to, Err: fs.ErrExist}
-	case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS):
-		if _, serr := root.Lstat(to); serr == nil {
-			return &os.LinkError{Op: "rename", Old: from, New: to, Err: fs.ErrExist}
-		}
-		return root.Rename(from, to)
-	}
-	return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
+	return renamedNoReplace(err, from, to, root.Lstat, root.Rename)
 }
