@@ -259,26 +259,20 @@ func BenchmarkCrowd(b *testing.B) {
 // tryExec, tryQuery and tryIngest are exec, queryRows and ingestReader
 // that return their error (the crowd counts failures, it does not stop).
 func (c *conn) tryExec(sql string) (int64, error) {
-	st, err := c.conn.NewStatement()
+	st, err := c.statement(sql)
 	if err != nil {
 		return 0, err
 	}
 	defer st.Close()
-	if err := st.SetSqlQuery(sql); err != nil {
-		return 0, err
-	}
 	return st.ExecuteUpdate(context.Background())
 }
 
 func (c *conn) tryQuery(sql string) (int64, error) {
-	st, err := c.conn.NewStatement()
+	st, err := c.statement(sql)
 	if err != nil {
 		return 0, err
 	}
 	defer st.Close()
-	if err := st.SetSqlQuery(sql); err != nil {
-		return 0, err
-	}
 	r, _, err := st.ExecuteQuery(context.Background())
 	if err != nil {
 		return 0, err
@@ -289,6 +283,19 @@ func (c *conn) tryQuery(sql string) (int64, error) {
 		n += r.RecordBatch().NumRows()
 	}
 	return n, r.Err()
+}
+
+// statement is a new statement of sql; the caller closes it.
+func (c *conn) statement(sql string) (adbc.Statement, error) {
+	st, err := c.conn.NewStatement()
+	if err != nil {
+		return nil, err
+	}
+	if err := st.SetSqlQuery(sql); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return st, nil
 }
 
 func (c *conn) tryIngest(rr array.RecordReader) error {

@@ -74,12 +74,7 @@ func open(b testing.TB, uri string) *conn {
 }
 
 func (c *conn) exec(b testing.TB, sql string) {
-	st, _ := c.conn.NewStatement()
-	defer st.Close()
-	if err := st.SetSqlQuery(sql); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := st.ExecuteUpdate(context.Background()); err != nil {
+	if _, err := c.tryExec(sql); err != nil {
 		b.Fatal(sql, err)
 	}
 }
