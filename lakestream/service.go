@@ -84,7 +84,7 @@ type Options struct {
 // Service is safe for concurrent use.
 type Service struct {
 	cat         *lake.Catalog
-	log         *logstore.Store
+	log         logstore.Log
 	mem         memory.Allocator
 	lg          *slog.Logger
 	mu          sync.Mutex
@@ -134,7 +134,7 @@ type tableMeta struct {
 }
 
 // New returns a Service over an open catalog and log.
-func New(cat *lake.Catalog, log *logstore.Store, opts Options) *Service {
+func New(cat *lake.Catalog, log logstore.Log, opts Options) *Service {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -152,7 +152,7 @@ func New(cat *lake.Catalog, log *logstore.Store, opts Options) *Service {
 func (s *Service) Catalog() *lake.Catalog { return s.cat }
 
 // Log returns the log store.
-func (s *Service) Log() *logstore.Store { return s.log }
+func (s *Service) Log() logstore.Log { return s.log }
 
 // CreateDatabase creates a database (a Paimon <db>.db directory).
 func (s *Service) CreateDatabase(ctx context.Context, name string, ifNotExists bool) error {
@@ -195,6 +195,7 @@ func (s *Service) CreateTable(ctx context.Context, db, name string, sc lake.Sche
 		opts[OptionEnabled] = "true"
 	}
 	opts[OptionTableID] = uuid.NewString()
+	opts[OptionLog] = s.log.Describe().ID
 	if v, ok := opts[OptionFreshness]; ok {
 		if _, err := ParseFreshness(v); err != nil {
 			return fmt.Errorf("lakestream: create %s.%s: %w", db, name, err)
@@ -336,7 +337,7 @@ func (s *Service) AlterTableOptions(ctx context.Context, db, name string, set ma
 				return fmt.Errorf("lakestream: alter %s.%s: %w", db, name, err)
 			}
 		}
-		if k == OptionTableID {
+		if k == OptionTableID || k == OptionLog {
 			return fmt.Errorf("%w: lakestream: option %q is flightd's own and cannot be set or reset", lake.ErrInvalidOption, k)
 		}
 		if k == OptionEnabled {
@@ -546,6 +547,20 @@ func TableID(t *lake.Table) string {
 		return id
 	}
 	return t.Database() + "." + t.Name()
+}
+
+// TableOfLog returns the database, name and bucket count of the loaded
+// table whose log is id ("", "", 0 when none is loaded): the Kafka log
+// names a new table's topic and partitions with it.
+func (s *Service) TableOfLog(id string) (database, name string, buckets int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, m := range s.meta {
+		if m.id == id {
+			return m.table.Database(), m.table.Name(), m.ts.NumBuckets()
+		}
+	}
+	return "", "", 0
 }
 
 // Realtime reports whether the table keeps a log (t$rt exists).

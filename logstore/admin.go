@@ -168,6 +168,7 @@ func (s *Store) DropTable(ctx context.Context, table string) error {
 	}
 	req.oldTable = s.tables[table]
 	delete(s.tables, table)
+	s.notifyLocked() // readers of the table see it gone
 	s.queue = append(s.queue, req)
 	s.mu.Unlock()
 	s.signal()
