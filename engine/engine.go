@@ -20,6 +20,7 @@ var (
 	ErrUnsupported = errors.New("not supported")      // Unimplemented
 	ErrRejected    = errors.New("rejected")           // the statement is understood but refused: FailedPrecondition
 	ErrExhausted   = errors.New("resource exhausted") // e.g. the log's disk budget: ResourceExhausted
+	ErrUnavailable = errors.New("unavailable")        // a server flightd depends on (the Kafka log) did not answer: Unavailable
 )
 
 // Result is the outcome of one statement. Queries carry Reader (owned by

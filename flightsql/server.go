@@ -224,6 +224,10 @@ func toStatus(err error) error {
 	switch {
 	case outOfMemory(err):
 		return status.Errorf(codes.ResourceExhausted, "%v (statements share the memory set by --memory-limit)", err)
+	case errors.Is(err, engine.ErrUnavailable):
+		// Before the context cases: a server that did not answer within
+		// flightd's own bound wraps a deadline of its own.
+		code = codes.Unavailable
 	case errors.Is(err, context.Canceled):
 		code = codes.Canceled
 	case errors.Is(err, context.DeadlineExceeded):

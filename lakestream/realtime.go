@@ -73,7 +73,7 @@ func (s *Service) SetRealtime(ctx context.Context, db, name string, on bool, dra
 		return s.log.DropTable(ctx, m.id)
 	}
 	id := uuid.NewString()
-	t, err := s.cat.AlterTableOptions(ctx, db, name, map[string]string{OptionEnabled: "true", OptionTableID: id})
+	t, err := s.cat.AlterTableOptions(ctx, db, name, map[string]string{OptionEnabled: "true", OptionTableID: id, OptionLog: s.log.Describe().ID})
 	if err != nil {
 		return err
 	}

@@ -87,6 +87,9 @@ func (s *Service) WriteAsync(ctx context.Context, db, name string, rec arrow.Rec
 		}
 		return done, nil
 	}
+	if err := s.otherLog(m); err != nil {
+		return nil, err
+	}
 	parts, err := splitByBucket(ctx, s.mem, conformed, buckets, kinds)
 	if err != nil {
 		return nil, err

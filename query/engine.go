@@ -469,13 +469,15 @@ func mapErr(err error) error {
 	case errors.Is(err, lakestream.ErrInvalidBatch), errors.Is(err, lakestream.ErrInvalidOption),
 		errors.Is(err, lake.ErrInvalidName), errors.Is(err, lake.ErrInvalidPath):
 		return fmt.Errorf("%w: %w", engine.ErrInvalid, err)
-	case errors.Is(err, lakestream.ErrNotRealtime), errors.Is(err, lakestream.ErrSchemaChanged),
+	case errors.Is(err, lakestream.ErrNotRealtime), errors.Is(err, lakestream.ErrSchemaChanged), errors.Is(err, lakestream.ErrOtherLog),
 		errors.Is(err, lakestream.ErrSchemaMismatch):
 		return fmt.Errorf("%w: %w", engine.ErrRejected, err)
 	case errors.Is(err, lake.ErrUnsupported):
 		return fmt.Errorf("%w: %w", engine.ErrUnsupported, err)
 	case errors.Is(err, logstore.ErrDiskBudget):
 		return fmt.Errorf("%w: %w", engine.ErrExhausted, err)
+	case errors.Is(err, logstore.ErrUnavailable):
+		return fmt.Errorf("%w: %w", engine.ErrUnavailable, err)
 	}
 	return err
 }

@@ -48,6 +48,7 @@ type Config struct {
 	AuthPassword string // never printed
 
 	Limits
+	LogConfig
 
 	// Obsolete lists the flags of earlier versions that were set: they no
 	// longer do anything, and are accepted (with a warning at start) so
@@ -79,6 +80,7 @@ func DefaultConfig() Config {
 		LogLevel:        "info",
 		AuthUser:        "flightd",
 		Limits:          defaultLimits(),
+		LogConfig:       defaultLogConfig(),
 	}
 }
 
@@ -147,13 +149,16 @@ func (c *Config) validate() error {
 	default:
 		return fmt.Errorf("--log-level %q: want debug, info, warn or error", c.LogLevel)
 	}
+	if err := c.LogConfig.validate(); err != nil {
+		return err
+	}
 	return c.Limits.validate()
 }
 
 func (c Config) String() string {
 	s := fmt.Sprintf("--listen=%s --data-dir=%s --warehouse=%s --tiering-interval=%s --tiering-rows=%d --log-retention=%s --log-disk-budget=%s --log-min-free=%s --log-level=%s --debug-addr=%s --metrics-addr=%s",
 		c.Listen, c.DataDir, c.Warehouse, c.TieringInterval, c.TieringRows, c.LogRetention, c.LogDiskBudget, c.LogMinFree, c.LogLevel, c.DebugAddr, c.MetricsAddr)
-	s += " " + c.Limits.String()
+	s += " " + c.Limits.String() + " " + c.LogConfig.String()
 	if c.TLSCert != "" {
 		s += fmt.Sprintf(" --tls-cert=%s --tls-key=%s", c.TLSCert, c.TLSKey)
 	}
@@ -227,6 +232,9 @@ func parseServe(args []string) (Config, error) {
 	if err := c.Limits.env(); err != nil {
 		return c, err
 	}
+	if err := c.LogConfig.env(); err != nil {
+		return c, err
+	}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.StringVar(&c.Listen, "listen", c.Listen, "address to serve Flight SQL on (env FLIGHTD_LISTEN)")
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory for flightd's state (env FLIGHTD_DATA_DIR)")
@@ -249,6 +257,7 @@ func parseServe(args []string) (Config, error) {
 	fs.StringVar(&c.AuthUser, "auth-user", c.AuthUser, "the user name clients authenticate as; authentication is on when FLIGHTD_AUTH_PASSWORD is set (env FLIGHTD_AUTH_USER)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env FLIGHTD_LOG_LEVEL)")
 	c.Limits.flags(fs)
+	c.LogConfig.flags(fs)
 	for _, name := range []string{"max-pending-results", "result-ttl"} {
 		fs.Func(name, "no longer used: an update's ticket carries its row count, nothing waits for its DoGet", func(string) error {
 			c.Obsolete = append(c.Obsolete, "--"+name)

@@ -4,6 +4,7 @@
 //
 //	flightd serve [flags]      run the server
 //	flightd sql [flags] SQL    run one statement against a running server
+//	flightd log migrate --to LOG [serve flags]  move the tables to another log
 //	flightd version
 package main
 
@@ -26,6 +27,8 @@ func main() {
 		err = serve(os.Args[2:])
 	case "sql":
 		err = sqlCmd(os.Args[2:], os.Stdout)
+	case "log":
+		err = logCmd(os.Args[2:], os.Stdout)
 	case "version", "--version", "-v":
 		fmt.Println("flightd", version)
 	case "help", "-h", "--help":
@@ -51,6 +54,9 @@ func usage() {
                 [--max-prepared N] [--prepared-idle-timeout DUR] [--max-statement-bytes SIZE]
                 [--max-message-bytes SIZE] [--max-result-batch-bytes SIZE] [--shutdown-grace DUR]
   flightd sql [--server ADDR] "SQL"
+  flightd log migrate --to badger|kafka://HOST:PORT[,HOST:PORT] [--to-kafka-topic-prefix P] [serve flags]
+                drain every table's log into the lake and move the tables to another log
+                (the server stopped; serve flags, --log first, say where they are now)
   flightd version
 
 Every serve flag has an environment variable: FLIGHTD_LISTEN, FLIGHTD_DATA_DIR,

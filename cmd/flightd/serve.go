@@ -28,7 +28,6 @@ import (
 	"github.com/flightd/flightd/internal/background"
 	"github.com/flightd/flightd/lake"
 	"github.com/flightd/flightd/lakestream"
-	"github.com/flightd/flightd/logstore"
 	"github.com/flightd/flightd/metrics"
 	"github.com/flightd/flightd/perf"
 	"github.com/flightd/flightd/query"
@@ -55,26 +54,38 @@ func serve(args []string) error {
 		return fmt.Errorf("open warehouse %s: %w", cfg.Warehouse, err)
 	}
 	logDir := filepath.Join(cfg.DataDir, "log")
-	lopts := logstore.DefaultOptions()
-	lopts.DiskBudget, _ = parseSize(cfg.LogDiskBudget) // validated
-	if cfg.LogMinFree != "" {
-		if lopts.MinFree, _ = parseSize(cfg.LogMinFree); lopts.MinFree == 0 { // validated
-			lopts.MinFree = -1 // none
+	var ls *lakestream.Service // set below; the Kafka log names new topics through it
+	octx, cancel = context.WithTimeout(context.Background(), time.Minute)
+	log, err := openLog(octx, cfg, lg, func(id string) (string, string, int) {
+		if ls == nil {
+			return "", "", 0
 		}
-	}
-	lopts.Logger = lg.With("component", "logstore")
-	log, err := logstore.Open(logDir, lopts)
+		return ls.TableOfLog(id)
+	})
+	cancel()
 	if err != nil {
-		return fmt.Errorf("open log %s: %w", logDir, err)
+		return err
 	}
 	defer func() {
 		if err := log.Close(); err != nil {
 			lg.Error("close log", "err", err)
 		}
 	}()
-	ls := lakestream.New(cat, log, lakestream.Options{Logger: lg.With("component", "lakestream")})
+	ls = lakestream.New(cat, log, lakestream.Options{Logger: lg.With("component", "lakestream")})
+	octx, cancel = context.WithTimeout(context.Background(), 5*time.Minute)
+	err = ls.CheckLog(octx, migrateHint(cfg))
+	cancel()
+	if err != nil {
+		return err
+	}
+	var diskBudget int64
+	if cfg.Log != "badger" {
+		logDir = "" // the log's disk is the brokers'
+	} else {
+		diskBudget, _ = parseSize(cfg.LogDiskBudget) // validated
+	}
 	met := metrics.New(ls, metrics.Options{
-		LogDir: logDir, DiskBudget: lopts.DiskBudget, Version: version, Logger: lg.With("component", "metrics"),
+		LogDir: logDir, DiskBudget: diskBudget, Version: version, Logger: lg.With("component", "metrics"),
 		Freshness: func(t *lake.Table) time.Duration { d, _ := lakestream.Freshness(t, cfg.TieringInterval); return d },
 	})
 	tier := tiering.New(ls, tiering.Options{Interval: cfg.TieringInterval, MaxRowsPerRound: cfg.TieringRows, Retention: cfg.LogRetention, Observe: met.ObserveRound, Logger: lg.With("component", "tiering")})

@@ -1,0 +1,454 @@
+package kafkalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/flightd/flightd/logstore"
+)
+
+type reqKind uint8
+
+const (
+	reqAppend reqKind = iota
+	reqDrop
+)
+
+// request is one Append (or a DropTable barrier) waiting for the committer.
+type request struct {
+	kind     reqKind
+	entries  []logstore.Entry
+	payloads [][]byte // copies
+	bases    []int64
+	states   []*bucket
+	bytes    int64
+	table    string // drop
+	done     chan error
+}
+
+// writer is the transactional producer. It is replaced after a failure
+// whose outcome it cannot confirm: a new one with the same transactional id
+// fences the old one and aborts what it left open.
+type writer struct {
+	cl *kgo.Client
+}
+
+func newWriter(l *Log) (*writer, error) {
+	opts := append(append([]kgo.Opt(nil), l.common...),
+		kgo.TransactionalID(l.opts.TransactionalID),
+		kgo.TransactionTimeout(max(l.opts.Timeout*2, 30*time.Second)),
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.ProducerBatchCompression(kgo.NoCompression()),
+		kgo.ProducerBatchMaxBytes(int32(2*l.opts.MaxRecordBytes)),
+		kgo.ProducerLinger(0),
+		kgo.MaxBufferedBytes(int(2*l.opts.MaxGroupBytes)),
+		kgo.MaxBufferedRecords(1<<20),
+		kgo.RecordDeliveryTimeout(l.opts.Timeout),
+		kgo.ConcurrentTransactionsBackoff(2*time.Millisecond),
+		kgo.MetadataMinAge(100*time.Millisecond),
+	)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("kafkalog: %w", err)
+	}
+	return &writer{cl: cl}, nil
+}
+
+// Append writes all entries atomically, in one Kafka transaction: either all
+// become committed and visible, or none. It returns each entry's base
+// offset, once Kafka acknowledged every record of it (acks=all) and the
+// transaction committed. See logstore.Store.Append for the offsets.
+//
+// Errors before the call is queued (ctx, ErrClosed, ErrInvalidEntry) mean
+// nothing was written. ErrUnavailable after it was queued: the brokers did
+// not take the transaction within Options.Timeout. Its outcome is settled
+// before Append returns when the brokers answer again in time (the log reads
+// the partitions' committed ends); when they do not, the error says the
+// outcome is unknown, and the next append settles it first.
+func (l *Log) Append(ctx context.Context, entries []logstore.Entry) ([]int64, error) {
+	wait, err := l.AppendAsync(ctx, entries)
+	if err != nil {
+		return nil, err
+	}
+	return wait()
+}
+
+// AppendAsync is Append in two steps; see logstore.Store.AppendAsync. The
+// payloads are copied before it returns.
+func (l *Log) AppendAsync(ctx context.Context, entries []logstore.Entry) (func() ([]int64, error), error) {
+	if len(entries) == 0 {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return func() ([]int64, error) { return nil, nil }, nil
+	}
+	req := &request{
+		kind:     reqAppend,
+		entries:  make([]logstore.Entry, len(entries)),
+		payloads: make([][]byte, len(entries)),
+		bases:    make([]int64, len(entries)),
+		states:   make([]*bucket, len(entries)),
+		done:     make(chan error, 1),
+	}
+	for i, e := range entries {
+		if e.Rows < 1 || e.Rows > 1<<40 {
+			return nil, fmt.Errorf("%w: entry %d of bucket %v has %d rows", logstore.ErrInvalidEntry, i, e.Bucket, e.Rows)
+		}
+		if e.Bucket.Table == "" {
+			return nil, fmt.Errorf("%w: entry %d has no table id", logstore.ErrInvalidEntry, i)
+		}
+		if _, err := partitionOf(e.Bucket); err != nil {
+			return nil, err
+		}
+		req.payloads[i] = append([]byte(nil), e.Payload...)
+		req.entries[i] = logstore.Entry{Bucket: e.Bucket, Rows: e.Rows, Payload: req.payloads[i]}
+		req.bytes += int64(len(e.Payload))
+	}
+	// Name new tables' topics before taking l.mu: TableInfo calls out.
+	var infos map[string]tableInfo
+	if l.opts.TableInfo != nil {
+		l.mu.RLock()
+		for _, e := range req.entries {
+			if _, ok := l.tables[e.Bucket.Table]; !ok {
+				if infos == nil {
+					infos = map[string]tableInfo{}
+				}
+				infos[e.Bucket.Table] = tableInfo{}
+			}
+		}
+		l.mu.RUnlock()
+		for id := range infos {
+			db, name, n := l.opts.TableInfo(id)
+			infos[id] = tableInfo{db, name, n}
+		}
+	}
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil, logstore.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		l.mu.Unlock()
+		return nil, err
+	}
+	for i, e := range req.entries {
+		st := l.bucketLocked(e.Bucket, infos[e.Bucket.Table])
+		req.bases[i] = st.next
+		req.states[i] = st
+		st.next += e.Rows
+	}
+	l.queue = append(l.queue, req)
+	l.mu.Unlock()
+	l.signal()
+	return func() ([]int64, error) {
+		if err := <-req.done; err != nil {
+			return nil, err
+		}
+		return req.bases, nil
+	}, nil
+}
+
+// tableInfo is what Options.TableInfo said of a table.
+type tableInfo struct {
+	database, name string
+	buckets        int
+}
+
+// bucketLocked returns the bucket's state, making it (and its table, named
+// by info) when new. l.mu must be held for writing.
+func (l *Log) bucketLocked(b logstore.Bucket, info tableInfo) *bucket {
+	t := l.tables[b.Table]
+	if t == nil {
+		t = &table{topic: topicName(l.opts.TopicPrefix, info.database, info.name, b.Table), want: int32(max(0, min(info.buckets, 1<<16))), buckets: map[int32]*bucket{}}
+		l.tables[b.Table] = t
+	}
+	st := t.buckets[b.Bucket]
+	if st == nil {
+		st = &bucket{}
+		t.buckets[b.Bucket] = st
+	}
+	return st
+}
+
+func (l *Log) signal() {
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// commitLoop is the committer: it takes the queued requests, writes the
+// appends among them as one transaction (group commit), and advances the
+// high watermarks in queue order.
+func (l *Log) commitLoop(w *writer) {
+	defer close(l.done)
+	defer func() {
+		if w != nil {
+			w.cl.Close()
+		}
+	}()
+	for {
+		l.mu.Lock()
+		for len(l.queue) == 0 && !l.closed {
+			l.mu.Unlock()
+			<-l.wake
+			l.mu.Lock()
+		}
+		if len(l.queue) == 0 && l.closed {
+			l.mu.Unlock()
+			return
+		}
+		group := l.takeGroupLocked()
+		l.mu.Unlock()
+
+		if group[0].kind == reqDrop {
+			group[0].done <- l.execDrop(group[0].table)
+			continue
+		}
+		var err error
+		w, err = l.commit(w, group)
+		for _, r := range group {
+			r.done <- err
+		}
+	}
+}
+
+// takeGroupLocked takes a drop alone, or the appends at the head of the
+// queue up to MaxGroupBytes (at least one).
+func (l *Log) takeGroupLocked() []*request {
+	if l.queue[0].kind == reqDrop {
+		g := l.queue[:1]
+		l.queue = l.queue[1:]
+		return g
+	}
+	n, bytes := 0, int64(0)
+	for n < len(l.queue) && l.queue[n].kind == reqAppend && (n == 0 || bytes+l.queue[n].bytes <= l.opts.MaxGroupBytes) {
+		bytes += l.queue[n].bytes
+		n++
+	}
+	g := append([]*request(nil), l.queue[:n]...)
+	l.queue = append(l.queue[:0], l.queue[n:]...)
+	return g
+}
+
+// commit writes one group as one transaction and returns the writer to use
+// next. On failure every request queued behind the group failed too (their
+// offsets followed the group's): they are failed with the same error, and
+// the offsets of every bucket go back to the high watermark.
+func (l *Log) commit(w *writer, group []*request) (*writer, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), l.opts.Timeout)
+	defer cancel()
+
+	if w == nil {
+		var err error
+		if w, err = newWriter(l); err != nil {
+			return nil, l.fail(group, err)
+		}
+	}
+	// Settle what an earlier failure left unknown.
+	if l.anyDirty() {
+		if err := l.resync(ctx, w, nil); err != nil {
+			w.cl.Close()
+			return nil, l.fail(group, err)
+		}
+		// The groups behind a failure were failed with it; a group
+		// queued since then was given offsets from the old next.
+		if !l.offsetsCurrent(group) {
+			return w, l.fail(group, fmt.Errorf("%w: an earlier append failed; retry", logstore.ErrUnavailable))
+		}
+	}
+	if err := l.ensureTopics(ctx, w, group); err != nil {
+		return w, l.fail(group, err)
+	}
+
+	ats := make([][]int64, len(group)) // Kafka offset of each entry's first record
+	var perr error
+	var pmu sync.Mutex
+	if err := w.cl.BeginTransaction(); err != nil {
+		w.cl.Close()
+		return nil, l.fail(group, l.unavailable("begin a transaction", err))
+	}
+	for gi, r := range group {
+		ats[gi] = make([]int64, len(r.entries))
+		for i, e := range r.entries {
+			l.mu.RLock()
+			topic := l.tables[e.Bucket.Table].topic
+			l.mu.RUnlock()
+			parts := max(1, (len(e.Payload)+l.opts.MaxRecordBytes-1)/l.opts.MaxRecordBytes)
+			for part := 0; part < parts; part++ {
+				lo := part * l.opts.MaxRecordBytes
+				hi := min(len(e.Payload), lo+l.opts.MaxRecordBytes)
+				h := entryHeader{base: r.bases[i], rows: e.Rows, part: uint32(part), parts: uint32(parts)}
+				rec := &kgo.Record{Topic: topic, Partition: e.Bucket.Bucket, Value: e.Payload[lo:hi],
+					Headers: []kgo.RecordHeader{{Key: headerKey, Value: h.encode()}}}
+				gi, i, first := gi, i, part == 0
+				w.cl.Produce(ctx, rec, func(rec *kgo.Record, err error) {
+					pmu.Lock()
+					defer pmu.Unlock()
+					if err != nil && perr == nil {
+						perr = err
+					}
+					if err == nil && first {
+						ats[gi][i] = rec.Offset
+					}
+				})
+			}
+		}
+	}
+	ferr := w.cl.Flush(ctx)
+	pmu.Lock()
+	if ferr == nil {
+		ferr = perr
+	}
+	pmu.Unlock()
+	if ferr != nil {
+		// Nothing of it can commit: abort, and give up the writer if
+		// even that fails.
+		actx, acancel := context.WithTimeout(context.Background(), l.opts.Timeout)
+		aerr := w.cl.AbortBufferedRecords(actx)
+		if aerr == nil {
+			aerr = w.cl.EndTransaction(actx, kgo.TryAbort)
+		}
+		acancel()
+		if aerr != nil {
+			w.cl.Close()
+			w = nil
+			l.markDirty(group)
+		}
+		return w, l.fail(group, l.unavailable("write to the log", ferr))
+	}
+	if cerr := w.cl.EndTransaction(ctx, kgo.TryCommit); cerr != nil {
+		// The commit's outcome may be unknown: abort (a commit the
+		// coordinator already decided completes instead), then read
+		// what the partitions hold.
+		actx, acancel := context.WithTimeout(context.Background(), l.opts.Timeout)
+		aerr := w.cl.EndTransaction(actx, kgo.TryAbort)
+		acancel()
+		if aerr != nil || errors.Is(cerr, kerr.ProducerFenced) || errors.Is(cerr, kerr.InvalidProducerEpoch) {
+			w.cl.Close()
+			w = nil
+		}
+		l.markDirty(group)
+		if w == nil {
+			var err error
+			if w, err = newWriter(l); err != nil {
+				return nil, l.fail(group, err)
+			}
+		}
+		sctx, scancel := context.WithTimeout(context.Background(), l.opts.Timeout)
+		serr := l.resync(sctx, w, nil)
+		scancel()
+		if serr != nil {
+			return w, l.fail(group, fmt.Errorf("%w (the append's outcome is unknown until the brokers answer: it may be in the log)", l.unavailable("commit", cerr)))
+		}
+		if l.groupCommitted(group) {
+			return w, nil
+		}
+		return w, l.fail(group, l.unavailable("commit", cerr))
+	}
+
+	l.mu.Lock()
+	for gi, r := range group {
+		for i, e := range r.entries {
+			st := r.states[i]
+			st.hw = r.bases[i] + e.Rows
+			st.idx.add(r.bases[i], ats[gi][i])
+		}
+	}
+	l.notifyLocked()
+	l.mu.Unlock()
+	return w, nil
+}
+
+// fail fails the group and every request queued behind it, and sets every
+// bucket's next offset back to its high watermark. It returns err for the
+// group.
+func (l *Log) fail(group []*request, err error) error {
+	l.mu.Lock()
+	behind := l.queue[:0:0]
+	rest := l.queue[:0]
+	for _, r := range l.queue {
+		if r.kind == reqAppend {
+			behind = append(behind, r)
+		} else {
+			rest = append(rest, r)
+		}
+	}
+	l.queue = rest
+	for _, t := range l.tables {
+		for _, st := range t.buckets {
+			st.next = st.hw
+		}
+	}
+	l.mu.Unlock()
+	for _, r := range behind {
+		r.done <- err
+	}
+	return err
+}
+
+func (l *Log) markDirty(group []*request) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, r := range group {
+		for _, st := range r.states {
+			st.dirty = true
+		}
+	}
+}
+
+func (l *Log) anyDirty() bool {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	for _, t := range l.tables {
+		for _, st := range t.buckets {
+			if st.dirty {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// offsetsCurrent reports whether the group's offsets still follow the high
+// watermarks (after a resync moved them).
+func (l *Log) offsetsCurrent(group []*request) bool {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	ends := map[*bucket]int64{}
+	for _, r := range group {
+		for i, st := range r.states {
+			want, ok := ends[st]
+			if !ok {
+				want = st.hw
+			}
+			if r.bases[i] != want {
+				return false
+			}
+			ends[st] = r.bases[i] + r.entries[i].Rows
+		}
+	}
+	return true
+}
+
+// groupCommitted reports whether a resync found the group's entries in the
+// log: every bucket's high watermark at or past the group's end in it.
+func (l *Log) groupCommitted(group []*request) bool {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	for _, r := range group {
+		for i, st := range r.states {
+			if st.hw < r.bases[i]+r.entries[i].Rows {
+				return false
+			}
+		}
+	}
+	return true
+}

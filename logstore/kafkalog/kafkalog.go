@@ -1,0 +1,375 @@
+package kafkalog
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl"
+
+	"github.com/flightd/flightd/logstore"
+)
+
+// Options configure a Log.
+type Options struct {
+	// Brokers are the bootstrap brokers, host:port.
+	Brokers []string
+	// TopicPrefix starts the name of every topic the log creates and the
+	// transactional id it writes with. Default "flightd.". Two warehouses
+	// sharing a Kafka cluster need different prefixes.
+	TopicPrefix string
+	// TransactionalID is the Kafka transactional id of the log's writer.
+	// Default TopicPrefix + "log-writer". A second writer with the same id
+	// fences the first (its appends then fail).
+	TransactionalID string
+	// TLS, when set, connects to the brokers over TLS.
+	TLS *tls.Config
+	// SASL, when set, authenticates to the brokers.
+	SASL sasl.Mechanism
+	// ReplicationFactor of the topics the log creates; 0 or -1: the
+	// brokers' default.replication.factor.
+	ReplicationFactor int16
+	// MaxRecordBytes is the largest record value the log writes: a larger
+	// entry is cut into several records. Default 1 MiB. The topics the log
+	// creates allow records of twice that (max.message.bytes).
+	MaxRecordBytes int
+	// MaxGroupBytes caps the payload bytes of one transaction (group
+	// commit). Default 64 MiB.
+	MaxGroupBytes int64
+	// Timeout bounds each exchange with the brokers that a caller waits
+	// for: an append the brokers do not take within it fails with
+	// ErrUnavailable. Default 15 s.
+	Timeout time.Duration
+	// Readers is how many Kafka consumers serve Read at once. Default 4.
+	Readers int
+	// TableInfo returns the database, name and bucket count of a table
+	// id, for the name of the table's topic (see topicName) and its
+	// partitions; nil, "" or 0: the id alone, and the buckets written.
+	TableInfo func(table string) (database, name string, buckets int)
+	// Logger receives the log's messages. nil discards.
+	Logger *slog.Logger
+}
+
+func (o *Options) fill() {
+	if o.TopicPrefix == "" {
+		o.TopicPrefix = "flightd."
+	}
+	if o.TransactionalID == "" {
+		o.TransactionalID = o.TopicPrefix + "log-writer"
+	}
+	if o.MaxRecordBytes <= 0 {
+		o.MaxRecordBytes = 1 << 20
+	}
+	if o.MaxGroupBytes <= 0 {
+		o.MaxGroupBytes = 64 << 20
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 15 * time.Second
+	}
+	if o.Readers <= 0 {
+		o.Readers = 4
+	}
+	if o.ReplicationFactor == 0 {
+		o.ReplicationFactor = -1
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Log is flightd's log on Apache Kafka. All methods are safe for concurrent
+// use.
+type Log struct {
+	opts   Options
+	log    *slog.Logger
+	common []kgo.Opt // connection options every client shares
+	admin  *kadm.Client
+	acl    *kgo.Client // the admin client's
+
+	readers chan *kgo.Client // idle consumers (see Read)
+	nReader int              // consumers made so far, guarded by mu
+
+	// mu guards everything below it; the committer advances high
+	// watermarks under it, so a reader holding it sees a consistent cut.
+	mu       sync.RWMutex
+	tables   map[string]*table
+	queue    []*request
+	closed   bool
+	advanced chan struct{}
+
+	wake chan struct{} // cap 1
+	done chan struct{} // closed when the committer exits
+
+	adminMu   sync.Mutex // serializes Truncate and DropTable
+	inflight  sync.WaitGroup
+	closeOnce sync.Once
+	closeErr  error
+}
+
+type table struct {
+	topic      string
+	want       int32 // partitions to create the topic with (the table's buckets)
+	partitions int32 // the topic's partitions (0: no topic yet)
+	buckets    map[int32]*bucket
+}
+
+type bucket struct {
+	hw    int64 // exclusive end of the committed entries
+	next  int64 // next offset to assign (>= hw)
+	start int64 // log start
+	idx   index // where entries begin in the partition
+	// dirty: an append to this bucket failed with its outcome unknown; the
+	// committer learns the truth from the partition before the next append.
+	dirty bool
+}
+
+// Open connects to the brokers, finds the log's topics and recovers every
+// bucket's high watermark and log start from its partition. It fails with
+// ErrUnavailable when the brokers do not answer within Options.Timeout.
+func Open(ctx context.Context, opts Options) (*Log, error) {
+	opts.fill()
+	if len(opts.Brokers) == 0 {
+		return nil, errors.New("kafkalog: no brokers")
+	}
+	common := []kgo.Opt{
+		kgo.SeedBrokers(opts.Brokers...),
+		kgo.DialTimeout(min(opts.Timeout, 10*time.Second)),
+		kgo.RetryTimeout(opts.Timeout),
+		kgo.RequestTimeoutOverhead(opts.Timeout),
+	}
+	if opts.TLS != nil {
+		common = append(common, kgo.DialTLSConfig(opts.TLS))
+	}
+	if opts.SASL != nil {
+		common = append(common, kgo.SASL(opts.SASL))
+	}
+	acl, err := kgo.NewClient(common...)
+	if err != nil {
+		return nil, fmt.Errorf("kafkalog: %w", err)
+	}
+	l := &Log{
+		opts:     opts,
+		log:      opts.Logger,
+		common:   common,
+		acl:      acl,
+		admin:    kadm.NewClient(acl),
+		readers:  make(chan *kgo.Client, opts.Readers),
+		tables:   make(map[string]*table),
+		advanced: make(chan struct{}),
+		wake:     make(chan struct{}, 1),
+		done:     make(chan struct{}),
+	}
+	w, err := newWriter(l)
+	if err == nil {
+		err = l.recover(ctx, w)
+	}
+	if err != nil {
+		if w != nil {
+			w.cl.Close()
+		}
+		acl.Close()
+		return nil, err
+	}
+	go l.commitLoop(w)
+	return l, nil
+}
+
+// unavailable wraps a failure to reach the brokers.
+func (l *Log) unavailable(what string, err error) error {
+	return fmt.Errorf("%w: %s: the Kafka brokers %s did not answer: %w", logstore.ErrUnavailable, what, strings.Join(l.opts.Brokers, ","), err)
+}
+
+// recover finds the log's topics and reads each partition's committed end
+// and start. The writer is initialized first: that aborts a transaction a
+// crashed writer left open, which would otherwise hold the partitions'
+// committed end (the last stable offset) where it began.
+func (l *Log) recover(ctx context.Context, w *writer) error {
+	ctx, cancel := context.WithTimeout(ctx, l.opts.Timeout)
+	defer cancel()
+	topics, err := l.admin.ListTopics(ctx)
+	if err != nil {
+		return l.unavailable("list topics", err)
+	}
+	for _, td := range topics.Sorted() {
+		id, ok := parseTopic(l.opts.TopicPrefix, td.Topic)
+		if !ok || td.Err != nil {
+			continue
+		}
+		t := &table{topic: td.Topic, partitions: int32(len(td.Partitions)), buckets: map[int32]*bucket{}}
+		l.tables[id] = t
+		for p := range td.Partitions {
+			t.buckets[p] = &bucket{dirty: true}
+		}
+	}
+	return l.resync(ctx, w, nil)
+}
+
+// resync reads the committed end and start of every dirty bucket (of only,
+// when not nil) from its partition and sets its high watermark, next offset
+// and log start from them. Only the committer (or Open) calls it.
+func (l *Log) resync(ctx context.Context, w *writer, only map[logstore.Bucket]bool) error {
+	if _, _, err := w.cl.ProducerID(ctx); err != nil {
+		return l.unavailable("initialize the transactional writer", err)
+	}
+	type job struct {
+		b  logstore.Bucket
+		t  *table
+		st *bucket
+	}
+	var jobs []job
+	l.mu.RLock()
+	for id, t := range l.tables {
+		for p, st := range t.buckets {
+			b := logstore.Bucket{Table: id, Bucket: p}
+			if st.dirty && (only == nil || only[b]) {
+				jobs = append(jobs, job{b, t, st})
+			}
+		}
+	}
+	l.mu.RUnlock()
+	for _, j := range jobs {
+		bd, err := l.bounds(ctx, j.t.topic, j.b.Bucket)
+		if err != nil {
+			return err
+		}
+		l.mu.Lock()
+		if bd.end != j.st.hw {
+			l.notifyLocked()
+		}
+		j.st.hw, j.st.next, j.st.start, j.st.dirty = bd.end, bd.end, bd.start, false
+		j.st.idx = index{}
+		if bd.startAt >= 0 {
+			j.st.idx.add(bd.start, bd.startAt)
+			j.st.idx.add(bd.lastBase, bd.lastAt)
+		}
+		l.mu.Unlock()
+	}
+	return nil
+}
+
+func (l *Log) enter() error {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.closed {
+		return logstore.ErrClosed
+	}
+	l.inflight.Add(1)
+	return nil
+}
+
+func (l *Log) leave() { l.inflight.Done() }
+
+func (l *Log) notifyLocked() {
+	close(l.advanced)
+	l.advanced = make(chan struct{})
+}
+
+// Close waits for queued appends and running calls, then closes the
+// clients. Later calls return the first call's result.
+func (l *Log) Close() error {
+	l.closeOnce.Do(func() {
+		l.mu.Lock()
+		l.closed = true
+		l.notifyLocked()
+		l.mu.Unlock()
+		l.signal()
+		<-l.done
+		l.inflight.Wait()
+		close(l.readers)
+		for cl := range l.readers {
+			cl.Close()
+		}
+		l.acl.Close()
+	})
+	return l.closeErr
+}
+
+// Describe names the brokers and the topic prefix.
+func (l *Log) Describe() logstore.Description {
+	return logstore.Description{Kind: "kafka", Location: "kafka://" + strings.Join(l.opts.Brokers, ",") + " (topics " + l.opts.TopicPrefix + "*)", ID: ID(l.opts.TopicPrefix)}
+}
+
+func (l *Log) stateLocked(b logstore.Bucket) *bucket {
+	if t := l.tables[b.Table]; t != nil {
+		return t.buckets[b.Bucket]
+	}
+	return nil
+}
+
+// HighWatermark returns the bucket's exclusive committed end (0 if unknown).
+func (l *Log) HighWatermark(b logstore.Bucket) int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if st := l.stateLocked(b); st != nil {
+		return st.hw
+	}
+	return 0
+}
+
+// HighWatermarks returns every bucket of the table with a log above 0, as
+// one consistent cut: a transaction is in all its buckets or in none.
+func (l *Log) HighWatermarks(id string) map[int32]int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	out := make(map[int32]int64)
+	if t := l.tables[id]; t != nil {
+		for p, st := range t.buckets {
+			if st.hw > 0 {
+				out[p] = st.hw
+			}
+		}
+	}
+	return out
+}
+
+// Buckets lists, ascending, the buckets of the table with a log above 0.
+func (l *Log) Buckets(id string) []int32 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	var out []int32
+	if t := l.tables[id]; t != nil {
+		for p, st := range t.buckets {
+			if st.hw > 0 {
+				out = append(out, p)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Start returns the bucket's log start.
+func (l *Log) Start(b logstore.Bucket) int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if st := l.stateLocked(b); st != nil {
+		return st.start
+	}
+	return 0
+}
+
+// Advanced is closed the next time high watermarks advance, a table is
+// dropped or the log closes.
+func (l *Log) Advanced() <-chan struct{} {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.advanced
+}
+
+// ID is the logstore.Description.ID of the Kafka log with topic prefix
+// prefix.
+func ID(prefix string) string { return "kafka:" + prefix }
+
+// CollectGarbage does nothing: Kafka deletes the segments below what
+// Truncate deleted by itself.
+func (l *Log) CollectGarbage() error { return nil }
+
+var _ logstore.Log = (*Log)(nil)
