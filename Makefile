@@ -17,10 +17,14 @@ VERSITYGW_STAMP   := $(TOOLS)/.versitygw-$(VERSITYGW_VERSION)
 # Java Paimon (paimon-bundle from Maven Central) for the cross-check in integration/java_test.go.
 PAIMON_CHECK_JAR  := integration/java/target/paimon-check.jar
 JDBC_CHECK_JAR    := integration/jdbc/target/jdbc-check.jar
+# Apache Kafka (kafka_2.13 and its runtime jars from Maven Central), the real
+# broker that internal/testkafka starts for tests, through FLIGHTD_KAFKA_LIB.
+KAFKA_LIB          := $(CURDIR)/integration/kafka/target/lib
+KAFKA_BROKER_STAMP := integration/kafka/target/.kafka-broker
 # Packages that never link DuckDB: fast to build, run with the race detector.
 NOCGO_PKGS   = $(shell $(GO) list ./... | grep -v -e /query -e /cmd/ -e /integration -e /bench -e /internal/deps)
 
-.PHONY: bench-load all build run tools paimon-check-jar jdbc-check-jar test test-paimon test-go test-nocgo test-engine test-integration test-python test-fuzz fuzz deps py-deps go-deps bench bench-quick bench-read bench-stream bench-sustained soak clean tidy-check
+.PHONY: bench-load all build run tools paimon-check-jar jdbc-check-jar kafka-broker test test-kafka-cluster test-paimon test-go test-nocgo test-engine test-integration test-python test-fuzz fuzz deps py-deps go-deps bench bench-quick bench-read bench-stream bench-sustained soak clean tidy-check
 
 all: build
 
@@ -47,7 +51,7 @@ $(PVENV)/.installed: requirements-paimon.txt
 	$(PVENV)/bin/pip install --quiet -r requirements-paimon.txt
 	touch $@
 
-deps: go-deps py-deps tools paimon-check-jar jdbc-check-jar
+deps: go-deps py-deps tools paimon-check-jar jdbc-check-jar kafka-broker
 
 paimon-check-jar: $(PAIMON_CHECK_JAR)
 
@@ -62,6 +66,14 @@ $(PAIMON_CHECK_JAR): integration/java/pom.xml $(shell find integration/java/src 
 	cd integration/java && mvn -q -B -DskipTests package
 	@test -f $@ && touch $@
 
+# The Kafka broker's classpath, copied again only when the pom changes.
+kafka-broker: $(KAFKA_BROKER_STAMP)
+
+$(KAFKA_BROKER_STAMP): integration/kafka/pom.xml
+	rm -rf $(KAFKA_LIB)
+	cd integration/kafka && mvn -q -B package
+	@ls $(KAFKA_LIB)/kafka_2.13-*.jar >/dev/null && touch $@
+
 # Test tools, built once per version (go install of a pinned version leaves go.mod alone).
 tools: $(VERSITYGW_STAMP)
 
@@ -75,17 +87,22 @@ test: deps build
 
 # Unit tests of every package that does not link DuckDB, with the race detector;
 # pypaimon reads what the lake package's compaction test wrote (LAKE_PYPAIMON).
-test-nocgo: tools py-deps
-	VERSITYGW=$(VERSITYGW) LAKE_PYPAIMON=$(PAIMON_PY) CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 20m $(GOTESTFLAGS) $(NOCGO_PKGS)
+test-nocgo: tools py-deps kafka-broker
+	VERSITYGW=$(VERSITYGW) FLIGHTD_KAFKA_LIB=$(KAFKA_LIB) LAKE_PYPAIMON=$(PAIMON_PY) CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 20m $(GOTESTFLAGS) $(NOCGO_PKGS)
 
 # The DuckDB engine package and the command.
-test-engine:
-	$(GO) test -tags $(TAGS) -count=1 $(GOTESTFLAGS) ./query/... ./cmd/...
+test-engine: kafka-broker
+	FLIGHTD_KAFKA_LIB=$(KAFKA_LIB) $(GO) test -tags $(TAGS) -count=1 $(GOTESTFLAGS) ./query/... ./cmd/...
 
 # Black-box tests against the real binary (Go ADBC driver); the crash test
 # reads the snapshots with pypaimon through FLIGHTD_PAIMON_PYTHON.
-test-integration: build tools paimon-check-jar jdbc-check-jar py-deps
-	VERSITYGW=$(VERSITYGW) FLIGHTD_BIN=$(CURDIR)/$(BIN) FLIGHTD_PAIMON_PYTHON=$(PAIMON_PY) $(GO) test -count=1 -timeout 20m $(GOTESTFLAGS) ./integration/...
+test-integration: build tools paimon-check-jar jdbc-check-jar kafka-broker py-deps
+	VERSITYGW=$(VERSITYGW) FLIGHTD_KAFKA_LIB=$(KAFKA_LIB) FLIGHTD_BIN=$(CURDIR)/$(BIN) FLIGHTD_PAIMON_PYTHON=$(PAIMON_PY) $(GO) test -count=1 -timeout 20m $(GOTESTFLAGS) ./integration/...
+
+# The multi-broker Kafka tests (named *KafkaCluster*: 3 brokers, one killed
+# under load), one package at a time; not part of make test.
+test-kafka-cluster: build kafka-broker
+	FLIGHTD_KAFKA_CLUSTER=1 FLIGHTD_KAFKA_LIB=$(KAFKA_LIB) FLIGHTD_BIN=$(CURDIR)/$(BIN) $(GO) test -p 1 -count=1 -timeout 30m -run KafkaCluster $(GOTESTFLAGS) ./internal/testkafka/... ./logstore/... ./integration/...
 
 # Python clients: ADBC + pandas + Polars, and `flightd sql`.
 test-python: build py-deps
@@ -185,4 +202,4 @@ tidy-check:
 	$(GO) mod tidy && git diff --exit-code go.mod go.sum
 
 clean:
-	rm -rf bin integration/java/target integration/jdbc/target
+	rm -rf bin integration/java/target integration/jdbc/target integration/kafka/target
