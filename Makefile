@@ -24,7 +24,7 @@ KAFKA_BROKER_STAMP := integration/kafka/target/.kafka-broker
 # Packages that never link DuckDB: fast to build, run with the race detector.
 NOCGO_PKGS   = $(shell $(GO) list ./... | grep -v -e /query -e /cmd/ -e /integration -e /bench -e /internal/deps)
 
-.PHONY: bench-load all build run tools paimon-check-jar jdbc-check-jar kafka-broker test test-kafka-cluster test-paimon test-go test-nocgo test-engine test-integration test-python test-fuzz fuzz deps py-deps go-deps bench bench-quick bench-read bench-stream bench-sustained soak clean tidy-check
+.PHONY: bench-kafka bench-load all build run tools paimon-check-jar jdbc-check-jar kafka-broker test test-kafka-cluster test-paimon test-go test-nocgo test-engine test-integration test-python test-fuzz fuzz deps py-deps go-deps bench bench-quick bench-read bench-stream bench-sustained soak clean tidy-check
 
 all: build
 
@@ -196,7 +196,17 @@ bench-load: build
 
 # Sustained ingest with tiering running (default 60 s at 1M rows/s; see bench/sustained_bench_test.go).
 bench-sustained: build
-	FLIGHTD_BIN=$(CURDIR)/$(BIN) $(GO) test -run='^$$' -bench=Sustained -benchtime=1x -timeout 30m ./bench/
+	FLIGHTD_KAFKA_LIB=$(KAFKA_LIB) FLIGHTD_BIN=$(CURDIR)/$(BIN) $(GO) test -run='^$$' -bench=Sustained -benchtime=1x -timeout 30m ./bench/
+
+# The Kafka log beside the Badger log, in one run (ratios): one ingest
+# stream of 10M rows into an append and a 4-bucket primary-key table,
+# acknowledgement to t$rt at 0.5M rows/s of other ingest, and the log's own
+# append latency (logstore/kafkalog). FLIGHTD_SUSTAIN_SECONDS=300
+# FLIGHTD_BENCH_LOGS=kafka make bench-sustained: tiering from Kafka at 1M rows/s.
+bench-kafka: build kafka-broker
+	FLIGHTD_BENCH_LOGS=badger,kafka FLIGHTD_KAFKA_LIB=$(KAFKA_LIB) FLIGHTD_BIN=$(CURDIR)/$(BIN) $(GO) test -tags $(TAGS) -run='^$$' -bench='Ingest/table=(append|pk4)/ack=stream/clients=1/' -benchtime=1x -count=2 -timeout 30m ./bench/
+	FLIGHTD_BENCH_LOGS=badger,kafka FLIGHTD_FRESHNESS_LOAD=500000 FLIGHTD_FRESHNESS_RATE=100 FLIGHTD_FRESHNESS_INTERVAL=30s FLIGHTD_KAFKA_LIB=$(KAFKA_LIB) FLIGHTD_BIN=$(CURDIR)/$(BIN) $(GO) test -tags $(TAGS) -run='^$$' -bench=Freshness -benchtime=3000x -timeout 30m ./bench/
+	FLIGHTD_KAFKA_LIB=$(KAFKA_LIB) $(GO) test -run='^$$' -bench=Append -benchtime=3s ./logstore/kafkalog/
 
 tidy-check:
 	$(GO) mod tidy && git diff --exit-code go.mod go.sum

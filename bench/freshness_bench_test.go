@@ -11,6 +11,7 @@ import (
 )
 
 // BenchmarkFreshness measures, for single-row writes into a primary-key table:
+//   - write: from sending the write until its acknowledgement;
 //   - ack→rt: from the write's acknowledgement until a query of t$rt
 //     returns the row (the query's own latency, since an acknowledged row
 //     is visible at once by construction);
@@ -36,8 +37,16 @@ import (
 // 16000x. server-cores is the server's average CPU use meanwhile.
 // FLIGHTD_FRESHNESS_DUMP=<file> writes each query's acknowledgement and
 // answer times (Unix ns), to match against a server execution trace.
+//
+// With FLIGHTD_BENCH_LOGS=badger,kafka it runs once on each log (benchLogs).
 func BenchmarkFreshness(b *testing.B) {
-	srv := testserver.Start(b, b.TempDir(), "--tiering-interval", envStr("FLIGHTD_FRESHNESS_INTERVAL", "1s"), "--log-level", "warn")
+	for _, log := range benchLogs() {
+		b.Run("log="+log, func(b *testing.B) { freshness(b, log) })
+	}
+}
+
+func freshness(b *testing.B, log string) {
+	srv := testserver.Start(b, b.TempDir(), append([]string{"--tiering-interval", envStr("FLIGHTD_FRESHNESS_INTERVAL", "1s"), "--log-level", "warn"}, logArgs(b, log)...)...)
 	c := open(b, srv.URI())
 	c.exec(b, "CREATE DATABASE bench")
 	c.exec(b, "CREATE TABLE bench.t "+fmt.Sprintf(eightColsDDL, ", PRIMARY KEY (id) NOT ENFORCED", " WITH ('bucket' = '4')"))
@@ -48,7 +57,7 @@ func BenchmarkFreshness(b *testing.B) {
 		defer func() { b.ReportMetric(g.stop(b), "load-rows/s") }()
 		time.Sleep(2 * time.Second) // let the load settle
 	}
-	var rt, lake []time.Duration
+	var write, rt, lake []time.Duration
 	id := int64(0)
 	var period time.Duration
 	if r := envInt("FLIGHTD_FRESHNESS_RATE", 0); r > 0 {
@@ -67,8 +76,10 @@ func BenchmarkFreshness(b *testing.B) {
 		}
 		id++
 		rec := makeBatch(id, 1, 3)
+		sent := time.Now()
 		c.ingest(b, "t", rec)
 		acked := time.Now()
+		write = append(write, acked.Sub(sent))
 		rec.Release()
 		if n := c.queryRows(b, fmt.Sprintf(`SELECT id FROM bench."t$rt" WHERE id = %d`, id)); n != 1 {
 			b.Fatalf("row %d not in t$rt after its acknowledgement", id)
@@ -89,6 +100,7 @@ func BenchmarkFreshness(b *testing.B) {
 	}
 	// the server's average CPU use while it was measured, in cores
 	b.ReportMetric((srv.CPUSeconds()-cpu0)/time.Since(t0).Seconds(), "server-cores")
+	report(b, "write", write)
 	report(b, "ack-rt", rt)
 	report(b, "ack-lake", lake)
 }

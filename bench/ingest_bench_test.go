@@ -130,7 +130,7 @@ func (c *conn) queryRows(b testing.TB, sql string) int64 {
 }
 
 // BenchmarkIngest: ADBC bulk ingest of 10k-row, 8-column batches from 1 or
-// 4 concurrent clients. ack=batch sends each batch as its own ingest call
+// 4 concurrent clients, into each log of FLIGHTD_BENCH_LOGS (benchLogs). ack=batch sends each batch as its own ingest call
 // (a durable acknowledgement per batch, 1M rows); ack=stream sends each
 // client's share as one ingest stream (10M rows), as adbc_ingest of a large
 // table does.
@@ -146,63 +146,69 @@ func BenchmarkIngest(b *testing.B) {
 			total int
 		}{{"ack=batch", 1_000_000}, {"ack=stream", 10_000_000}} {
 			for _, clients := range []int{1, 4} {
-				b.Run(fmt.Sprintf("%s/%s/clients=%d/rows=%.0e", tc.name, mode.name, clients, float64(mode.total)), func(b *testing.B) {
-					srv := testserver.Start(b, b.TempDir(), "--tiering-interval", "1h", "--log-level", "warn")
-					c := open(b, srv.URI())
-					c.exec(b, "CREATE DATABASE bench")
-					with := ""
-					if tc.opts != "" {
-						with = " WITH ('bucket' = '4')"
+				for _, log := range benchLogs() {
+					name := fmt.Sprintf("%s/%s/clients=%d/rows=%.0e", tc.name, mode.name, clients, float64(mode.total))
+					if log != "badger" || len(benchLogs()) > 1 {
+						name += "/log=" + log
 					}
-					c.exec(b, "CREATE TABLE bench.t "+fmt.Sprintf(eightColsDDL, tc.opts, with))
-					total := mode.total
-					batches := make([]arrow.RecordBatch, total/batchRows)
-					for i := range batches {
-						batches[i] = makeBatch(int64(i*batchRows), batchRows, 1)
-					}
-					b.Cleanup(func() {
-						for _, r := range batches {
-							r.Release()
+					b.Run(name, func(b *testing.B) {
+						srv := testserver.Start(b, b.TempDir(), append([]string{"--tiering-interval", "1h", "--log-level", "warn"}, logArgs(b, log)...)...)
+						c := open(b, srv.URI())
+						c.exec(b, "CREATE DATABASE bench")
+						with := ""
+						if tc.opts != "" {
+							with = " WITH ('bucket' = '4')"
+						}
+						c.exec(b, "CREATE TABLE bench.t "+fmt.Sprintf(eightColsDDL, tc.opts, with))
+						total := mode.total
+						batches := make([]arrow.RecordBatch, total/batchRows)
+						for i := range batches {
+							batches[i] = makeBatch(int64(i*batchRows), batchRows, 1)
+						}
+						b.Cleanup(func() {
+							for _, r := range batches {
+								r.Release()
+							}
+						})
+						conns := make([]*conn, clients)
+						for i := range conns {
+							conns[i] = open(b, srv.URI())
+						}
+						b.ResetTimer()
+						var rows int64
+						for b.Loop() {
+							var wg sync.WaitGroup
+							for w, cn := range conns {
+								wg.Add(1)
+								go func(w int, cn *conn) {
+									defer wg.Done()
+									var mine []arrow.RecordBatch
+									for i := w; i < len(batches); i += clients {
+										mine = append(mine, batches[i])
+									}
+									if mode.name == "ack=stream" {
+										cn.ingestStream(b, "t", mine)
+										return
+									}
+									for _, rec := range mine {
+										cn.ingest(b, "t", rec)
+									}
+								}(w, cn)
+							}
+							wg.Wait()
+							rows += int64(total)
+						}
+						b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
+						b.StopTimer()
+						want := int64(10) // upserts
+						if tc.opts == "" {
+							want = 10 * rows / int64(total) // every append kept
+						}
+						if got := c.queryRows(b, `SELECT * FROM bench."t$rt" WHERE id < 10`); got != want {
+							b.Fatalf("t$rt has %d rows with id < 10, want %d", got, want)
 						}
 					})
-					conns := make([]*conn, clients)
-					for i := range conns {
-						conns[i] = open(b, srv.URI())
-					}
-					b.ResetTimer()
-					var rows int64
-					for b.Loop() {
-						var wg sync.WaitGroup
-						for w, cn := range conns {
-							wg.Add(1)
-							go func(w int, cn *conn) {
-								defer wg.Done()
-								var mine []arrow.RecordBatch
-								for i := w; i < len(batches); i += clients {
-									mine = append(mine, batches[i])
-								}
-								if mode.name == "ack=stream" {
-									cn.ingestStream(b, "t", mine)
-									return
-								}
-								for _, rec := range mine {
-									cn.ingest(b, "t", rec)
-								}
-							}(w, cn)
-						}
-						wg.Wait()
-						rows += int64(total)
-					}
-					b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
-					b.StopTimer()
-					want := int64(10) // upserts
-					if tc.opts == "" {
-						want = 10 * rows / int64(total) // every append kept
-					}
-					if got := c.queryRows(b, `SELECT * FROM bench."t$rt" WHERE id < 10`); got != want {
-						b.Fatalf("t$rt has %d rows with id < 10, want %d", got, want)
-					}
-				})
+				}
 			}
 		}
 	}

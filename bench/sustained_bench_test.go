@@ -24,7 +24,8 @@ import (
 // per million rows up to then. Run it with `make bench-sustained`;
 // FLIGHTD_SUSTAIN_SECONDS (default 60) and FLIGHTD_SUSTAIN_RATE (rows/s,
 // default 1000000) set the load, FLIGHTD_SUSTAIN_TABLE=pk a primary-key
-// table with 4 buckets instead of an append table.
+// table with 4 buckets instead of an append table, and FLIGHTD_BENCH_LOGS=kafka
+// the Kafka log (the first of benchLogs).
 func BenchmarkSustained(b *testing.B) {
 	secs := envInt("FLIGHTD_SUSTAIN_SECONDS", 60)
 	rate := envInt("FLIGHTD_SUSTAIN_RATE", 1_000_000)
@@ -32,7 +33,7 @@ func BenchmarkSustained(b *testing.B) {
 	if os.Getenv("FLIGHTD_SUSTAIN_TABLE") == "pk" {
 		opts, with = ", PRIMARY KEY (id) NOT ENFORCED", " WITH ('bucket' = '4')"
 	}
-	srv := testserver.Start(b, b.TempDir(), "--tiering-interval", "30s", "--log-level", "warn")
+	srv := testserver.Start(b, b.TempDir(), append([]string{"--tiering-interval", "30s", "--log-level", "warn"}, logArgs(b, benchLogs()[0])...)...)
 	c := open(b, srv.URI())
 	c.exec(b, "CREATE DATABASE bench")
 	c.exec(b, "CREATE TABLE bench.t "+fmt.Sprintf(eightColsDDL, opts, with))

@@ -27,6 +27,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/flightd/flightd/internal/testkafka"
 	"github.com/flightd/flightd/internal/testserver"
 )
 
@@ -106,6 +107,24 @@ func TestCrashModel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash cycles are not short")
 	}
+	runCrashModel(t, crashCycles())
+}
+
+// TestCrashModelKafka is TestCrashModel with the log on a real Kafka
+// broker: every acknowledged write exactly once in t$rt and in the lake,
+// every killed write (a transaction across buckets left open) all or
+// nothing. A third of the cycles (at least 6).
+func TestCrashModelKafka(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash cycles are not short")
+	}
+	br := testkafka.Start(t)
+	runCrashModel(t, max(6, crashCycles()/3), "--log", "kafka://"+br.Addr())
+}
+
+// runCrashModel kills the server cycles times under writers and checks
+// the tables against the writers' models after each restart.
+func runCrashModel(t *testing.T, cycles int, extra ...string) {
 	seed := uint64(time.Now().UnixNano())
 	if s, err := strconv.ParseUint(os.Getenv("FLIGHTD_CRASH_SEED"), 10, 64); err == nil {
 		seed = s
@@ -115,7 +134,7 @@ func TestCrashModel(t *testing.T) {
 	// Small rounds (--tiering-rows) so that kills also land in capped rounds
 	// followed by more, and in the append table's staging between its rounds
 	// (its own interval, 700ms, lets the pk table's passes stage it).
-	srv := testserver.Start(t, t.TempDir(), "--tiering-interval", "300ms", "--tiering-rows", "2000", "--log-level", "info")
+	srv := testserver.Start(t, t.TempDir(), append([]string{"--tiering-interval", "300ms", "--tiering-rows", "2000", "--log-level", "info"}, extra...)...)
 	warehouse := filepath.Join(srv.DataDir, "warehouse")
 	pr := startPaimonReader(t)
 	c := connect(t, srv)
@@ -131,7 +150,6 @@ func TestCrashModel(t *testing.T) {
 		ws[i] = &crashWriter{w: i, pk: pkModel{acked: map[pkKey]int64{}}, ppk: pkModel{acked: map[pkKey]int64{}},
 			apAcked: map[int64]bool{}, next: int64(i+1) * 1_000_000_000}
 	}
-	cycles := crashCycles()
 	var paimonTime time.Duration
 	refetched, altered := 0, 0
 	jar := javaJarIfBuilt(t)

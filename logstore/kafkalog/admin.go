@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -28,80 +29,94 @@ func (l *Log) topicConfigs() map[string]*string {
 }
 
 // ensureTopics creates the topics of the group's tables that have none yet,
-// and adds partitions to those with fewer than the buckets written.
+// adds partitions to those with fewer than the buckets written, and waits
+// until the writer knows every partition it is to write.
 func (l *Log) ensureTopics(ctx context.Context, w *writer, group []*request) error {
 	need := map[string]int32{} // topic -> partitions needed
-	var tabs []*table
+	var grow []*table
 	l.mu.RLock()
 	for _, r := range group {
 		for _, e := range r.entries {
 			t := l.tables[e.Bucket.Table]
-			if t == nil || t.partitions > e.Bucket.Bucket {
+			if t == nil {
 				continue
 			}
-			if _, ok := need[t.topic]; !ok {
-				tabs = append(tabs, t)
-			}
 			need[t.topic] = max(need[t.topic], e.Bucket.Bucket+1, t.want)
+			if t.partitions <= e.Bucket.Bucket && !slices.Contains(grow, t) {
+				grow = append(grow, t)
+			}
 		}
 	}
 	l.mu.RUnlock()
-	for _, t := range tabs {
-		n := need[t.topic]
-		l.mu.RLock()
-		have := t.partitions
-		l.mu.RUnlock()
-		if have == 0 {
-			resp, err := l.admin.CreateTopic(ctx, n, l.opts.ReplicationFactor, l.topicConfigs(), t.topic)
-			if err == nil {
-				err = resp.Err
-			}
-			switch {
-			case err == nil:
-				have = n
-			case errors.Is(err, kerr.TopicAlreadyExists):
-				ts, lerr := l.admin.ListTopics(ctx, t.topic)
-				if lerr != nil {
-					return l.unavailable("describe topic "+t.topic, lerr)
-				}
-				d, ok := ts[t.topic]
-				if !ok || d.Err != nil {
-					return fmt.Errorf("%w: topic %s exists but cannot be described: %v", logstore.ErrUnavailable, t.topic, d.Err)
-				}
-				have = int32(len(d.Partitions))
-			default:
-				return l.unavailable("create topic "+t.topic, err)
-			}
+	for _, t := range grow {
+		if err := l.growTopic(ctx, t, need[t.topic]); err != nil {
+			return err
 		}
-		if have < n {
-			resp, err := l.admin.UpdatePartitions(ctx, int(n), t.topic)
-			if err == nil {
-				var r kadm.CreatePartitionsResponse
-				if r, err = resp.On(t.topic, nil); err == nil {
-					err = r.Err
-				}
-			}
-			if err != nil && !errors.Is(err, kerr.InvalidPartitions) {
-				return l.unavailable(fmt.Sprintf("grow topic %s to %d partitions", t.topic, n), err)
-			}
-			have = n
-		}
-		// The writer refuses a partition its metadata does not know yet:
-		// wait until the brokers serve every partition, then until the
-		// writer knows them (when it knows the topic: it learns a new
-		// topic's partitions as it first produces to it).
-		if err := l.waitServed(ctx, t.topic, have); err != nil {
-			return l.unavailable(fmt.Sprintf("wait for the partitions of %s", t.topic), err)
-		}
-		if known, _, _ := w.cl.PartitionLeader(t.topic, 0); known >= 0 {
-			if err := waitPartition(ctx, w.cl, t.topic, have-1); err != nil {
-				return l.unavailable(fmt.Sprintf("learn the partitions of %s", t.topic), err)
-			}
-		}
-		l.mu.Lock()
-		t.partitions = max(t.partitions, have)
-		l.mu.Unlock()
 	}
+	// The writer refuses a partition its metadata does not know yet (the
+	// other writer may have grown the topic); a topic it does not know at
+	// all it learns as it first produces to it.
+	for topic, n := range need {
+		if known, _, _ := w.cl.PartitionLeader(topic, 0); known < 0 {
+			continue
+		}
+		if leader, _, _ := w.cl.PartitionLeader(topic, n-1); leader >= 0 {
+			continue
+		}
+		if err := waitPartition(ctx, w.cl, topic, n-1); err != nil {
+			return l.unavailable(fmt.Sprintf("learn the partitions of %s", topic), err)
+		}
+	}
+	return nil
+}
+
+// growTopic creates t's topic with n partitions, or grows it to n, and
+// waits until the brokers serve them all.
+func (l *Log) growTopic(ctx context.Context, t *table, n int32) error {
+	l.mu.RLock()
+	have := t.partitions
+	l.mu.RUnlock()
+	if have == 0 {
+		resp, err := l.admin.CreateTopic(ctx, n, l.opts.ReplicationFactor, l.topicConfigs(), t.topic)
+		if err == nil {
+			err = resp.Err
+		}
+		switch {
+		case err == nil:
+			have = n
+		case errors.Is(err, kerr.TopicAlreadyExists):
+			ts, lerr := l.admin.ListTopics(ctx, t.topic)
+			if lerr != nil {
+				return l.unavailable("describe topic "+t.topic, lerr)
+			}
+			d, ok := ts[t.topic]
+			if !ok || d.Err != nil {
+				return fmt.Errorf("%w: topic %s exists but cannot be described: %v", logstore.ErrUnavailable, t.topic, d.Err)
+			}
+			have = int32(len(d.Partitions))
+		default:
+			return l.unavailable("create topic "+t.topic, err)
+		}
+	}
+	if have < n {
+		resp, err := l.admin.UpdatePartitions(ctx, int(n), t.topic)
+		if err == nil {
+			var r kadm.CreatePartitionsResponse
+			if r, err = resp.On(t.topic, nil); err == nil {
+				err = r.Err
+			}
+		}
+		if err != nil && !errors.Is(err, kerr.InvalidPartitions) {
+			return l.unavailable(fmt.Sprintf("grow topic %s to %d partitions", t.topic, n), err)
+		}
+		have = n
+	}
+	if err := l.waitServed(ctx, t.topic, have); err != nil {
+		return l.unavailable(fmt.Sprintf("wait for the partitions of %s", t.topic), err)
+	}
+	l.mu.Lock()
+	t.partitions = max(t.partitions, have)
+	l.mu.Unlock()
 	return nil
 }
 

@@ -32,16 +32,27 @@ type request struct {
 	done     chan error
 }
 
-// writer is the transactional producer. It is replaced after a failure
+// writer is a transactional producer. It is replaced after a failure
 // whose outcome it cannot confirm: a new one with the same transactional id
 // fences the old one and aborts what it left open.
+//
+// The committer takes turns with two writers (transactional ids
+// <TransactionalID>.0 and .1), one transaction each: a transaction's first
+// produce is refused with CONCURRENT_TRANSACTIONS, and retried by the
+// partition leader after add.partitions.to.txn.retry.backoff.ms (20 ms),
+// while the previous transaction of the same id is still completing its
+// commit (writing its markers), which it does after EndTxn returns.
+// Measured with one writer: 32 ms for every transaction of a 64 KiB
+// append; with two, the id used next finished long ago.
 type writer struct {
 	cl *kgo.Client
 }
 
-func newWriter(l *Log) (*writer, error) {
+const writers = 2
+
+func newWriter(l *Log, k int) (*writer, error) {
 	opts := append(append([]kgo.Opt(nil), l.common...),
-		kgo.TransactionalID(l.opts.TransactionalID),
+		kgo.TransactionalID(fmt.Sprintf("%s.%d", l.opts.TransactionalID, k)),
 		kgo.TransactionTimeout(max(l.opts.Timeout*2, 30*time.Second)),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
@@ -187,13 +198,16 @@ func (l *Log) signal() {
 // commitLoop is the committer: it takes the queued requests, writes the
 // appends among them as one transaction (group commit), and advances the
 // high watermarks in queue order.
-func (l *Log) commitLoop(w *writer) {
+func (l *Log) commitLoop(ws [writers]*writer) {
 	defer close(l.done)
 	defer func() {
-		if w != nil {
-			w.cl.Close()
+		for _, w := range ws {
+			if w != nil {
+				w.cl.Close()
+			}
 		}
 	}()
+	turn := 0
 	for {
 		l.mu.Lock()
 		for len(l.queue) == 0 && !l.closed {
@@ -213,7 +227,8 @@ func (l *Log) commitLoop(w *writer) {
 			continue
 		}
 		var err error
-		w, err = l.commit(w, group)
+		ws[turn], err = l.commit(ws[turn], turn, group)
+		turn = (turn + 1) % writers
 		for _, r := range group {
 			r.done <- err
 		}
@@ -242,13 +257,13 @@ func (l *Log) takeGroupLocked() []*request {
 // next. On failure every request queued behind the group failed too (their
 // offsets followed the group's): they are failed with the same error, and
 // the offsets of every bucket go back to the high watermark.
-func (l *Log) commit(w *writer, group []*request) (*writer, error) {
+func (l *Log) commit(w *writer, k int, group []*request) (*writer, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), l.opts.Timeout)
 	defer cancel()
 
 	if w == nil {
 		var err error
-		if w, err = newWriter(l); err != nil {
+		if w, err = newWriter(l, k); err != nil {
 			return nil, l.fail(group, err)
 		}
 	}
@@ -338,7 +353,7 @@ func (l *Log) commit(w *writer, group []*request) (*writer, error) {
 		l.markDirty(group)
 		if w == nil {
 			var err error
-			if w, err = newWriter(l); err != nil {
+			if w, err = newWriter(l, k); err != nil {
 				return nil, l.fail(group, err)
 			}
 		}

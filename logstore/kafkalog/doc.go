@@ -37,9 +37,11 @@
 // watermarks only after the transaction committed: an append that spans
 // buckets is in all of them or none, for readers of HighWatermarks, for
 // Read (a read_committed consumer: aborted records are never seen) and so
-// for t$rt, streams and tiering. The transactional id
-// (Options.TransactionalID) fences an older writer: a writer killed in the
-// middle of a transaction has it aborted when the next one starts.
+// for t$rt, streams and tiering. The committer takes turns with two
+// transactional producers (see writer). Their transactional ids
+// (Options.TransactionalID .0 and .1) fence an older writer: a writer
+// killed in the middle of a transaction has it aborted when the next one
+// starts.
 //
 // An append whose transaction fails is answered only once its outcome is
 // known: the log aborts it, or, when the commit's answer was lost, reads

@@ -167,18 +167,40 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 		wake:     make(chan struct{}, 1),
 		done:     make(chan struct{}),
 	}
-	w, err := newWriter(l)
-	if err == nil {
-		err = l.recover(ctx, w)
-	}
-	if err != nil {
-		if w != nil {
-			w.cl.Close()
+	var ws [writers]*writer
+	closeAll := func() {
+		for _, w := range ws {
+			if w != nil {
+				w.cl.Close()
+			}
 		}
 		acl.Close()
+	}
+	for k := range ws {
+		if ws[k], err = newWriter(l, k); err != nil {
+			closeAll()
+			return nil, err
+		}
+	}
+	// Initialize every writer first: that aborts a transaction a crashed
+	// writer left open, which would hold the partitions' committed end
+	// (the last stable offset) where it began.
+	ictx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	for _, w := range ws {
+		if _, _, err = w.cl.ProducerID(ictx); err != nil {
+			break
+		}
+	}
+	cancel()
+	if err != nil {
+		closeAll()
+		return nil, l.unavailable("initialize the transactional writers", err)
+	}
+	if err := l.recover(ctx, ws[0]); err != nil {
+		closeAll()
 		return nil, err
 	}
-	go l.commitLoop(w)
+	go l.commitLoop(ws)
 	return l, nil
 }
 
@@ -188,9 +210,7 @@ func (l *Log) unavailable(what string, err error) error {
 }
 
 // recover finds the log's topics and reads each partition's committed end
-// and start. The writer is initialized first: that aborts a transaction a
-// crashed writer left open, which would otherwise hold the partitions'
-// committed end (the last stable offset) where it began.
+// and start.
 func (l *Log) recover(ctx context.Context, w *writer) error {
 	ctx, cancel := context.WithTimeout(ctx, l.opts.Timeout)
 	defer cancel()

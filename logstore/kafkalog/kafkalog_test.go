@@ -1,0 +1,70 @@
+package kafkalog_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/internal/testkafka"
+	"github.com/flightd/flightd/logstore"
+	"github.com/flightd/flightd/logstore/kafkalog"
+	"github.com/flightd/flightd/logstore/logtest"
+)
+
+// prefixes gives each directory the suite names its own topic prefix (and
+// so transactional id) on the shared broker.
+type prefixes struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (p *prefixes) of(dir string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.m == nil {
+		p.m = map[string]string{}
+	}
+	if _, ok := p.m[dir]; !ok {
+		p.m[dir] = fmt.Sprintf("t%d.", len(p.m))
+	}
+	return p.m[dir]
+}
+
+// TestConformance runs the log conformance suite against a real broker.
+func TestConformance(t *testing.T) {
+	br := testkafka.Start(t)
+	var ps prefixes
+	logtest.Run(t, logtest.Harness{
+		Open: func(t *testing.T, dir string) logstore.Log {
+			l, err := kafkalog.Open(context.Background(), kafkalog.Options{
+				Brokers: []string{br.Addr()}, TopicPrefix: ps.of(dir), MaxRecordBytes: 256 << 10,
+			})
+			require.NoError(t, err)
+			return l
+		},
+		LargeEntry: 1<<20 + 12345, // five records of 256 KiB
+	})
+}
+
+// TestNewBucketAfterTheOtherWriterGrewTheTopic: a write to a bucket past
+// the topic's partitions grows the topic; the writer that did not grow it
+// (the committer takes turns with two) must learn the new partitions before
+// it writes there ("invalid record partitioning choice" before).
+func TestNewBucketAfterTheOtherWriterGrewTheTopic(t *testing.T) {
+	br := testkafka.Start(t)
+	ctx := context.Background()
+	l, err := kafkalog.Open(ctx, kafkalog.Options{Brokers: []string{br.Addr()}})
+	require.NoError(t, err)
+	defer l.Close()
+	for bk := int32(0); bk < 6; bk++ {
+		for i := 0; i < 3; i++ { // every bucket from both writers
+			b := logstore.Bucket{Table: "grow", Bucket: bk}
+			bases, err := l.Append(ctx, []logstore.Entry{{Bucket: b, Rows: 1, Payload: []byte{byte(i)}}})
+			require.NoError(t, err, "bucket %d write %d", bk, i)
+			require.Equal(t, []int64{int64(i)}, bases)
+		}
+	}
+}
