@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-adbc/go/adbc"
+	adbcflight "github.com/apache/arrow-adbc/go/adbc/driver/flightsql"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -125,6 +127,11 @@ func TestKafkaUnavailable(t *testing.T) {
 	require.Equal(t, codes.Unavailable, grpcCode(err), "%v", err)
 	require.Contains(t, err.Error(), br.Addr(), "the error names the brokers")
 	require.Equal(t, "1|a,2|b", strings.Join(c.idCustomer("orders"), ","), "the lake is served without the log")
+	if rows, err := c.query(`SELECT id, customer FROM "orders$rt" ORDER BY id`); err == nil {
+		require.Equal(t, "1|a,2|b,3|c", strings.Join(sortedRows(rows), ","), "t$rt answers from what the server holds")
+	} else {
+		require.Equal(t, codes.Unavailable, grpcCode(err), "t$rt fails clearly: %v", err)
+	}
 
 	br.Restart(t)
 	testserver.Eventually(t, 60*time.Second, func() error {
@@ -212,4 +219,106 @@ func TestLogMigrate(t *testing.T) {
 	require.Equal(t, "2", c.scalar(`SELECT count(*) FROM "events$rt"`))
 	c.mustExec("INSERT INTO orders VALUES (5, 'e')")
 	require.Equal(t, "1|a,2|b2,3|c,4|d,5|e", strings.Join(c.idCustomer(`"orders$rt"`), ","))
+}
+
+// TestKafkaSameAsBadger runs the same statements on a server with each log
+// and requires the same answers: t$rt, t$changelog, the lake after tiering
+// and sys.tiering's row counts; and a streaming read of t$rt on the Kafka
+// log delivers the current rows and then each change.
+func TestKafkaSameAsBadger(t *testing.T) {
+	br := testkafka.Start(t)
+	servers := map[string]*testserver.Server{
+		"badger": testserver.Start(t, t.TempDir(), "--tiering-interval", "1h"),
+		"kafka":  testserver.Start(t, t.TempDir(), "--tiering-interval", "1h", "--log", "kafka://"+br.Addr()),
+	}
+	script := []string{
+		"CREATE TABLE kv (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '3')",
+		"CREATE TABLE ev (id BIGINT, what STRING)",
+		"INSERT INTO kv VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd')",
+		"INSERT INTO ev VALUES (1, 'x'), (2, 'y')",
+		"INSERT INTO kv VALUES (2, 'b2'), (5, 'e')",
+		"INSERT INTO kv VALUES (2, 'b3'), (1, 'a2')",
+		"INSERT INTO ev VALUES (3, 'z')",
+	}
+	queries := []string{
+		`SELECT id, v FROM "kv$rt" ORDER BY id`,
+		`SELECT _change_type, id, v FROM "kv$changelog" ORDER BY _log_offset, _bucket, id`,
+		`SELECT count(*), sum(id) FROM "ev$rt"`,
+		`SELECT _change_type, id, what FROM "ev$changelog" ORDER BY id`,
+	}
+	tiered := []string{
+		`SELECT id, v FROM kv ORDER BY id`,
+		`SELECT id, what FROM ev ORDER BY id`,
+		`SELECT "table", bucket, lake_offset, log_end, lag_rows, failed_rounds FROM sys.tiering ORDER BY 1, 2`,
+	}
+	answers := map[string][][][]string{}
+	for name, srv := range servers {
+		c := connect(t, srv)
+		for _, s := range script {
+			c.mustExec(s)
+		}
+		for _, q := range queries {
+			answers[name] = append(answers[name], c.mustQuery(q))
+		}
+		c.mustExec("ALTER TABLE kv SET ('lakestream.freshness' = '100ms')")
+		c.mustExec("ALTER TABLE ev SET ('lakestream.freshness' = '100ms')")
+		testserver.Eventually(t, time.Minute, func() error {
+			if n := c.scalar("SELECT count(*) FROM ev"); n != "3" {
+				return fmt.Errorf("%s: %s events tiered", name, n)
+			}
+			if n := c.scalar("SELECT count(*) FROM kv WHERE v = 'b3'"); n != "1" {
+				return fmt.Errorf("%s: kv not tiered yet", name)
+			}
+			return nil
+		})
+		for _, q := range tiered {
+			answers[name] = append(answers[name], c.mustQuery(q))
+		}
+	}
+	require.NotEmpty(t, answers["badger"][0])
+	require.Equal(t, answers["badger"], answers["kafka"], "the same answers on both logs")
+
+	// A streaming read of kv$rt on the Kafka log.
+	streamOn := "kafka"
+	db, err := newDriver().NewDatabase(map[string]string{adbc.OptionKeyURI: servers[streamOn].URI(),
+		adbcflight.OptionCookieMiddleware: adbc.OptionValueEnabled})
+	require.NoError(t, err)
+	defer db.Close()
+	conn, err := db.Open(context.Background())
+	require.NoError(t, err)
+	defer conn.Close()
+	sc := &client{t: t, db: nil, conn: conn}
+	_, err = sc.query("SET streaming = true")
+	require.NoError(t, err)
+	st, err := conn.NewStatement()
+	require.NoError(t, err)
+	defer st.Close()
+	require.NoError(t, st.SetSqlQuery(`SELECT id, v FROM "kv$rt"`))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rr, _, err := st.ExecuteQuery(ctx)
+	require.NoError(t, err)
+	defer rr.Release()
+	read := func(n int) []string {
+		var got []string
+		for len(got) < n && rr.Next() {
+			rec := rr.RecordBatch()
+			for i := 0; i < int(rec.NumRows()); i++ {
+				var row []string
+				for j := 0; j < int(rec.NumCols()); j++ {
+					row = append(row, rec.Column(j).ValueStr(i))
+				}
+				got = append(got, strings.Join(row, "|"))
+			}
+		}
+		require.NoError(t, rr.Err())
+		return got
+	}
+	cur := read(5)
+	require.Len(t, cur, 5, "the current rows first")
+	w := connect(t, servers[streamOn])
+	w.mustExec("INSERT INTO kv VALUES (6, 'f')")
+	require.Equal(t, []string{"+I|6|f"}, read(1), "then each change")
+	w.mustExec("INSERT INTO kv VALUES (3, 'c2')")
+	require.Equal(t, []string{"-U|3|c", "+U|3|c2"}, read(2))
 }
