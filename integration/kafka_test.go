@@ -144,6 +144,29 @@ func TestKafkaUnavailable(t *testing.T) {
 	srv.Restart(syscall.SIGKILL)
 	c = connect(t, srv)
 	require.Equal(t, got, strings.Join(c.idCustomer(`"orders$rt"`), ","))
+
+	// The server starts while the brokers are down: it serves the lake,
+	// fails t$rt and writes clearly, and recovers when they return.
+	lake := strings.Join(c.idCustomer("orders"), ",")
+	c.close()
+	br.Stop()
+	srv.Restart(syscall.SIGKILL)
+	c = connect(t, srv)
+	served := c.idCustomer("orders") // tiering may have committed more since
+	require.Subset(t, served, strings.Split(lake, ","), "the lake is served")
+	require.Subset(t, strings.Split(got, ","), served, "the lake is served")
+	_, err = c.query(`SELECT * FROM "orders$rt"`)
+	require.Error(t, err)
+	require.Equal(t, codes.Unavailable, grpcCode(err), "%v", err)
+	require.Contains(t, err.Error(), "not recovered yet")
+	_, err = c.exec("INSERT INTO orders VALUES (6, 'f')")
+	require.Equal(t, codes.Unavailable, grpcCode(err), "%v", err)
+	br.Restart(t)
+	testserver.Eventually(t, 2*time.Minute, func() error {
+		_, err := c.query(`SELECT * FROM "orders$rt"`)
+		return err
+	})
+	require.Equal(t, got, strings.Join(c.idCustomer(`"orders$rt"`), ","), "everything acknowledged, after the brokers' return")
 }
 
 // grpcCode digs the gRPC status code out of an ADBC error.

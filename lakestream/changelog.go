@@ -125,6 +125,9 @@ var changelogHook func(snapshotID int64)
 // at that offset (Changelog.EmitFrom). It returns the high watermarks the
 // read ends at.
 func (s *Service) changelog(ctx context.Context, m *tableMeta, emitFrom map[int32]int64) (array.RecordReader, map[int32]int64, error) {
+	if err := s.log.Ready(); err != nil {
+		return nil, nil, fmt.Errorf("lakestream: the changelog of %s.%s: %w", m.table.Database(), m.table.Name(), err)
+	}
 	// Log starts first, then the lake snapshot, then the high watermarks.
 	buckets := s.log.Buckets(m.id)
 	starts := make(map[int32]int64, len(buckets))

@@ -118,6 +118,10 @@ func (s *Service) cut(ctx context.Context, db, name string, realtime bool) (c Cu
 			unpin()
 			return Cut{}, nil, err
 		}
+		if err := s.log.Ready(); err != nil {
+			unpin()
+			return Cut{}, nil, fmt.Errorf("lakestream: the un-tiered rows of %s.%s: %w", db, name, err)
+		}
 		c.Log = s.log.HighWatermarks(m.id)
 		for b, hw := range c.Log {
 			if from := offsets.Of(b); hw > from {
@@ -291,6 +295,9 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, o
 	}
 	buckets, pruned := m.table.AllowedBuckets(opts.Filter)
 	var log []union.LogBatch
+	if err := s.log.Ready(); err != nil {
+		return nil, fmt.Errorf("lakestream: the un-tiered rows of %s.%s: %w", m.table.Database(), m.table.Name(), err)
+	}
 	hws := s.log.HighWatermarks(m.id)
 	if opts.At != nil {
 		hws = opts.At.Log

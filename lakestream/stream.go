@@ -307,6 +307,9 @@ func (r *streamReader) nextRound() error {
 // round of changes (which may hold no rows: a delete of an absent key
 // changes nothing). found says whether there were entries.
 func (r *streamReader) poll() (found bool, err error) {
+	if err := r.s.log.Ready(); err != nil {
+		return false, err
+	}
 	hws := r.s.log.HighWatermarks(r.m.id)
 	to := map[int32]int64{}
 	for b, hw := range hws {

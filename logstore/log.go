@@ -45,6 +45,11 @@ type Log interface {
 	// CollectGarbage returns the space of deleted entries to the system,
 	// where the log keeps that to itself.
 	CollectGarbage() error
+	// Ready returns nil once the log knows every bucket's high watermark;
+	// ErrUnavailable while a log that could not reach its servers at start
+	// still recovers. Until then HighWatermarks reads empty, which readers
+	// of un-tiered rows must not take for an empty log.
+	Ready() error
 	// Describe names the log for messages and the warehouse's record of
 	// which log holds its un-tiered rows, e.g. "badger:./data/log".
 	Describe() Description
@@ -72,6 +77,9 @@ func (d Description) String() string { return d.Kind + ":" + d.Location }
 var ErrUnavailable = errors.New("logstore: log unavailable")
 
 var _ Log = (*Store)(nil)
+
+// Ready returns nil: a Store recovers in Open.
+func (s *Store) Ready() error { return nil }
 
 // Describe names the Badger log by its directory.
 func (s *Store) Describe() Description {

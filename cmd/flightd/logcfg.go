@@ -205,8 +205,10 @@ func (c LogConfig) kafkaOptions(lg *slog.Logger) (kafkalog.Options, error) {
 }
 
 // openLog opens the configured log. tableInfo names a table id's topic
-// (the Kafka log); it may be called only once lakestream is up.
-func openLog(ctx context.Context, cfg Config, lg *slog.Logger, tableInfo func(string) (string, string, int)) (logstore.Log, error) {
+// (the Kafka log); it may be called only once lakestream is up. With
+// background, a Kafka log whose brokers cannot be reached is returned
+// anyway and keeps trying (the server serves the lake meanwhile).
+func openLog(ctx context.Context, cfg Config, lg *slog.Logger, tableInfo func(string) (string, string, int), background bool) (logstore.Log, error) {
 	if cfg.Log == "badger" {
 		logDir := filepath.Join(cfg.DataDir, "log")
 		lopts := logstore.DefaultOptions()
@@ -228,6 +230,7 @@ func openLog(ctx context.Context, cfg Config, lg *slog.Logger, tableInfo func(st
 		return nil, err
 	}
 	o.TableInfo = tableInfo
+	o.RecoverInBackground = background
 	l, err := kafkalog.Open(ctx, o)
 	if err != nil {
 		return nil, fmt.Errorf("open log %s: %w", cfg.Log, err)

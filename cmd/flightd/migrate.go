@@ -105,7 +105,7 @@ func migrate(args []string, out io.Writer) error {
 	}
 	var ls *lakestream.Service
 	octx, cancel = context.WithTimeout(ctx, time.Minute)
-	log, err := openLog(octx, cfg, lg, func(id string) (string, string, int) { return ls.TableOfLog(id) })
+	log, err := openLog(octx, cfg, lg, func(id string) (string, string, int) { return ls.TableOfLog(id) }, false)
 	cancel()
 	if err != nil {
 		return err

@@ -61,7 +61,7 @@ func serve(args []string) error {
 			return "", "", 0
 		}
 		return ls.TableOfLog(id)
-	})
+	}, true)
 	cancel()
 	if err != nil {
 		return err

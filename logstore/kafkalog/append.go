@@ -145,6 +145,11 @@ func (l *Log) AppendAsync(ctx context.Context, entries []logstore.Entry) (func()
 		l.mu.Unlock()
 		return nil, logstore.ErrClosed
 	}
+	if l.notReady != nil {
+		err := l.notReady
+		l.mu.Unlock()
+		return nil, fmt.Errorf("the log is not recovered yet: %w", err)
+	}
 	if err := ctx.Err(); err != nil {
 		l.mu.Unlock()
 		return nil, err

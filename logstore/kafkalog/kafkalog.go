@@ -54,6 +54,10 @@ type Options struct {
 	// id, for the name of the table's topic (see topicName) and its
 	// partitions; nil, "" or 0: the id alone, and the buckets written.
 	TableInfo func(table string) (database, name string, buckets int)
+	// RecoverInBackground: when the brokers cannot be reached at Open,
+	// return a Log that keeps trying (Ready says why it is not ready),
+	// instead of failing. A server starts so, and serves the lake.
+	RecoverInBackground bool
 	// Logger receives the log's messages. nil discards.
 	Logger *slog.Logger
 }
@@ -106,7 +110,11 @@ type Log struct {
 	advanced chan struct{}
 
 	wake chan struct{} // cap 1
-	done chan struct{} // closed when the committer exits
+	done chan struct{} // closed when the committer (or a recovery that never succeeded) exits
+	// notReady is why the log is not recovered yet (RecoverInBackground);
+	// nil once it is. stop ends the recovery's retries. Guarded by mu.
+	notReady error
+	stop     chan struct{}
 
 	adminMu   sync.Mutex // serializes Truncate and DropTable
 	inflight  sync.WaitGroup
@@ -182,10 +190,30 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 			return nil, err
 		}
 	}
+	err = l.start(ctx, ws)
+	switch {
+	case err == nil:
+		return l, nil
+	case errors.Is(err, logstore.ErrUnavailable) && opts.RecoverInBackground:
+		l.notReady = err
+		l.stop = make(chan struct{})
+		l.log.Warn("the Kafka log cannot reach its brokers; retrying in the background: writes and reads of un-tiered rows fail until then", "err", err)
+		go l.recoverLoop(ws)
+		return l, nil
+	default:
+		closeAll()
+		return nil, err
+	}
+}
+
+// start initializes the writers, recovers every bucket and starts the
+// committer.
+func (l *Log) start(ctx context.Context, ws [writers]*writer) error {
 	// Initialize every writer first: that aborts a transaction a crashed
 	// writer left open, which would hold the partitions' committed end
 	// (the last stable offset) where it began.
-	ictx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	ictx, cancel := context.WithTimeout(ctx, l.opts.Timeout)
+	var err error
 	for _, w := range ws {
 		if _, _, err = w.cl.ProducerID(ictx); err != nil {
 			break
@@ -193,15 +221,59 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 	}
 	cancel()
 	if err != nil {
-		closeAll()
-		return nil, l.unavailable("initialize the transactional writers", err)
+		return l.unavailable("initialize the transactional writers", err)
 	}
 	if err := l.recover(ctx, ws[0]); err != nil {
-		closeAll()
-		return nil, err
+		return err
 	}
 	go l.commitLoop(ws)
-	return l, nil
+	return nil
+}
+
+// recoverLoop retries start, with backoff, until it succeeds or the log
+// closes.
+func (l *Log) recoverLoop(ws [writers]*writer) {
+	wait := time.Second
+	for {
+		select {
+		case <-l.stop:
+			for _, w := range ws {
+				w.cl.Close()
+			}
+			close(l.done)
+			return
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 30*time.Second)
+		l.mu.Lock()
+		l.tables = make(map[string]*table) // what a failed attempt found
+		l.mu.Unlock()
+		err := l.start(context.Background(), ws)
+		l.mu.Lock()
+		l.notReady = err
+		if err == nil {
+			l.notifyLocked()
+		}
+		l.mu.Unlock()
+		if err == nil {
+			l.log.Info("the Kafka log reached its brokers and recovered")
+			return
+		}
+		l.log.Warn("the Kafka log still cannot reach its brokers", "err", err, "retry_in", wait)
+	}
+}
+
+// Ready returns nil once the log knows every bucket's high watermark, and
+// ErrUnavailable, saying why, while a log opened with RecoverInBackground
+// has not reached its brokers yet: a reader must not take the empty high
+// watermarks for an empty log.
+func (l *Log) Ready() error {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.notReady != nil {
+		return fmt.Errorf("the log is not recovered yet: %w", l.notReady)
+	}
+	return nil
 }
 
 // unavailable wraps a failure to reach the brokers.
@@ -281,6 +353,9 @@ func (l *Log) enter() error {
 	if l.closed {
 		return logstore.ErrClosed
 	}
+	if l.notReady != nil {
+		return fmt.Errorf("the log is not recovered yet: %w", l.notReady)
+	}
 	l.inflight.Add(1)
 	return nil
 }
@@ -299,6 +374,9 @@ func (l *Log) Close() error {
 		l.mu.Lock()
 		l.closed = true
 		l.notifyLocked()
+		if l.stop != nil {
+			close(l.stop)
+		}
 		l.mu.Unlock()
 		l.signal()
 		<-l.done

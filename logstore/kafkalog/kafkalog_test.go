@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -67,4 +68,42 @@ func TestNewBucketAfterTheOtherWriterGrewTheTopic(t *testing.T) {
 			require.Equal(t, []int64{int64(i)}, bases)
 		}
 	}
+}
+
+// TestOpenWithTheBrokersDown: with RecoverInBackground, Open returns while
+// the brokers are down; the log says it is not ready (reads and writes fail
+// with ErrUnavailable, not an empty log) until they return, then recovers
+// what they hold.
+func TestOpenWithTheBrokersDown(t *testing.T) {
+	br := testkafka.Start(t)
+	ctx := context.Background()
+	opts := kafkalog.Options{Brokers: []string{br.Addr()}, Timeout: 2 * time.Second, RecoverInBackground: true}
+	l, err := kafkalog.Open(ctx, opts)
+	require.NoError(t, err)
+	b := logstore.Bucket{Table: "down", Bucket: 0}
+	_, err = l.Append(ctx, []logstore.Entry{{Bucket: b, Rows: 3, Payload: []byte("abc")}})
+	require.NoError(t, err)
+	require.NoError(t, l.Close())
+
+	br.Stop()
+	l, err = kafkalog.Open(ctx, opts)
+	require.NoError(t, err, "the brokers are down: Open returns a recovering log")
+	defer l.Close()
+	require.ErrorIs(t, l.Ready(), logstore.ErrUnavailable)
+	_, err = l.Append(ctx, []logstore.Entry{{Bucket: b, Rows: 1, Payload: []byte("d")}})
+	require.ErrorIs(t, err, logstore.ErrUnavailable)
+	require.ErrorIs(t, l.Read(ctx, b, 0, 3, func(int64, int64, []byte) error { return nil }), logstore.ErrUnavailable)
+
+	adv := l.Advanced()
+	br.Restart(t)
+	select {
+	case <-adv: // recovered
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the log did not recover within 2 minutes of the brokers' return")
+	}
+	require.NoError(t, l.Ready())
+	require.EqualValues(t, 3, l.HighWatermark(b))
+	bases, err := l.Append(ctx, []logstore.Entry{{Bucket: b, Rows: 1, Payload: []byte("d")}})
+	require.NoError(t, err)
+	require.Equal(t, []int64{3}, bases)
 }
