@@ -154,4 +154,3 @@ func migrate(args []string, out io.Writer) error {
 	fmt.Fprintf(out, "\nnow start the server with --log %s\n", to)
 	return nil
 }
-
