@@ -112,10 +112,25 @@ func TestParseServe(t *testing.T) {
 				Obsolete: []string{"--result-ttl", "--max-pending-results"}},
 		},
 		{name: "password without user", env: map[string]string{"FLIGHTD_AUTH_PASSWORD": "pw"}, args: []string{"--auth-user", ""}, wantErr: "--auth-user must not be empty"},
+		{
+			name: "kafka log", env: map[string]string{"FLIGHTD_KAFKA_SASL_PASSWORD": "pw", "FLIGHTD_KAFKA_REPLICATION": "3"},
+			args: []string{"--log", "kafka://b1:9092, b2:9093", "--kafka-topic-prefix", "wh1.", "--kafka-sasl", "scram-sha-512", "--kafka-sasl-user", "fd", "--kafka-tls"},
+			want: Config{Listen: "127.0.0.1:31337", DataDir: "./data", Warehouse: "data/warehouse", TieringInterval: 30 * time.Second, TieringRows: 1 << 20, LogRetention: 24 * time.Hour, LogLevel: "info", AuthUser: "flightd",
+				LogConfig: LogConfig{Log: "kafka://b1:9092, b2:9093", KafkaTopicPrefix: "wh1.", KafkaTLS: true, KafkaSASL: "scram-sha-512", KafkaSASLUser: "fd", KafkaSASLPassword: "pw", KafkaReplication: 3, KafkaTimeout: 15 * time.Second}},
+		},
+		{name: "unknown log", args: []string{"--log", "pulsar://x:1"}, wantErr: "want badger or kafka://"},
+		{name: "kafka without brokers", args: []string{"--log", "kafka://"}, wantErr: "name at least one broker"},
+		{name: "kafka broker without port", args: []string{"--log", "kafka://b1"}, wantErr: `broker "b1": want host:port`},
+		{name: "bad topic prefix", args: []string{"--log", "kafka://b:1", "--kafka-topic-prefix", "a/b"}, wantErr: "--kafka-topic-prefix"},
+		{name: "sasl without password", args: []string{"--log", "kafka://b:1", "--kafka-sasl", "plain", "--kafka-sasl-user", "u"}, wantErr: "FLIGHTD_KAFKA_SASL_PASSWORD"},
+		{name: "unknown sasl", args: []string{"--kafka-sasl", "kerberos"}, wantErr: "--kafka-sasl"},
+		{name: "client cert without key", args: []string{"--kafka-tls-cert", "c.pem"}, wantErr: "--kafka-tls-key"},
+		{name: "zero kafka timeout", args: []string{"--kafka-timeout", "0s"}, wantErr: "--kafka-timeout must be positive"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, k := range []string{"FLIGHTD_LISTEN", "FLIGHTD_DATA_DIR", "FLIGHTD_WAREHOUSE", "FLIGHTD_TIERING_INTERVAL", "FLIGHTD_TIERING_ROWS", "FLIGHTD_LOG_RETENTION", "FLIGHTD_LOG_LEVEL", "FLIGHTD_LOG_DISK_BUDGET", "FLIGHTD_LOG_MIN_FREE", "FLIGHTD_DEBUG_ADDR", "FLIGHTD_METRICS_ADDR", "FLIGHTD_S3_ENDPOINT", "FLIGHTD_S3_REGION", "FLIGHTD_S3_ACCESS_KEY_ID", "FLIGHTD_S3_SECRET_ACCESS_KEY", "FLIGHTD_S3_PATH_STYLE", "FLIGHTD_S3_REQUEST_TIMEOUT", "FLIGHTD_S3_MAX_ATTEMPTS", "FLIGHTD_TLS_CERT", "FLIGHTD_TLS_KEY", "FLIGHTD_AUTH_USER", "FLIGHTD_AUTH_PASSWORD",
-				"FLIGHTD_MEMORY_LIMIT", "FLIGHTD_QUERY_TIMEOUT", "FLIGHTD_MAX_CONCURRENT_QUERIES", "FLIGHTD_MAX_PREPARED", "FLIGHTD_PREPARED_IDLE_TIMEOUT", "FLIGHTD_MAX_STATEMENT_BYTES", "FLIGHTD_MAX_MESSAGE_BYTES", "FLIGHTD_MAX_RESULT_BATCH_BYTES", "FLIGHTD_SHUTDOWN_GRACE", "FLIGHTD_MAX_QUEUED", "FLIGHTD_QUEUE_TIMEOUT", "FLIGHTD_STALL_TIMEOUT"} {
+				"FLIGHTD_MEMORY_LIMIT", "FLIGHTD_QUERY_TIMEOUT", "FLIGHTD_MAX_CONCURRENT_QUERIES", "FLIGHTD_MAX_PREPARED", "FLIGHTD_PREPARED_IDLE_TIMEOUT", "FLIGHTD_MAX_STATEMENT_BYTES", "FLIGHTD_MAX_MESSAGE_BYTES", "FLIGHTD_MAX_RESULT_BATCH_BYTES", "FLIGHTD_SHUTDOWN_GRACE", "FLIGHTD_MAX_QUEUED", "FLIGHTD_QUEUE_TIMEOUT", "FLIGHTD_STALL_TIMEOUT",
+				"FLIGHTD_LOG", "FLIGHTD_KAFKA_TOPIC_PREFIX", "FLIGHTD_KAFKA_TLS", "FLIGHTD_KAFKA_TLS_CA", "FLIGHTD_KAFKA_TLS_CERT", "FLIGHTD_KAFKA_TLS_KEY", "FLIGHTD_KAFKA_SASL", "FLIGHTD_KAFKA_SASL_USER", "FLIGHTD_KAFKA_SASL_PASSWORD", "FLIGHTD_KAFKA_REPLICATION", "FLIGHTD_KAFKA_TIMEOUT"} {
 				t.Setenv(k, "")
 			}
 			for k, v := range tc.env {
@@ -130,9 +145,15 @@ func TestParseServe(t *testing.T) {
 			if tc.want.Limits == (Limits{}) {
 				tc.want.Limits = defaultLimits()
 			}
+			if tc.want.LogConfig == (LogConfig{}) {
+				tc.want.LogConfig = defaultLogConfig()
+			}
 			require.Equal(t, tc.want, got)
 			if got.AuthPassword != "" {
 				require.NotContains(t, got.String(), got.AuthPassword, "the password is never printed")
+			}
+			if got.KafkaSASLPassword != "" {
+				require.NotContains(t, got.String(), got.KafkaSASLPassword, "the SASL password is never printed")
 			}
 		})
 	}
