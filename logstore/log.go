@@ -76,6 +76,11 @@ func (d Description) String() string { return d.Kind + ":" + d.Location }
 // succeed once they are back. Match with errors.Is.
 var ErrUnavailable = errors.New("logstore: log unavailable")
 
+// ErrFenced: another writer took the log over (a second server started on
+// the same Kafka topics); this one no longer writes to it. Match with
+// errors.Is.
+var ErrFenced = errors.New("logstore: another writer took over the log")
+
 var _ Log = (*Store)(nil)
 
 // Ready returns nil: a Store recovers in Open.

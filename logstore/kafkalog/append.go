@@ -150,6 +150,11 @@ func (l *Log) AppendAsync(ctx context.Context, entries []logstore.Entry) (func()
 		l.mu.Unlock()
 		return nil, fmt.Errorf("the log is not recovered yet: %w", err)
 	}
+	if l.fenced != nil {
+		err := l.fenced
+		l.mu.Unlock()
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		l.mu.Unlock()
 		return nil, err
@@ -266,6 +271,9 @@ func (l *Log) commit(w *writer, k int, group []*request) (*writer, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), l.opts.Timeout)
 	defer cancel()
 
+	if err := l.fencedErr(); err != nil {
+		return w, l.fail(group, err)
+	}
 	if w == nil {
 		var err error
 		if w, err = newWriter(l, k); err != nil {
@@ -293,6 +301,9 @@ func (l *Log) commit(w *writer, k int, group []*request) (*writer, error) {
 	var pmu sync.Mutex
 	if err := w.cl.BeginTransaction(); err != nil {
 		w.cl.Close()
+		if ferr := l.fence(err); ferr != nil {
+			return nil, l.fail(group, ferr)
+		}
 		return nil, l.fail(group, l.unavailable("begin a transaction", err))
 	}
 	for gi, r := range group {
@@ -342,6 +353,9 @@ func (l *Log) commit(w *writer, k int, group []*request) (*writer, error) {
 			w = nil
 			l.markDirty(group)
 		}
+		if err := l.fence(ferr); err != nil {
+			return w, l.fail(group, err)
+		}
 		return w, l.fail(group, l.unavailable("write to the log", ferr))
 	}
 	if cerr := w.cl.EndTransaction(ctx, kgo.TryCommit); cerr != nil {
@@ -356,6 +370,10 @@ func (l *Log) commit(w *writer, k int, group []*request) (*writer, error) {
 			w = nil
 		}
 		l.markDirty(group)
+		if err := l.fence(cerr); err != nil {
+			// Another writer took over: what it recovered is the log now.
+			return w, l.fail(group, err)
+		}
 		if w == nil {
 			var err error
 			if w, err = newWriter(l, k); err != nil {
@@ -471,4 +489,34 @@ func (l *Log) groupCommitted(group []*request) bool {
 		}
 	}
 	return true
+}
+
+// fence records that another writer with the same transactional ids took
+// over the log (its initialization fenced this one), when err says so, and
+// returns the error every append gets from now on. The log then never
+// initializes a writer again: doing so would fence the other writer in
+// turn, and both would write the same row offsets.
+//
+// Kafka says so with PRODUCER_FENCED (transactional requests) or
+// INVALID_PRODUCER_EPOCH (a produce with the epoch the other's
+// initialization bumped). Neither happens otherwise: the log's own
+// writers have ids of their own, and one it replaces is closed first.
+func (l *Log) fence(err error) error {
+	if !errors.Is(err, kerr.ProducerFenced) && !errors.Is(err, kerr.InvalidProducerEpoch) {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.fenced == nil {
+		l.fenced = fmt.Errorf("%w: another flightd started on this log (transactional id %s, topics %s*) and took it over; this server no longer writes to it: stop one of the two, then restart this one (%v)",
+			logstore.ErrFenced, l.opts.TransactionalID, l.opts.TopicPrefix, err)
+		l.log.Error("fenced by another writer of the same log", "err", l.fenced)
+	}
+	return l.fenced
+}
+
+func (l *Log) fencedErr() error {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.fenced
 }

@@ -115,6 +115,8 @@ type Log struct {
 	// nil once it is. stop ends the recovery's retries. Guarded by mu.
 	notReady error
 	stop     chan struct{}
+	// fenced is set once another writer took the log over (see fence).
+	fenced error
 
 	adminMu   sync.Mutex // serializes Truncate and DropTable
 	inflight  sync.WaitGroup

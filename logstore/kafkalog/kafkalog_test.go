@@ -107,3 +107,38 @@ func TestOpenWithTheBrokersDown(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []int64{3}, bases)
 }
+
+// TestSecondServerFencesTheFirst: a second log on the same topics (the same
+// prefix, so the same transactional ids) takes the log over; the first
+// then refuses every append with ErrFenced instead of fencing it back, so
+// the two never write the same row offsets.
+func TestSecondServerFencesTheFirst(t *testing.T) {
+	br := testkafka.Start(t)
+	ctx := context.Background()
+	opts := kafkalog.Options{Brokers: []string{br.Addr()}, Timeout: 5 * time.Second}
+	b := logstore.Bucket{Table: "fence", Bucket: 0}
+	first, err := kafkalog.Open(ctx, opts)
+	require.NoError(t, err)
+	defer first.Close()
+	_, err = first.Append(ctx, []logstore.Entry{{Bucket: b, Rows: 2, Payload: []byte("a")}})
+	require.NoError(t, err)
+
+	second, err := kafkalog.Open(ctx, opts)
+	require.NoError(t, err)
+	defer second.Close()
+	require.EqualValues(t, 2, second.HighWatermark(b))
+	for i := 0; i < 3; i++ { // each of the first's writers finds itself fenced, and stays so
+		_, err = first.Append(ctx, []logstore.Entry{{Bucket: b, Rows: 1, Payload: []byte("x")}})
+		require.ErrorIs(t, err, logstore.ErrFenced)
+		require.ErrorContains(t, err, "another flightd started on this log")
+	}
+	bases, err := second.Append(ctx, []logstore.Entry{{Bucket: b, Rows: 1, Payload: []byte("b")}})
+	require.NoError(t, err, "the second writes on")
+	require.Equal(t, []int64{2}, bases)
+	var got []string
+	require.NoError(t, second.Read(ctx, b, 0, 10, func(base, rows int64, p []byte) error {
+		got = append(got, fmt.Sprintf("%d+%d:%s", base, rows, p))
+		return nil
+	}))
+	require.Equal(t, []string{"0+2:a", "2+1:b"}, got)
+}
