@@ -57,7 +57,19 @@
 // is the log start), after initializing the transactional writer so that a
 // transaction a crashed writer left open does not hold the last stable
 // offset back. Truncate always keeps a bucket's last entry, so that the
-// high watermark survives truncation.
+// high watermark survives truncation. With Options.RecoverInBackground a
+// log whose brokers cannot be reached at Open is returned anyway and keeps
+// trying; until it has recovered, Ready says why, and reads and appends
+// fail with logstore.ErrUnavailable (an empty set of high watermarks must
+// not pass for an empty log).
+//
+// # One writer
+//
+// A second log on the same topics (the same prefix, so the same
+// transactional ids) fences the first when it opens. The first then refuses
+// every append with logstore.ErrFenced and never initializes a writer
+// again, which would fence the second in turn and let both write the same
+// row offsets.
 //
 // # Durability
 //
