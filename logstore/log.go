@@ -20,7 +20,8 @@ type Log interface {
 	// and returns each entry's base offset.
 	Append(ctx context.Context, entries []Entry) ([]int64, error)
 	// AppendAsync is Append in two steps: queue now (offsets are assigned
-	// in queue order), wait later (exactly once).
+	// in queue order), wait later (exactly once). The log may keep the
+	// payloads until wait returns: the caller must not change them before.
 	AppendAsync(ctx context.Context, entries []Entry) (wait func() ([]int64, error), err error)
 	// Read calls fn for each durable entry of the bucket overlapping
 	// [from, to), in offset order; ErrTruncated when from is below the log

@@ -24,7 +24,6 @@ const (
 type request struct {
 	kind     reqKind
 	entries  []logstore.Entry
-	payloads [][]byte // copies
 	bases    []int64
 	states   []*bucket
 	bytes    int64
@@ -92,7 +91,8 @@ func (l *Log) Append(ctx context.Context, entries []logstore.Entry) ([]int64, er
 }
 
 // AppendAsync is Append in two steps; see logstore.Store.AppendAsync. The
-// payloads are copied before it returns.
+// payloads are not copied: they are the records' values until wait returns,
+// and must not change before.
 func (l *Log) AppendAsync(ctx context.Context, entries []logstore.Entry) (func() ([]int64, error), error) {
 	if len(entries) == 0 {
 		if err := ctx.Err(); err != nil {
@@ -103,7 +103,6 @@ func (l *Log) AppendAsync(ctx context.Context, entries []logstore.Entry) (func()
 	req := &request{
 		kind:     reqAppend,
 		entries:  make([]logstore.Entry, len(entries)),
-		payloads: make([][]byte, len(entries)),
 		bases:    make([]int64, len(entries)),
 		states:   make([]*bucket, len(entries)),
 		done:     make(chan error, 1),
@@ -118,8 +117,7 @@ func (l *Log) AppendAsync(ctx context.Context, entries []logstore.Entry) (func()
 		if _, err := partitionOf(e.Bucket); err != nil {
 			return nil, err
 		}
-		req.payloads[i] = append([]byte(nil), e.Payload...)
-		req.entries[i] = logstore.Entry{Bucket: e.Bucket, Rows: e.Rows, Payload: req.payloads[i]}
+		req.entries[i] = e
 		req.bytes += int64(len(e.Payload))
 	}
 	// Name new tables' topics before taking l.mu: TableInfo calls out.
