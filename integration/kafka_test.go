@@ -3,7 +3,9 @@ package integration
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -175,8 +177,8 @@ func grpcCode(err error) codes.Code {
 		return s.Code()
 	}
 	msg := err.Error()
-	for _, c := range []codes.Code{codes.Unavailable, codes.ResourceExhausted, codes.InvalidArgument, codes.Internal} {
-		if strings.Contains(msg, "["+c.String()+"]") || strings.Contains(msg, "Unavailable") && c == codes.Unavailable {
+	for _, c := range []codes.Code{codes.Unavailable, codes.ResourceExhausted, codes.InvalidArgument, codes.Internal, codes.FailedPrecondition} {
+		if strings.Contains(msg, "("+c.String()+";") || strings.Contains(msg, "["+c.String()+"]") || strings.Contains(msg, "Unavailable") && c == codes.Unavailable {
 			return c
 		}
 	}
@@ -344,4 +346,39 @@ func TestKafkaSameAsBadger(t *testing.T) {
 	require.Equal(t, []string{"+I|6|f"}, read(1), "then each change")
 	w.mustExec("INSERT INTO kv VALUES (3, 'c2')")
 	require.Equal(t, []string{"-U|3|c", "+U|3|c2"}, read(2))
+}
+
+// TestLostLogIsRefusedNotIgnored: a table's log lost its records (here the
+// Badger directory is deleted; a deleted Kafka topic is the same) while the
+// lake holds rows up to some offset. Writes would get offsets below it and
+// never show: they are refused, and so is t$rt, naming the fix; switching
+// the table's log off and on starts a new one.
+func TestLostLogIsRefusedNotIgnored(t *testing.T) {
+	dir := t.TempDir()
+	srv := testserver.Start(t, dir, "--tiering-interval", "100ms")
+	c := connect(t, srv)
+	c.mustExec("CREATE TABLE orders (id BIGINT, customer STRING, PRIMARY KEY (id) NOT ENFORCED)")
+	c.mustExec("INSERT INTO orders VALUES (1, 'a'), (2, 'b')")
+	testserver.Eventually(t, time.Minute, func() error {
+		if n := c.scalar("SELECT count(*) FROM orders"); n != "2" {
+			return fmt.Errorf("%s rows tiered", n)
+		}
+		return nil
+	})
+	c.close()
+	srv.Stop(syscall.SIGTERM)
+	require.NoError(t, os.RemoveAll(filepath.Join(dir, "log")))
+	srv.Restart(syscall.SIGKILL)
+	c = connect(t, srv)
+	_, err := c.exec("INSERT INTO orders VALUES (3, 'c')")
+	require.ErrorContains(t, err, "ends at offset 0 in bucket 0, but the lake already holds that bucket's rows up to")
+	require.Equal(t, codes.FailedPrecondition, grpcCode(err), "%v", err)
+	_, err = c.query(`SELECT * FROM "orders$rt"`)
+	require.ErrorContains(t, err, "ends at offset 0 in bucket 0")
+	require.Equal(t, "1|a,2|b", strings.Join(c.idCustomer("orders"), ","), "the lake is served")
+
+	c.mustExec("ALTER TABLE orders SET ('lakestream.enabled' = 'false')")
+	c.mustExec("ALTER TABLE orders SET ('lakestream.enabled' = 'true')")
+	c.mustExec("INSERT INTO orders VALUES (3, 'c')")
+	require.Equal(t, "1|a,2|b,3|c", strings.Join(c.idCustomer(`"orders$rt"`), ","))
 }

@@ -21,6 +21,45 @@ const OptionLog = "lakestream.log"
 // this server runs with.
 var ErrOtherLog = errors.New("lakestream: the table's log is another")
 
+// ErrLogBehind: a table's log ends below what the lake already holds of it:
+// the log lost records (its topic or directory was deleted or replaced).
+// New writes would get offsets the lake has passed and never show.
+var ErrLogBehind = errors.New("lakestream: the table's log ends below what the lake holds")
+
+// logBehind returns ErrLogBehind, naming the bucket and the fix, when a
+// bucket's high watermark in hws is below its offset in the lake.
+func (s *Service) logBehind(m *tableMeta, offsets *Offsets, hws map[int32]int64) error {
+	for b, o := range offsets.BucketOffsetsOrEmpty() {
+		if hw := hws[int32(b)]; o > hw {
+			return fmt.Errorf("%w: %s.%s: its log (%s) ends at offset %d in bucket %d, but the lake already holds that bucket's rows up to %d: the log's records were deleted, or it is not this table's log. Restore it, or start the table on a new log: ALTER TABLE ... SET ('%s' = 'false'), then 'true'",
+				ErrLogBehind, m.table.Database(), m.table.Name(), s.log.Describe(), hw, b, o, OptionEnabled)
+		}
+	}
+	return nil
+}
+
+// checkLogOnce runs logBehind once per loaded table, before its first
+// write: a write to a log behind the lake would be acknowledged and never
+// show.
+func (s *Service) checkLogOnce(ctx context.Context, m *tableMeta) error {
+	if m.logChecked.Load() {
+		return nil
+	}
+	latest, err := m.table.LatestSnapshot(ctx)
+	if err != nil {
+		return err
+	}
+	offsets, err := LakeOffsets(ctx, m.table, latest)
+	if err != nil {
+		return err
+	}
+	if err := s.logBehind(m, offsets, s.log.HighWatermarks(m.id)); err != nil {
+		return err
+	}
+	m.logChecked.Store(true)
+	return nil
+}
+
 // LogOf returns the log a table's un-tiered rows live in (OptionLog).
 func LogOf(t *lake.Table) string {
 	if v := t.Schema().Options[OptionLog]; v != "" {

@@ -123,6 +123,10 @@ func (s *Service) cut(ctx context.Context, db, name string, realtime bool) (c Cu
 			return Cut{}, nil, fmt.Errorf("lakestream: the un-tiered rows of %s.%s: %w", db, name, err)
 		}
 		c.Log = s.log.HighWatermarks(m.id)
+		if err := s.logBehind(m, offsets, c.Log); err != nil {
+			unpin()
+			return Cut{}, nil, err
+		}
 		for b, hw := range c.Log {
 			if from := offsets.Of(b); hw > from {
 				c.Size += hw - from
@@ -301,6 +305,9 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, o
 	hws := s.log.HighWatermarks(m.id)
 	if opts.At != nil {
 		hws = opts.At.Log
+	}
+	if err := s.logBehind(m, offsets, hws); err != nil {
+		return nil, err
 	}
 	for b, hw := range hws {
 		from := offsets.Of(b)

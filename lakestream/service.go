@@ -112,11 +112,13 @@ func (s *Service) SetDropGuard(g DropGuard) { s.dropGuard.Store(&g) }
 // tableMeta caches what every write and read of a table needs, for one
 // schema of the table.
 type tableMeta struct {
-	table  *lake.Table
-	ts     *lake.TableSchema // table.Schema()
-	id     string
-	schema *arrow.Schema
-	pk     []int // the primary-key columns
+	// logChecked: the log was found not behind the lake (checkLogOnce).
+	logChecked atomic.Bool
+	table      *lake.Table
+	ts         *lake.TableSchema // table.Schema()
+	id         string
+	schema     *arrow.Schema
+	pk         []int // the primary-key columns
 	// key is what versions of a row merge on: the primary key plus the
 	// partition columns it does not include. Paimon's files key on the
 	// primary key minus the partition fields, within a partition, so a key

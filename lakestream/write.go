@@ -90,6 +90,12 @@ func (s *Service) WriteAsync(ctx context.Context, db, name string, rec arrow.Rec
 	if err := s.otherLog(m); err != nil {
 		return nil, err
 	}
+	if err := s.log.Ready(); err != nil {
+		return nil, fmt.Errorf("lakestream: append to the log of %s.%s: %w", db, name, err)
+	}
+	if err := s.checkLogOnce(ctx, m); err != nil {
+		return nil, err
+	}
 	parts, err := splitByBucket(ctx, s.mem, conformed, buckets, kinds)
 	if err != nil {
 		return nil, err

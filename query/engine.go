@@ -469,7 +469,7 @@ func mapErr(err error) error {
 	case errors.Is(err, lakestream.ErrInvalidBatch), errors.Is(err, lakestream.ErrInvalidOption),
 		errors.Is(err, lake.ErrInvalidName), errors.Is(err, lake.ErrInvalidPath):
 		return fmt.Errorf("%w: %w", engine.ErrInvalid, err)
-	case errors.Is(err, lakestream.ErrNotRealtime), errors.Is(err, lakestream.ErrSchemaChanged), errors.Is(err, lakestream.ErrOtherLog),
+	case errors.Is(err, lakestream.ErrNotRealtime), errors.Is(err, lakestream.ErrSchemaChanged), errors.Is(err, lakestream.ErrOtherLog), errors.Is(err, lakestream.ErrLogBehind),
 		errors.Is(err, logstore.ErrFenced),
 		errors.Is(err, lakestream.ErrSchemaMismatch):
 		return fmt.Errorf("%w: %w", engine.ErrRejected, err)
