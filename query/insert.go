@@ -387,8 +387,12 @@ func (e *Engine) Ingest(ctx context.Context, db, table string, create bool, r ar
 }
 
 // ingestWindow bounds the batches of one ingest stream queued but not yet
-// durable (memory: about this many received batches).
-const ingestWindow = 8
+// durable; the bytes they hold are bounded by ingestQueueBytes (about 15
+// batches of 10k rows of 8 columns) and the ingest budget. A log whose
+// acknowledgement takes a round trip (Kafka: ~20 ms a transaction) needs
+// the depth: one 10M-row stream into the Kafka log went from 2.7 to 3.0 M
+// rows/s with 32 instead of 8; the Badger log did not change.
+const ingestWindow = 32
 
 // ingestMemory is one ingest stream's use of the engine's ingest memory
 // budget (Options.IngestMemory).
