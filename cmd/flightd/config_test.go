@@ -201,3 +201,15 @@ func TestMemoryCeiling(t *testing.T) {
 	_, err = Limits{MemoryLimit: "50%", MemoryCeiling: "1KiB"}.memoryCeiling()
 	require.ErrorContains(t, err, "--memory-ceiling")
 }
+
+func TestTakeFlag(t *testing.T) {
+	v, rest := takeFlag([]string{"--data-dir", "d", "--to", "kafka://b:1", "-x"}, "to")
+	require.Equal(t, "kafka://b:1", v)
+	require.Equal(t, []string{"--data-dir", "d", "-x"}, rest)
+	v, rest = takeFlag([]string{"-to=badger", "--to-kafka-topic-prefix=p."}, "to")
+	require.Equal(t, "badger", v)
+	require.Equal(t, []string{"--to-kafka-topic-prefix=p."}, rest)
+	v, rest = takeFlag(rest, "to-kafka-topic-prefix")
+	require.Equal(t, "p.", v)
+	require.Empty(t, rest)
+}

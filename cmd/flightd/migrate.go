@@ -43,39 +43,10 @@ func logID(log string, cfg Config) string {
 // and starts it on the new log (see lakestream.MoveLog). The server must be
 // stopped: nothing else may write to those logs meanwhile.
 func migrate(args []string, out io.Writer) error {
-	var to, toPrefix string
-	var rest []string
 	// --to and --to-kafka-topic-prefix are migrate's own; the rest are
 	// serve's flags, describing the log the tables are on now.
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		for _, name := range []string{"to", "to-kafka-topic-prefix"} {
-			for _, p := range []string{"-" + name, "--" + name} {
-				switch {
-				case a == p && i+1 < len(args):
-					v := args[i+1]
-					i++
-					if name == "to" {
-						to = v
-					} else {
-						toPrefix = v
-					}
-					a = ""
-				case strings.HasPrefix(a, p+"="):
-					v := strings.TrimPrefix(a, p+"=")
-					if name == "to" {
-						to = v
-					} else {
-						toPrefix = v
-					}
-					a = ""
-				}
-			}
-		}
-		if a != "" {
-			rest = append(rest, a)
-		}
-	}
+	to, rest := takeFlag(args, "to")
+	toPrefix, rest := takeFlag(rest, "to-kafka-topic-prefix")
 	cfg, err := parseServe(rest)
 	if err != nil {
 		return err
@@ -153,4 +124,24 @@ func migrate(args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "\nnow start the server with --log %s\n", to)
 	return nil
+}
+
+// takeFlag removes -name/--name V and -name=V/--name=V from args and
+// returns the last value given (or "").
+func takeFlag(args []string, name string) (string, []string) {
+	var v string
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		a := strings.TrimPrefix(strings.TrimPrefix(args[i], "-"), "-")
+		switch {
+		case a == name && i+1 < len(args) && strings.HasPrefix(args[i], "-"):
+			v = args[i+1]
+			i++
+		case strings.HasPrefix(a, name+"=") && strings.HasPrefix(args[i], "-"):
+			v = strings.TrimPrefix(a, name+"=")
+		default:
+			rest = append(rest, args[i])
+		}
+	}
+	return v, rest
 }
