@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -212,11 +213,9 @@ func (e *entryReader) add(r *kgo.Record) (h entryHeader, at int64, payload []byt
 
 // bounds reads a partition's committed entries' end and log start (row
 // offsets) and where its first and last entries are.
-func (l *Log) bounds(ctx context.Context, topic string, p int32) (bd partBounds, err error) {
-	kstart, lso, err := l.offsets(ctx, topic, p)
-	if err != nil {
-		return bd, err
-	}
+// kstart and lso are the partition's Kafka log start and last stable
+// offset (see offsets).
+func (l *Log) bounds(ctx context.Context, topic string, p int32, kstart, lso int64) (bd partBounds, err error) {
 	bd.lastAt, bd.startAt = -1, -1
 	// The last entry: read the partition's tail, a window that doubles
 	// until it holds a whole entry (a window may begin inside one).
@@ -227,6 +226,11 @@ func (l *Log) bounds(ctx context.Context, topic string, p int32) (bd partBounds,
 		err := l.scan(ctx, topic, p, from, lso, func(r *kgo.Record) error {
 			h, at, _, whole, err := er.add(r)
 			if whole {
+				if !found && from == kstart {
+					// The window holds the whole partition: its first
+					// entry is the log's first.
+					bd.start, bd.startAt = h.base, at
+				}
 				bd.end, bd.lastBase, bd.lastAt, found = h.base+h.rows, h.base, at, true
 			}
 			return err
@@ -238,8 +242,8 @@ func (l *Log) bounds(ctx context.Context, topic string, p int32) (bd partBounds,
 			break
 		}
 	}
-	if bd.lastAt < 0 {
-		return bd, nil // no committed entry
+	if bd.lastAt < 0 || bd.startAt >= 0 {
+		return bd, nil // no committed entry, or the first one found too
 	}
 	// The first entry.
 	var er entryReader
@@ -267,30 +271,26 @@ type partBounds struct {
 	lastAt, startAt      int64
 }
 
-// offsets returns the partition's Kafka log start and last stable offset.
-func (l *Log) offsets(ctx context.Context, topic string, p int32) (start, lso int64, err error) {
+// offsets returns the Kafka log start and last stable offset of every
+// partition of the topics, in two requests.
+func (l *Log) offsets(ctx context.Context, topics ...string) (start, lso kadm.ListedOffsets, err error) {
 	ctx, cancel := context.WithTimeout(ctx, l.opts.Timeout)
 	defer cancel()
-	starts, err := l.admin.ListStartOffsets(ctx, topic)
+	start, err = l.admin.ListStartOffsets(ctx, topics...)
 	if err == nil {
-		err = starts.Error()
+		err = start.Error()
 	}
 	if err != nil {
-		return 0, 0, l.unavailable("list start offsets of "+topic, err)
+		return nil, nil, l.unavailable("list the start offsets of the log's topics", err)
 	}
-	ends, err := l.admin.ListCommittedOffsets(ctx, topic)
+	lso, err = l.admin.ListCommittedOffsets(ctx, topics...)
 	if err == nil {
-		err = ends.Error()
+		err = lso.Error()
 	}
 	if err != nil {
-		return 0, 0, l.unavailable("list stable offsets of "+topic, err)
+		return nil, nil, l.unavailable("list the stable offsets of the log's topics", err)
 	}
-	so, ok1 := starts.Lookup(topic, p)
-	eo, ok2 := ends.Lookup(topic, p)
-	if !ok1 || !ok2 {
-		return 0, 0, fmt.Errorf("%w: %s has no partition %d", logstore.ErrUnavailable, topic, p)
-	}
-	return so.Offset, eo.Offset, nil
+	return start, lso, nil
 }
 
 // locate returns the Kafka offset of an entry at or below row in the
