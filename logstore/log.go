@@ -48,8 +48,9 @@ type Log interface {
 	CollectGarbage() error
 	// Ready returns nil once the log knows every bucket's high watermark;
 	// ErrUnavailable while a log that could not reach its servers at start
-	// still recovers. Until then HighWatermarks reads empty, which readers
-	// of un-tiered rows must not take for an empty log.
+	// still recovers (until then HighWatermarks reads empty, which readers
+	// of un-tiered rows must not take for an empty log), ErrFenced once
+	// another writer took it over (its high watermarks stopped following).
 	Ready() error
 	// Describe names the log for messages and the warehouse's record of
 	// which log holds its un-tiered rows, e.g. "badger:./data/log".

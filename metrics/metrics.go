@@ -175,6 +175,8 @@ var (
 		"Disk space the log's directory occupies (allocated blocks).", nil, nil)
 	descDiskBudget = prometheus.NewDesc("flightd_log_disk_budget_bytes",
 		"The log's disk budget (--log-disk-budget); absent when unlimited.", nil, nil)
+	descLogReady = prometheus.NewDesc("flightd_log_ready",
+		"1 when the log serves reads and writes; 0 while it cannot (the Kafka log: brokers not reached since start, or another server took it over). The label names the log.", []string{"log"}, nil)
 )
 
 // statusCollector computes the lag metrics on every scrape from
@@ -186,7 +188,7 @@ type statusCollector struct {
 }
 
 func (c *statusCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descLagSeconds, descLagRows, descAppended, descFailing, descFreshness, descDiskUsed, descDiskBudget} {
+	for _, d := range []*prometheus.Desc{descLagSeconds, descLagRows, descAppended, descFailing, descFreshness, descDiskUsed, descDiskBudget, descLogReady} {
 		ch <- d
 	}
 }
@@ -207,6 +209,11 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 	if c.opts.DiskBudget > 0 {
 		ch <- prometheus.MustNewConstMetric(descDiskBudget, prometheus.GaugeValue, float64(c.opts.DiskBudget))
 	}
+	ready := 1.0
+	if c.ls.Log().Ready() != nil {
+		ready = 0
+	}
+	ch <- prometheus.MustNewConstMetric(descLogReady, prometheus.GaugeValue, ready, c.ls.Log().Describe().ID)
 	// A Collector is given no context: the scrape's I/O is bounded here.
 	ctx, cancel := context.WithTimeout(context.Background(), c.opts.ScrapeTimeout)
 	defer cancel()

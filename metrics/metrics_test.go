@@ -122,6 +122,7 @@ func TestMetricsFollowWritesAndRounds(t *testing.T) {
 	require.Positive(t, must("flightd_log_disk_used_bytes", ""))
 	require.Equal(t, float64(1<<30), must("flightd_log_disk_budget_bytes", ""))
 	require.Equal(t, 1.0, must("flightd_build_info", ""))
+	require.Equal(t, 1.0, must("flightd_log_ready", ""))
 	_, ok := value(t, m, "flightd_tiering_rounds_committed_total", "t")
 	require.False(t, ok, "no round yet")
 
@@ -270,4 +271,23 @@ func TestFailingTableIsCounted(t *testing.T) {
 	v, ok := value(t, m, "flightd_tiering_consecutive_failed_rounds", "t")
 	require.True(t, ok)
 	require.Zero(t, v, "healthy again")
+}
+
+// notReady is a log that cannot serve (a Kafka log whose brokers were not
+// reached since start).
+type notReady struct{ *logstore.Store }
+
+func (notReady) Ready() error { return logstore.ErrUnavailable }
+
+func TestLogReadyIsZeroWhileTheLogCannotServe(t *testing.T) {
+	dir := t.TempDir()
+	cat, err := lake.OpenCatalog(filepath.Join(dir, "warehouse"))
+	require.NoError(t, err)
+	log, err := logstore.Open(filepath.Join(dir, "log"), logstore.DefaultOptions())
+	require.NoError(t, err)
+	defer log.Close()
+	m := New(lakestream.New(cat, notReady{log}, lakestream.Options{}), Options{Version: "test"})
+	v, ok := value(t, m, "flightd_log_ready", "")
+	require.True(t, ok)
+	require.Zero(t, v)
 }

@@ -269,13 +269,16 @@ func (l *Log) recoverLoop(ws [writers]*writer) {
 // ErrUnavailable, saying why, while a log opened with RecoverInBackground
 // has not reached its brokers yet: a reader must not take the empty high
 // watermarks for an empty log.
+//
+// A log another writer took over (see fence) is not ready either: its high
+// watermarks no longer follow the log.
 func (l *Log) Ready() error {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	if l.notReady != nil {
 		return fmt.Errorf("the log is not recovered yet: %w", l.notReady)
 	}
-	return nil
+	return l.fenced
 }
 
 // unavailable wraps a failure to reach the brokers.

@@ -132,6 +132,8 @@ func TestSecondServerFencesTheFirst(t *testing.T) {
 		require.ErrorIs(t, err, logstore.ErrFenced)
 		require.ErrorContains(t, err, "another flightd started on this log")
 	}
+	require.ErrorIs(t, first.Ready(), logstore.ErrFenced, "the first's view no longer follows the log")
+	require.NoError(t, second.Ready())
 	bases, err := second.Append(ctx, []logstore.Entry{{Bucket: b, Rows: 1, Payload: []byte("b")}})
 	require.NoError(t, err, "the second writes on")
 	require.Equal(t, []int64{2}, bases)
