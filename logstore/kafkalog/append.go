@@ -22,13 +22,13 @@ const (
 
 // request is one Append (or a DropTable barrier) waiting for the committer.
 type request struct {
-	kind     reqKind
-	entries  []logstore.Entry
-	bases    []int64
-	states   []*bucket
-	bytes    int64
-	table    string // drop
-	done     chan error
+	kind    reqKind
+	entries []logstore.Entry
+	bases   []int64
+	states  []*bucket
+	bytes   int64
+	table   string // drop
+	done    chan error
 }
 
 // writer is a transactional producer. It is replaced after a failure
@@ -101,11 +101,11 @@ func (l *Log) AppendAsync(ctx context.Context, entries []logstore.Entry) (func()
 		return func() ([]int64, error) { return nil, nil }, nil
 	}
 	req := &request{
-		kind:     reqAppend,
-		entries:  make([]logstore.Entry, len(entries)),
-		bases:    make([]int64, len(entries)),
-		states:   make([]*bucket, len(entries)),
-		done:     make(chan error, 1),
+		kind:    reqAppend,
+		entries: make([]logstore.Entry, len(entries)),
+		bases:   make([]int64, len(entries)),
+		states:  make([]*bucket, len(entries)),
+		done:    make(chan error, 1),
 	}
 	for i, e := range entries {
 		if e.Rows < 1 || e.Rows > 1<<40 {
