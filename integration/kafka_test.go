@@ -109,7 +109,7 @@ func TestKafkaLog(t *testing.T) {
 // with nothing acknowledged lost, when the broker returns.
 func TestKafkaUnavailable(t *testing.T) {
 	br := testkafka.Start(t)
-	srv := testserver.Start(t, t.TempDir(), "--log", "kafka://"+br.Addr(), "--kafka-timeout", "3s", "--tiering-interval", "1h")
+	srv := testserver.Start(t, t.TempDir(), "--log", "kafka://"+br.Addr(), "--kafka-timeout", "6s", "--tiering-interval", "1h")
 	c := connect(t, srv)
 	c.mustExec("CREATE TABLE orders (id BIGINT, customer STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '2')")
 	c.mustExec("INSERT INTO orders VALUES (1, 'a'), (2, 'b')")

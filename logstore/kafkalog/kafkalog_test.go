@@ -77,7 +77,7 @@ func TestNewBucketAfterTheOtherWriterGrewTheTopic(t *testing.T) {
 func TestOpenWithTheBrokersDown(t *testing.T) {
 	br := testkafka.Start(t)
 	ctx := context.Background()
-	opts := kafkalog.Options{Brokers: []string{br.Addr()}, Timeout: 2 * time.Second, RecoverInBackground: true}
+	opts := kafkalog.Options{Brokers: []string{br.Addr()}, Timeout: 6 * time.Second, RecoverInBackground: true}
 	l, err := kafkalog.Open(ctx, opts)
 	require.NoError(t, err)
 	b := logstore.Bucket{Table: "down", Bucket: 0}
