@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -327,7 +329,10 @@ func testInvalid(t *testing.T, h Harness) {
 func testModel(t *testing.T, h Harness) {
 	ctx := context.Background()
 	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
+	if v, err := strconv.ParseUint(os.Getenv("FLIGHTD_LOGTEST_SEED"), 10, 64); err == nil {
+		seed = v
+	}
+	t.Logf("seed %d (replay with FLIGHTD_LOGTEST_SEED=%d)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
 	dir := t.TempDir()
 	l := h.Open(t, dir)
