@@ -280,7 +280,7 @@ func (l *Log) commit(w *writer, k int, group []*request) (*writer, error) {
 	}
 	// Settle what an earlier failure left unknown.
 	if l.anyDirty() {
-		if err := l.resync(ctx, w, nil); err != nil {
+		if err := l.resync(ctx, w); err != nil {
 			w.cl.Close()
 			return nil, l.fail(group, err)
 		}
@@ -379,7 +379,7 @@ func (l *Log) commit(w *writer, k int, group []*request) (*writer, error) {
 			}
 		}
 		sctx, scancel := context.WithTimeout(context.Background(), l.opts.Timeout)
-		serr := l.resync(sctx, w, nil)
+		serr := l.resync(sctx, w)
 		scancel()
 		if serr != nil {
 			return w, l.fail(group, fmt.Errorf("%w (the append's outcome is unknown until the brokers answer: it may be in the log)", l.unavailable("commit", cerr)))

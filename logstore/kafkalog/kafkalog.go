@@ -306,13 +306,13 @@ func (l *Log) recover(ctx context.Context, w *writer) error {
 			t.buckets[p] = &bucket{dirty: true}
 		}
 	}
-	return l.resync(ctx, w, nil)
+	return l.resync(ctx, w)
 }
 
-// resync reads the committed end and start of every dirty bucket (of only,
-// when not nil) from its partition and sets its high watermark, next offset
+// resync reads the committed end and start of every dirty bucket from its
+// partition and sets its high watermark, next offset
 // and log start from them. Only the committer (or Open) calls it.
-func (l *Log) resync(ctx context.Context, w *writer, only map[logstore.Bucket]bool) error {
+func (l *Log) resync(ctx context.Context, w *writer) error {
 	if _, _, err := w.cl.ProducerID(ctx); err != nil {
 		return l.unavailable("initialize the transactional writer", err)
 	}
@@ -326,7 +326,7 @@ func (l *Log) resync(ctx context.Context, w *writer, only map[logstore.Bucket]bo
 	for id, t := range l.tables {
 		for p, st := range t.buckets {
 			b := logstore.Bucket{Table: id, Bucket: p}
-			if st.dirty && (only == nil || only[b]) {
+			if st.dirty {
 				jobs = append(jobs, job{b, t, st})
 			}
 		}
