@@ -39,6 +39,11 @@ type Log interface {
 	// Advanced is closed the next time high watermarks advance, a table
 	// is dropped or the log closes.
 	Advanced() <-chan struct{}
+	// Sync waits until HighWatermarks holds every entry of the table that
+	// any writer committed before the call: on a log that several nodes
+	// write, what another node acknowledged. A log with one writer, whose
+	// appends return once readable, returns at once.
+	Sync(ctx context.Context, table string) error
 	// Truncate deletes the bucket's entries that end at or below below.
 	Truncate(ctx context.Context, b Bucket, below int64) error
 	// DropTable deletes every bucket of the table.
@@ -84,6 +89,9 @@ var ErrUnavailable = errors.New("logstore: log unavailable")
 var ErrFenced = errors.New("logstore: another writer took over the log")
 
 var _ Log = (*Store)(nil)
+
+// Sync returns at once: a Store has one writer, this process.
+func (s *Store) Sync(context.Context, string) error { return nil }
 
 // Ready returns nil: a Store recovers in Open.
 func (s *Store) Ready() error { return nil }

@@ -114,15 +114,14 @@ func (l *Log) growTopic(ctx context.Context, t *table, n int32) error {
 	if err := l.waitServed(ctx, t.topic, have); err != nil {
 		return l.unavailable(fmt.Sprintf("wait for the partitions of %s", t.topic), err)
 	}
-	l.mu.Lock()
-	t.partitions = max(t.partitions, have)
-	l.mu.Unlock()
-	return nil
+	return l.addPartitions(ctx, t, have)
 }
 
 // Truncate deletes the bucket's entries that end at or below below, with
 // Kafka's DeleteRecords, as logstore.Store.Truncate does; it always keeps the
-// bucket's last entry, whose record tells a restart where the log ends.
+// bucket's last entry. Before it deletes, it records the row the kept entry
+// begins at (see anchors), so that every node numbers the partition from
+// its new start.
 func (l *Log) Truncate(ctx context.Context, b logstore.Bucket, below int64) error {
 	if err := l.enter(); err != nil {
 		return err
@@ -146,19 +145,22 @@ func (l *Log) Truncate(ctx context.Context, b logstore.Bucket, below int64) erro
 	if r <= start {
 		return nil
 	}
-	at, err := l.locate(ctx, b, topic, r)
+	pt, err := l.locate(b, r)
 	if err != nil {
 		return err
 	}
-	var er entryReader
+	n := numberer{anchored: true, next: pt.base}
 	keepBase, keepAt := int64(-1), int64(-1)
-	err = l.scan(ctx, topic, b.Bucket, at, 1<<62, func(rec *kgo.Record) error {
-		h, a, _, whole, err := er.add(rec)
-		if err != nil || !whole {
+	err = l.scan(ctx, topic, b.Bucket, pt.at, 1<<62, func(rec *kgo.Record) error {
+		if rec.Attrs.IsControl() {
+			return nil
+		}
+		e, _, first, err := n.take(rec)
+		if err != nil || !first {
 			return err
 		}
-		if h.base+h.rows > r {
-			keepBase, keepAt = h.base, a
+		if e.base+e.h.rows > r {
+			keepBase, keepAt = e.base, e.at
 			return errStop
 		}
 		return nil
@@ -169,17 +171,21 @@ func (l *Log) Truncate(ctx context.Context, b logstore.Bucket, below int64) erro
 	if keepBase <= start {
 		return nil
 	}
+	dctx, cancel := context.WithTimeout(ctx, l.opts.Timeout)
+	defer cancel()
+	if err := l.writeAnchor(dctx, topic, b.Bucket, keepAt, keepBase); err != nil {
+		return fmt.Errorf("kafkalog: truncate %v below %d: %w", b, below, err)
+	}
 	var os kadm.Offsets
 	os.Add(kadm.Offset{Topic: topic, Partition: b.Bucket, At: keepAt})
-	dctx, cancel := context.WithTimeout(ctx, l.opts.Timeout)
 	resp, err := l.admin.DeleteRecords(dctx, os)
-	cancel()
 	if err == nil {
 		err = resp.Error()
 	}
 	if err != nil {
 		return fmt.Errorf("kafkalog: truncate %v below %d: %w", b, below, l.unavailable("delete records", err))
 	}
+	l.dropAnchorsBelow(dctx, topic, b.Bucket, keepAt)
 	l.mu.Lock()
 	if st := l.stateLocked(b); st != nil {
 		st.start = max(st.start, keepBase)
@@ -208,6 +214,20 @@ func (l *Log) DropTable(ctx context.Context, id string) error {
 	}
 	t := l.tables[id]
 	delete(l.tables, id)
+	var ps []int32
+	if t != nil {
+		delete(l.byTopic, t.topic)
+		for p := range t.buckets {
+			ps = append(ps, p)
+		}
+		for _, st := range t.buckets {
+			for at, w := range st.t.waits {
+				w.aborted = true
+				close(w.done)
+				delete(st.t.waits, at)
+			}
+		}
+	}
 	l.notifyLocked()
 	if t == nil {
 		l.mu.Unlock()
@@ -217,6 +237,7 @@ func (l *Log) DropTable(ctx context.Context, id string) error {
 	req.table = t.topic
 	l.queue = append(l.queue, req)
 	l.mu.Unlock()
+	l.tail.RemoveConsumePartitions(map[string][]int32{t.topic: ps})
 	l.signal()
 	if err := <-req.done; err != nil {
 		return fmt.Errorf("kafkalog: drop table %q: %w", id, err)

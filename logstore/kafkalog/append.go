@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -25,7 +26,6 @@ type request struct {
 	kind    reqKind
 	entries []logstore.Entry
 	bases   []int64
-	states  []*bucket
 	bytes   int64
 	table   string // drop
 	done    chan error
@@ -104,7 +104,6 @@ func (l *Log) AppendAsync(ctx context.Context, entries []logstore.Entry) (func()
 		kind:    reqAppend,
 		entries: make([]logstore.Entry, len(entries)),
 		bases:   make([]int64, len(entries)),
-		states:  make([]*bucket, len(entries)),
 		done:    make(chan error, 1),
 	}
 	for i, e := range entries {
@@ -157,11 +156,8 @@ func (l *Log) AppendAsync(ctx context.Context, entries []logstore.Entry) (func()
 		l.mu.Unlock()
 		return nil, err
 	}
-	for i, e := range req.entries {
-		st := l.bucketLocked(e.Bucket, infos[e.Bucket.Table])
-		req.bases[i] = st.next
-		req.states[i] = st
-		st.next += e.Rows
+	for _, e := range req.entries {
+		l.bucketLocked(e.Bucket, infos[e.Bucket.Table])
 	}
 	l.queue = append(l.queue, req)
 	l.mu.Unlock()
@@ -185,8 +181,9 @@ type tableInfo struct {
 func (l *Log) bucketLocked(b logstore.Bucket, info tableInfo) *bucket {
 	t := l.tables[b.Table]
 	if t == nil {
-		t = &table{topic: topicName(l.opts.TopicPrefix, info.database, info.name, b.Table), want: int32(max(0, min(info.buckets, 1<<16))), buckets: map[int32]*bucket{}}
+		t = &table{topic: topicName(l.opts.TopicPrefix, info.database, info.name, b.Table), want: int32(max(0, min(info.buckets, 1<<16))), buckets: map[int32]*bucket{}, txns: map[uint64]*txnHold{}}
 		l.tables[b.Table] = t
+		l.byTopic[t.topic] = t
 	}
 	st := t.buckets[b.Bucket]
 	if st == nil {
@@ -234,12 +231,17 @@ func (l *Log) commitLoop(ws [writers]*writer) {
 			group[0].done <- l.execDrop(group[0].table)
 			continue
 		}
-		var err error
-		ws[turn], err = l.commit(ws[turn], turn, group)
+		var wait func() error
+		ws[turn], wait = l.commit(ws[turn], turn, group)
 		turn = (turn + 1) % writers
-		for _, r := range group {
-			r.done <- err
-		}
+		l.acks.Add(1)
+		go func() {
+			defer l.acks.Done()
+			err := wait()
+			for _, r := range group {
+				r.done <- err
+			}
+		}()
 	}
 }
 
@@ -262,47 +264,44 @@ func (l *Log) takeGroupLocked() []*request {
 }
 
 // commit writes one group as one transaction and returns the writer to use
-// next. On failure every request queued behind the group failed too (their
-// offsets followed the group's): they are failed with the same error, and
-// the offsets of every bucket go back to the high watermark.
-func (l *Log) commit(w *writer, k int, group []*request) (*writer, error) {
+// next, and a function that waits until the group's entries are numbered
+// and visible (the tailer saw them) and says how the group ended. The
+// committer goes on with the next group meanwhile.
+func (l *Log) commit(w *writer, k int, group []*request) (*writer, func() error) {
+	failed := func(err error) func() error { return func() error { return err } }
 	ctx, cancel := context.WithTimeout(context.Background(), l.opts.Timeout)
 	defer cancel()
 
 	if err := l.fencedErr(); err != nil {
-		return w, l.fail(group, err)
+		return w, failed(err)
 	}
 	if w == nil {
 		var err error
 		if w, err = newWriter(l, k); err != nil {
-			return nil, l.fail(group, err)
-		}
-	}
-	// Settle what an earlier failure left unknown.
-	if l.anyDirty() {
-		if err := l.resync(ctx, w); err != nil {
-			w.cl.Close()
-			return nil, l.fail(group, err)
-		}
-		// The groups behind a failure were failed with it; a group
-		// queued since then was given offsets from the old next.
-		if !l.offsetsCurrent(group) {
-			return w, l.fail(group, fmt.Errorf("%w: an earlier append failed; retry", logstore.ErrUnavailable))
+			return nil, failed(err)
 		}
 	}
 	if err := l.ensureTopics(ctx, w, group); err != nil {
-		return w, l.fail(group, err)
+		return w, failed(err)
 	}
 
+	// The transaction's entries per table, for the readers' cut (txnHold).
+	txn := rand.Uint64()
+	perTable := map[string]uint32{}
+	for _, r := range group {
+		for _, e := range r.entries {
+			perTable[e.Bucket.Table]++
+		}
+	}
 	ats := make([][]int64, len(group)) // Kafka offset of each entry's first record
 	var perr error
 	var pmu sync.Mutex
 	if err := w.cl.BeginTransaction(); err != nil {
 		w.cl.Close()
 		if ferr := l.fence(err); ferr != nil {
-			return nil, l.fail(group, ferr)
+			return nil, failed(ferr)
 		}
-		return nil, l.fail(group, l.unavailable("begin a transaction", err))
+		return nil, failed(l.unavailable("begin a transaction", err))
 	}
 	for gi, r := range group {
 		ats[gi] = make([]int64, len(r.entries))
@@ -314,7 +313,7 @@ func (l *Log) commit(w *writer, k int, group []*request) (*writer, error) {
 			for part := 0; part < parts; part++ {
 				lo := part * l.opts.MaxRecordBytes
 				hi := min(len(e.Payload), lo+l.opts.MaxRecordBytes)
-				h := entryHeader{base: r.bases[i], rows: e.Rows, part: uint32(part), parts: uint32(parts)}
+				h := entryHeader{rows: e.Rows, part: uint32(part), parts: uint32(parts), txn: txn, txnEntries: perTable[e.Bucket.Table]}
 				rec := &kgo.Record{Topic: topic, Partition: e.Bucket.Bucket, Value: e.Payload[lo:hi],
 					Headers: []kgo.RecordHeader{{Key: headerKey, Value: h.encode()}}}
 				gi, i, first := gi, i, part == 0
@@ -349,144 +348,97 @@ func (l *Log) commit(w *writer, k int, group []*request) (*writer, error) {
 		if aerr != nil {
 			w.cl.Close()
 			w = nil
-			l.markDirty(group)
 		}
 		if err := l.fence(ferr); err != nil {
-			return w, l.fail(group, err)
+			return w, failed(err)
 		}
-		return w, l.fail(group, l.unavailable("write to the log", ferr))
+		return w, failed(l.unavailable("write to the log", ferr))
 	}
-	if cerr := w.cl.EndTransaction(ctx, kgo.TryCommit); cerr != nil {
-		// The commit's outcome may be unknown: abort (a commit the
-		// coordinator already decided completes instead), then read
-		// what the partitions hold.
-		actx, acancel := context.WithTimeout(context.Background(), l.opts.Timeout)
-		aerr := w.cl.EndTransaction(actx, kgo.TryAbort)
-		acancel()
-		if aerr != nil || errors.Is(cerr, kerr.ProducerFenced) || errors.Is(cerr, kerr.InvalidProducerEpoch) {
-			w.cl.Close()
-			w = nil
-		}
-		l.markDirty(group)
-		if err := l.fence(cerr); err != nil {
-			// Another writer took over: what it recovered is the log now.
-			return w, l.fail(group, err)
-		}
-		if w == nil {
-			var err error
-			if w, err = newWriter(l, k); err != nil {
-				return nil, l.fail(group, err)
-			}
-		}
-		sctx, scancel := context.WithTimeout(context.Background(), l.opts.Timeout)
-		serr := l.resync(sctx, w)
-		scancel()
-		if serr != nil {
-			return w, l.fail(group, fmt.Errorf("%w (the append's outcome is unknown until the brokers answer: it may be in the log)", l.unavailable("commit", cerr)))
-		}
-		if l.groupCommitted(group) {
-			return w, nil
-		}
-		return w, l.fail(group, l.unavailable("commit", cerr))
+	// Wait for the entries before they can be seen, so that the tailer
+	// cannot pass them unnoticed.
+	waits := l.await(group, ats)
+	cerr := w.cl.EndTransaction(ctx, kgo.TryCommit)
+	if cerr == nil {
+		return w, func() error { return l.settled(group, waits, nil) }
 	}
-
-	l.mu.Lock()
-	for gi, r := range group {
-		for i, e := range r.entries {
-			st := r.states[i]
-			st.hw = r.bases[i] + e.Rows
-			st.idx.add(r.bases[i], ats[gi][i])
-		}
+	// The commit's outcome may be unknown: abort (a commit the coordinator
+	// already decided completes instead); the tailer then sees the
+	// entries numbered, or passes them (aborted).
+	actx, acancel := context.WithTimeout(context.Background(), l.opts.Timeout)
+	aerr := w.cl.EndTransaction(actx, kgo.TryAbort)
+	acancel()
+	if aerr != nil || errors.Is(cerr, kerr.ProducerFenced) || errors.Is(cerr, kerr.InvalidProducerEpoch) {
+		w.cl.Close()
+		w = nil
 	}
-	l.notifyLocked()
-	l.mu.Unlock()
-	return w, nil
+	if err := l.fence(cerr); err != nil {
+		return w, func() error { return l.settled(group, waits, err) }
+	}
+	return w, func() error { return l.settled(group, waits, l.unavailable("commit", cerr)) }
 }
 
-// fail fails the group and every request queued behind it, and sets every
-// bucket's next offset back to its high watermark. It returns err for the
-// group.
-func (l *Log) fail(group []*request, err error) error {
-	l.mu.Lock()
-	behind := l.queue[:0:0]
-	rest := l.queue[:0]
-	for _, r := range l.queue {
-		if r.kind == reqAppend {
-			behind = append(behind, r)
-		} else {
-			rest = append(rest, r)
-		}
-	}
-	l.queue = rest
-	for _, t := range l.tables {
-		for _, st := range t.buckets {
-			st.next = st.hw
-		}
-	}
-	l.mu.Unlock()
-	for _, r := range behind {
-		r.done <- err
-	}
-	return err
-}
-
-func (l *Log) markDirty(group []*request) {
+// await registers a waiter for every entry of the group (ats: the Kafka
+// offset of its first record).
+func (l *Log) await(group []*request, ats [][]int64) [][]*waiter {
+	out := make([][]*waiter, len(group))
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, r := range group {
-		for _, st := range r.states {
-			st.dirty = true
+	for gi, r := range group {
+		out[gi] = make([]*waiter, len(r.entries))
+		for i, e := range r.entries {
+			w := &waiter{base: -1, done: make(chan struct{})}
+			out[gi][i] = w
+			t := l.tables[e.Bucket.Table]
+			var st *bucket
+			if t != nil {
+				st = t.buckets[e.Bucket.Bucket]
+			}
+			if st == nil {
+				w.aborted = true
+				close(w.done)
+				continue
+			}
+			if st.t.waits == nil {
+				st.t.waits = map[int64]*waiter{}
+			}
+			st.t.waits[ats[gi][i]] = w
 		}
 	}
+	return out
 }
 
-func (l *Log) anyDirty() bool {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	for _, t := range l.tables {
-		for _, st := range t.buckets {
-			if st.dirty {
-				return true
+// settled waits until the tailer numbered the group's entries (and they
+// are visible) or passed them aborted, within Options.Timeout, and sets
+// the requests' bases. commitErr is the commit's error, if it failed:
+// entries found numbered after all were committed.
+func (l *Log) settled(group []*request, waits [][]*waiter, commitErr error) error {
+	timer := time.NewTimer(l.opts.Timeout)
+	defer timer.Stop()
+	aborted := false
+	for gi, ws := range waits {
+		for i, w := range ws {
+			select {
+			case <-w.done:
+			case <-timer.C:
+				if commitErr != nil {
+					return fmt.Errorf("%w (the append's outcome is unknown: it may be in the log)", commitErr)
+				}
+				return l.unavailable("see the committed append in the log", errors.New("the log's reader did not reach it in time"))
 			}
+			if w.aborted {
+				aborted = true
+				continue
+			}
+			group[gi].bases[i] = w.base
 		}
 	}
-	return false
-}
-
-// offsetsCurrent reports whether the group's offsets still follow the high
-// watermarks (after a resync moved them).
-func (l *Log) offsetsCurrent(group []*request) bool {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	ends := map[*bucket]int64{}
-	for _, r := range group {
-		for i, st := range r.states {
-			want, ok := ends[st]
-			if !ok {
-				want = st.hw
-			}
-			if r.bases[i] != want {
-				return false
-			}
-			ends[st] = r.bases[i] + r.entries[i].Rows
+	if aborted {
+		if commitErr != nil {
+			return commitErr
 		}
+		return fmt.Errorf("%w: the committed append is not in the log (its table was dropped)", logstore.ErrUnavailable)
 	}
-	return true
-}
-
-// groupCommitted reports whether a resync found the group's entries in the
-// log: every bucket's high watermark at or past the group's end in it.
-func (l *Log) groupCommitted(group []*request) bool {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	for _, r := range group {
-		for i, st := range r.states {
-			if st.hw < r.bases[i]+r.entries[i].Rows {
-				return false
-			}
-		}
-	}
-	return true
+	return nil
 }
 
 // fence records that another writer with the same transactional ids took

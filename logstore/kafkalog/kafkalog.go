@@ -27,9 +27,16 @@ type Options struct {
 	// sharing a Kafka cluster need different prefixes.
 	TopicPrefix string
 	// TransactionalID is the Kafka transactional id of the log's writer.
-	// Default TopicPrefix + "log-writer". A second writer with the same id
-	// fences the first (its appends then fail).
+	// Default TopicPrefix + "log-writer", and with a NodeID TopicPrefix +
+	// "log-writer." + NodeID. A second writer with the same id fences the
+	// first (its appends then fail).
 	TransactionalID string
+	// NodeID names this node when several write the log (see Shared).
+	NodeID string
+	// Shared: other nodes write the same topics too, each with its own
+	// transactional id. Sync then asks the brokers what they committed,
+	// and the log looks for topics other nodes made once a second.
+	Shared bool
 	// TLS, when set, connects to the brokers over TLS.
 	TLS *tls.Config
 	// SASL, when set, authenticates to the brokers.
@@ -68,6 +75,9 @@ func (o *Options) fill() {
 	}
 	if o.TransactionalID == "" {
 		o.TransactionalID = o.TopicPrefix + "log-writer"
+		if o.NodeID != "" {
+			o.TransactionalID += "." + o.NodeID
+		}
 	}
 	if o.MaxRecordBytes <= 0 {
 		o.MaxRecordBytes = 1 << 20
@@ -101,10 +111,15 @@ type Log struct {
 	readers chan *kgo.Client // idle consumers (see Read)
 	nReader int              // consumers made so far, guarded by mu
 
+	tail     *kgo.Client   // the tailer: follows every partition (see tailLoop)
+	tailDone chan struct{} // closed when tailLoop returns
+
 	// mu guards everything below it; the committer advances high
 	// watermarks under it, so a reader holding it sees a consistent cut.
 	mu       sync.RWMutex
-	tables   map[string]*table
+	tables   map[string]*table // by table id
+	byTopic  map[string]*table
+	anchors  map[topicPartition]map[int64]int64 // Kafka offset -> row (see anchors)
 	queue    []*request
 	closed   bool
 	advanced chan struct{}
@@ -117,9 +132,16 @@ type Log struct {
 	stop     chan struct{}
 	// fenced is set once another writer took the log over (see fence).
 	fenced error
+	// tailed is closed (and replaced) after every fetch the tailer
+	// numbered; tailErr is its last fetch error.
+	tailed      chan struct{}
+	tailErr     error
+	tailErrAt   time.Time
+	anchorsMade bool
 
 	adminMu   sync.Mutex // serializes Truncate and DropTable
 	inflight  sync.WaitGroup
+	acks      sync.WaitGroup // groups committed, waiting to be seen (see commit)
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -129,16 +151,14 @@ type table struct {
 	want       int32 // partitions to create the topic with (the table's buckets)
 	partitions int32 // the topic's partitions (0: no topic yet)
 	buckets    map[int32]*bucket
+	txns       map[uint64]*txnHold // transactions not seen whole yet
 }
 
 type bucket struct {
-	hw    int64 // exclusive end of the committed entries
-	next  int64 // next offset to assign (>= hw)
+	hw    int64 // exclusive end of the entries readers may see
 	start int64 // log start
 	idx   index // where entries begin in the partition
-	// dirty: an append to this bucket failed with its outcome unknown; the
-	// committer learns the truth from the partition before the next append.
-	dirty bool
+	t     tailState
 }
 
 // Open connects to the brokers, finds the log's topics and recovers every
@@ -173,10 +193,19 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 		admin:    kadm.NewClient(acl),
 		readers:  make(chan *kgo.Client, opts.Readers),
 		tables:   make(map[string]*table),
+		byTopic:  make(map[string]*table),
+		anchors:  make(map[topicPartition]map[int64]int64),
 		advanced: make(chan struct{}),
+		tailed:   make(chan struct{}),
 		wake:     make(chan struct{}, 1),
 		done:     make(chan struct{}),
+		tailDone: make(chan struct{}),
 	}
+	if l.tail, err = l.newTailer(); err != nil {
+		acl.Close()
+		return nil, err
+	}
+	go l.tailLoop()
 	var ws [writers]*writer
 	closeAll := func() {
 		for _, w := range ws {
@@ -184,6 +213,8 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 				w.cl.Close()
 			}
 		}
+		l.tail.Close()
+		<-l.tailDone
 		acl.Close()
 	}
 	for k := range ws {
@@ -225,11 +256,31 @@ func (l *Log) start(ctx context.Context, ws [writers]*writer) error {
 	if err != nil {
 		return l.unavailable("initialize the transactional writers", err)
 	}
-	if err := l.recover(ctx, ws[0]); err != nil {
+	if err := l.recover(ctx); err != nil {
 		return err
 	}
 	go l.commitLoop(ws)
+	if l.opts.Shared {
+		go l.discoverLoop()
+	}
 	return nil
+}
+
+// discoverLoop looks for topics and partitions other nodes made, once a
+// second, so that streams and metrics see their tables without a Sync.
+func (l *Log) discoverLoop() {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-l.done:
+			return
+		case <-tick.C:
+		}
+		if err := l.discover(context.Background()); err != nil {
+			l.log.Debug("looking for other nodes' topics failed", "err", err)
+		}
+	}
 }
 
 // recoverLoop retries start, with backoff, until it succeeds or the log
@@ -247,9 +298,6 @@ func (l *Log) recoverLoop(ws [writers]*writer) {
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, 30*time.Second)
-		l.mu.Lock()
-		l.tables = make(map[string]*table) // what a failed attempt found
-		l.mu.Unlock()
 		err := l.start(context.Background(), ws)
 		l.mu.Lock()
 		l.notReady = err
@@ -286,100 +334,21 @@ func (l *Log) unavailable(what string, err error) error {
 	return fmt.Errorf("%w: %s: the Kafka brokers %s did not answer: %w", logstore.ErrUnavailable, what, strings.Join(l.opts.Brokers, ","), err)
 }
 
-// recover finds the log's topics and reads each partition's committed end
-// and start.
-func (l *Log) recover(ctx context.Context, w *writer) error {
-	lctx, cancel := context.WithTimeout(ctx, l.opts.Timeout)
-	topics, err := l.admin.ListTopics(lctx)
-	cancel()
-	if err != nil {
-		return l.unavailable("list topics", err)
-	}
-	for _, td := range topics.Sorted() {
-		id, ok := parseTopic(l.opts.TopicPrefix, td.Topic)
-		if !ok || td.Err != nil {
-			continue
-		}
-		t := &table{topic: td.Topic, partitions: int32(len(td.Partitions)), buckets: map[int32]*bucket{}}
-		l.tables[id] = t
-		for p := range td.Partitions {
-			t.buckets[p] = &bucket{dirty: true}
-		}
-	}
-	return l.resync(ctx, w)
-}
-
-// resync reads the committed end and start of every dirty bucket from its
-// partition and sets its high watermark, next offset
-// and log start from them. Only the committer (or Open) calls it.
-func (l *Log) resync(ctx context.Context, w *writer) error {
-	if _, _, err := w.cl.ProducerID(ctx); err != nil {
-		return l.unavailable("initialize the transactional writer", err)
-	}
-	type job struct {
-		b  logstore.Bucket
-		t  *table
-		st *bucket
-	}
-	var jobs []job
-	l.mu.RLock()
-	for id, t := range l.tables {
-		for p, st := range t.buckets {
-			b := logstore.Bucket{Table: id, Bucket: p}
-			if st.dirty {
-				jobs = append(jobs, job{b, t, st})
-			}
-		}
-	}
-	l.mu.RUnlock()
-	if len(jobs) == 0 {
-		return nil
-	}
-	var topics []string
-	for _, j := range jobs {
-		if !slices.Contains(topics, j.t.topic) {
-			topics = append(topics, j.t.topic)
-		}
-	}
-	starts, lsos, err := l.offsets(ctx, topics...)
-	if err != nil {
+// recover finds the log's topics, has the tailer follow every partition
+// from its start, and waits until it has numbered them up to their last
+// stable offsets: every bucket's high watermark is then known.
+func (l *Log) recover(ctx context.Context) error {
+	if err := l.discover(ctx); err != nil {
 		return err
 	}
-	// The partitions' ends and starts, read by as many consumers as Read
-	// may use at once (measured: 200 partitions one at a time took 4.7 s).
-	errs := make(chan error, len(jobs))
-	sem := make(chan struct{}, l.opts.Readers)
-	var wg sync.WaitGroup
-	for _, j := range jobs {
-		so, ok1 := starts.Lookup(j.t.topic, j.b.Bucket)
-		eo, ok2 := lsos.Lookup(j.t.topic, j.b.Bucket)
-		if !ok1 || !ok2 {
-			return fmt.Errorf("%w: %s has no partition %d", logstore.ErrUnavailable, j.t.topic, j.b.Bucket)
-		}
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			bd, err := l.bounds(ctx, j.t.topic, j.b.Bucket, so.Offset, eo.Offset)
-			if err != nil {
-				errs <- err
-				return
-			}
-			l.mu.Lock()
-			defer l.mu.Unlock()
-			if bd.end != j.st.hw {
-				l.notifyLocked()
-			}
-			j.st.hw, j.st.next, j.st.start, j.st.dirty = bd.end, bd.end, bd.start, false
-			j.st.idx = index{}
-			if bd.startAt >= 0 {
-				j.st.idx.add(bd.start, bd.startAt)
-				j.st.idx.add(bd.lastBase, bd.lastAt)
-			}
-		})
+	l.mu.RLock()
+	var topics []string
+	for topic := range l.byTopic {
+		topics = append(topics, topic)
 	}
-	wg.Wait()
-	close(errs)
-	return <-errs // nil when none failed
+	l.mu.RUnlock()
+	slices.Sort(topics)
+	return l.catchUp(ctx, topics)
 }
 
 func (l *Log) enter() error {
@@ -415,7 +384,10 @@ func (l *Log) Close() error {
 		l.mu.Unlock()
 		l.signal()
 		<-l.done
+		l.acks.Wait()
 		l.inflight.Wait()
+		l.tail.Close()
+		<-l.tailDone
 		close(l.readers)
 		for cl := range l.readers {
 			cl.Close()

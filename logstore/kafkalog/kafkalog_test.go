@@ -147,3 +147,126 @@ func TestSecondServerFencesTheFirst(t *testing.T) {
 	}))
 	require.Equal(t, []string{"0+2:a", "2+1:b"}, got)
 }
+
+// TestNodesShareTheLog: two nodes (their own transactional ids) append to
+// the same partitions at once, with entries in parts that interleave with
+// the other's records. Both number every partition the same way: dense
+// offsets from 0, each append at the offsets its writer was told, and an
+// append acknowledged by one is seen by the other after Sync. A node that
+// opens after the other truncated numbers from the truncation's anchor.
+func TestNodesShareTheLog(t *testing.T) {
+	br := testkafka.Start(t)
+	ctx := context.Background()
+	open := func(node string) *kafkalog.Log {
+		l, err := kafkalog.Open(ctx, kafkalog.Options{Brokers: []string{br.Addr()}, TopicPrefix: "share.", NodeID: node, Shared: true, MaxRecordBytes: 4 << 10})
+		require.NoError(t, err)
+		return l
+	}
+	a, b := open("a"), open("b")
+	defer func() { a.Close() }()
+	defer func() { b.Close() }()
+
+	type acked struct {
+		b          logstore.Bucket
+		base, rows int64
+		payload    string
+	}
+	var mu sync.Mutex
+	var all []acked
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := range 8 {
+		self, other := a, b
+		if w%2 == 1 {
+			self, other = b, a
+		}
+		wg.Go(func() {
+			for i := range 25 {
+				var entries []logstore.Entry
+				for bk := range int32(1 + (w+i)%3) {
+					size := 10 + (w*7+i*13)%3*5000 // some entries take two records
+					p := fmt.Appendf(nil, "w%d-i%d-b%d:", w, i, bk)
+					p = append(p, make([]byte, size)...)
+					entries = append(entries, logstore.Entry{Bucket: logstore.Bucket{Table: "x", Bucket: bk}, Rows: int64(1 + i%4), Payload: p})
+				}
+				bases, err := self.Append(ctx, entries)
+				if err != nil {
+					errs <- err
+					return
+				}
+				// Acknowledged by self: seen by the other after Sync.
+				if err := other.Sync(ctx, "x"); err != nil {
+					errs <- err
+					return
+				}
+				for k, e := range entries {
+					if hw := other.HighWatermark(e.Bucket); hw < bases[k]+e.Rows {
+						errs <- fmt.Errorf("write %d/%d acknowledged at %v [%d,+%d) but the other node's high watermark is %d after Sync", w, i, e.Bucket, bases[k], e.Rows, hw)
+						return
+					}
+				}
+				mu.Lock()
+				for k, e := range entries {
+					all = append(all, acked{e.Bucket, bases[k], e.Rows, string(e.Payload)})
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+
+	check := func(l *kafkalog.Log, from map[int32]int64) {
+		t.Helper()
+		require.NoError(t, l.Sync(ctx, "x"))
+		for bk := range int32(3) {
+			bucket := logstore.Bucket{Table: "x", Bucket: bk}
+			want := map[int64]acked{}
+			var end int64
+			for _, e := range all {
+				if e.b == bucket {
+					want[e.base] = e
+					end = max(end, e.base+e.rows)
+				}
+			}
+			require.Equal(t, end, l.HighWatermark(bucket), "bucket %d", bk)
+			next := from[bk]
+			require.NoError(t, l.Read(ctx, bucket, from[bk], end, func(base, rows int64, p []byte) error {
+				w, ok := want[base]
+				require.True(t, ok, "bucket %d: an entry at %d nobody was told of", bk, base)
+				require.Equal(t, next, base, "bucket %d: offsets are dense", bk)
+				require.Equal(t, w.rows, rows)
+				require.Equal(t, w.payload, string(p), "bucket %d at %d", bk, base)
+				next = base + rows
+				return nil
+			}))
+			require.Equal(t, end, next, "bucket %d: read to the end", bk)
+		}
+	}
+	check(a, map[int32]int64{})
+	check(b, map[int32]int64{})
+
+	// A truncates; a node opening afterwards numbers from the anchor.
+	b0 := logstore.Bucket{Table: "x", Bucket: 0}
+	require.NoError(t, a.Truncate(ctx, b0, a.HighWatermark(b0)/2))
+	cut := a.Start(b0)
+	require.Greater(t, cut, int64(0))
+	require.NoError(t, b.Close())
+	b = open("b")
+	require.Equal(t, cut, b.Start(b0))
+	check(b, map[int32]int64{0: cut})
+	c := open("c")
+	defer c.Close()
+	check(c, map[int32]int64{0: cut})
+
+	// Appends go on from the shared end, on every node.
+	hw := a.HighWatermark(b0)
+	bases, err := c.Append(ctx, []logstore.Entry{{Bucket: b0, Rows: 2, Payload: []byte("after")}})
+	require.NoError(t, err)
+	require.Equal(t, []int64{hw}, bases)
+	require.NoError(t, a.Sync(ctx, "x"))
+	require.Equal(t, hw+2, a.HighWatermark(b0))
+}

@@ -4,10 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
-	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -15,10 +14,9 @@ import (
 )
 
 // index maps row offsets to the Kafka offsets where entries begin (their
-// first record), sorted by row offset. The committer adds every entry it
-// writes; Open knows only the first and the last entry of a partition, and a
-// read between far apart points bisects the partition (see locate) and adds
-// what it finds. Past maxIndexPoints a bucket keeps every other point.
+// first record), sorted by row offset. The tailer adds every entry it
+// numbers; past maxIndexPoints a bucket keeps every other point, and a read
+// numbers the entries from the point below where it begins.
 type index struct {
 	pts []point
 }
@@ -171,211 +169,18 @@ func (l *Log) scan(ctx context.Context, topic string, p int32, from, until int64
 	}
 }
 
-// entryReader joins the parts of entries from a scan.
-type entryReader struct {
-	h     entryHeader
-	at    int64 // Kafka offset of the entry's first record
-	buf   []byte
-	valid bool // h describes a started entry
-}
-
-// add takes one record; whole is true when it completed an entry (payload
-// is valid until the next add). A record that is not the next part of the
-// entry being joined restarts the join (the scan began inside an entry).
-func (e *entryReader) add(r *kgo.Record) (h entryHeader, at int64, payload []byte, whole bool, err error) {
-	if r.Attrs.IsControl() {
-		return h, 0, nil, false, nil
-	}
-	rh, err := decodeHeader(r)
-	if err != nil {
-		return h, 0, nil, false, err
-	}
-	switch {
-	case rh.part == 0:
-		e.h, e.at, e.valid = rh, r.Offset, true
-		e.buf = e.buf[:0]
-	case !e.valid || rh.base != e.h.base || rh.part != e.h.part+1 || rh.parts != e.h.parts:
-		e.valid = false // a part without its beginning: skip to the next entry
-		return h, 0, nil, false, nil
-	default:
-		e.h.part = rh.part
-	}
-	if rh.parts == 1 {
-		e.valid = false
-		return rh, r.Offset, r.Value, true, nil
-	}
-	e.buf = append(e.buf, r.Value...)
-	if rh.part == rh.parts-1 {
-		e.valid = false
-		return e.h, e.at, e.buf, true, nil
-	}
-	return h, 0, nil, false, nil
-}
-
-// bounds reads a partition's committed entries' end and log start (row
-// offsets) and where its first and last entries are.
-// kstart and lso are the partition's Kafka log start and last stable
-// offset (see offsets).
-func (l *Log) bounds(ctx context.Context, topic string, p int32, kstart, lso int64) (bd partBounds, err error) {
-	bd.lastAt, bd.startAt = -1, -1
-	// The last entry: read the partition's tail, a window that doubles
-	// until it holds a whole entry (a window may begin inside one).
-	for w := int64(16); ; w *= 2 {
-		from := max(kstart, lso-w)
-		var er entryReader
-		found := false
-		err := l.scan(ctx, topic, p, from, lso, func(r *kgo.Record) error {
-			h, at, _, whole, err := er.add(r)
-			if whole {
-				if !found && from == kstart {
-					// The window holds the whole partition: its first
-					// entry is the log's first.
-					bd.start, bd.startAt = h.base, at
-				}
-				bd.end, bd.lastBase, bd.lastAt, found = h.base+h.rows, h.base, at, true
-			}
-			return err
-		})
-		if err != nil {
-			return bd, err
-		}
-		if found || from == kstart {
-			break
+// locate returns the index point at or below row: the Kafka offset of an
+// entry's first record and the entry's base.
+func (l *Log) locate(b logstore.Bucket, row int64) (point, error) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	st := l.stateLocked(b)
+	if st != nil {
+		if lo, ok, _, _ := st.idx.around(row); ok {
+			return lo, nil
 		}
 	}
-	if bd.lastAt < 0 || bd.startAt >= 0 {
-		return bd, nil // no committed entry, or the first one found too
-	}
-	// The first entry.
-	var er entryReader
-	err = l.scan(ctx, topic, p, kstart, lso, func(r *kgo.Record) error {
-		h, at, _, whole, err := er.add(r)
-		if err != nil {
-			return err
-		}
-		if whole {
-			bd.start, bd.startAt = h.base, at
-			return errStop
-		}
-		return nil
-	})
-	if errors.Is(err, errStop) {
-		err = nil
-	}
-	return bd, err
-}
-
-// partBounds is what bounds finds in a partition: row offsets, and Kafka
-// offsets (-1: none).
-type partBounds struct {
-	end, start, lastBase int64
-	lastAt, startAt      int64
-}
-
-// offsets returns the Kafka log start and last stable offset of every
-// partition of the topics.
-//
-// It waits until every partition's last stable offset has reached its end
-// offset: the log's writers are initialized before it is called, so every
-// transaction on its topics has ended, but a commit's markers are written
-// after the commit returns, and until then the last stable offset stands
-// before the transaction's records. Recovery that read the partitions then
-// would miss the last committed entries (the randomized conformance test
-// saw a high watermark two rows short after a reopen, once in a few dozen
-// runs).
-func (l *Log) offsets(ctx context.Context, topics ...string) (start, lso kadm.ListedOffsets, err error) {
-	ctx, cancel := context.WithTimeout(ctx, l.opts.Timeout)
-	defer cancel()
-	start, err = l.admin.ListStartOffsets(ctx, topics...)
-	if err == nil {
-		err = start.Error()
-	}
-	if err != nil {
-		return nil, nil, l.unavailable("list the start offsets of the log's topics", err)
-	}
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		lso, err = l.admin.ListCommittedOffsets(ctx, topics...)
-		if err == nil {
-			err = lso.Error()
-		}
-		var end kadm.ListedOffsets
-		if err == nil {
-			if end, err = l.admin.ListEndOffsets(ctx, topics...); err == nil {
-				err = end.Error()
-			}
-		}
-		if err != nil {
-			return nil, nil, l.unavailable("list the stable offsets of the log's topics", err)
-		}
-		settled := true
-		end.Each(func(e kadm.ListedOffset) {
-			if s, ok := lso.Lookup(e.Topic, e.Partition); !ok || s.Offset < e.Offset {
-				settled = false
-			}
-		})
-		if settled {
-			return start, lso, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, nil, l.unavailable("wait for the log's last transaction to complete its commit", ctx.Err())
-		case <-tick.C:
-		}
-	}
-}
-
-// locate returns the Kafka offset of an entry at or below row in the
-// bucket, near it: it bisects the partition between the index points around
-// row while they are more than bisectSpan records apart, adding the entries
-// it finds to the index.
-func (l *Log) locate(ctx context.Context, b logstore.Bucket, topic string, row int64) (int64, error) {
-	const bisectSpan = 64
-	for {
-		l.mu.RLock()
-		st := l.stateLocked(b)
-		var lo, hi point
-		var loOK, hiOK bool
-		if st != nil {
-			lo, loOK, hi, hiOK = st.idx.around(row)
-		}
-		l.mu.RUnlock()
-		if !loOK {
-			return 0, fmt.Errorf("%w: read %v from %d: no entry there", logstore.ErrTruncated, b, row)
-		}
-		if !hiOK || hi.at-lo.at <= bisectSpan {
-			return lo.at, nil
-		}
-		mid := lo.at + (hi.at-lo.at)/2
-		var er entryReader
-		var fb, fa int64 = -1, -1
-		err := l.scan(ctx, topic, b.Bucket, mid, hi.at, func(r *kgo.Record) error {
-			h, at, _, whole, err := er.add(r)
-			if err != nil {
-				return err
-			}
-			if whole {
-				fb, fa = h.base, at
-				return errStop
-			}
-			return nil
-		})
-		if err != nil && !errors.Is(err, errStop) {
-			return 0, err
-		}
-		l.mu.Lock()
-		if st := l.stateLocked(b); st != nil {
-			if fb < 0 {
-				// No entry begins in [mid, hi.at): lo's entry runs past mid.
-				st.idx.add(lo.base, lo.at)
-				l.mu.Unlock()
-				return lo.at, nil
-			}
-			st.idx.add(fb, fa)
-		}
-		l.mu.Unlock()
-	}
+	return point{}, fmt.Errorf("%w: read %v from %d: no entry there", logstore.ErrTruncated, b, row)
 }
 
 // Read calls fn for each committed entry of the bucket overlapping
@@ -406,32 +211,52 @@ func (l *Log) Read(ctx context.Context, b logstore.Bucket, from, to int64, fn fu
 	if from < start {
 		return fmt.Errorf("%w: read %v from %d, log starts at %d", logstore.ErrTruncated, b, from, start)
 	}
-	at, err := l.locate(ctx, b, topic, from)
+	pt, err := l.locate(b, from)
 	if err != nil {
 		return err
 	}
-	var er entryReader
-	next := int64(-1)
-	err = l.scan(ctx, topic, b.Bucket, at, 1<<62, func(r *kgo.Record) error {
-		h, _, payload, whole, err := er.add(r)
-		if err != nil || !whole {
-			return err
-		}
-		if next >= 0 && h.base != next {
-			return corruptf(r, "entry at %d follows one that ends at %d", h.base, next)
-		}
-		next = h.base + h.rows
-		if next <= from {
+	n := numberer{anchored: true, next: pt.base, keep: true}
+	// Whole entries waiting for one that began before them and is not
+	// whole yet (another producer's parts came between its own).
+	var pending []entry
+	emit := func(e entry) error {
+		end := e.base + e.h.rows
+		if end <= from {
 			return nil
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := fn(h.base, h.rows, payload); err != nil {
+		if err := fn(e.base, e.h.rows, e.payload); err != nil {
 			return err
 		}
-		if next >= to {
+		if end >= to {
 			return errStop
+		}
+		return nil
+	}
+	err = l.scan(ctx, topic, b.Bucket, pt.at, 1<<62, func(r *kgo.Record) error {
+		if r.Attrs.IsControl() {
+			return nil
+		}
+		e, ok, _, err := n.take(r)
+		if err != nil || !ok {
+			return err
+		}
+		lo, open := n.lowestOpen()
+		if open && lo < e.base {
+			i := sort.Search(len(pending), func(i int) bool { return pending[i].base > e.base })
+			pending = slices.Insert(pending, i, e)
+			return nil
+		}
+		if err := emit(e); err != nil {
+			return err
+		}
+		for len(pending) > 0 && (!open || pending[0].base < lo) {
+			e, pending = pending[0], pending[1:]
+			if err := emit(e); err != nil {
+				return err
+			}
 		}
 		return nil
 	})

@@ -14,28 +14,49 @@ import (
 // headerKey names the one header every record of the log carries.
 const headerKey = "flightd.entry"
 
-// entryHeader is what a record says of the log entry it holds (or a part of):
+// entryHeader is what a record says of the log entry it holds (or a part of).
+// Version 2, written since several nodes may write one partition:
 //
-//	0x01 (version) | base (int64 BE) | rows (int64 BE) | part (uint32 BE) | parts (uint32 BE)
+//	0x02 | rows (int64 BE) | part (uint32 BE) | parts (uint32 BE) | txn (uint64 BE) | txnEntries (uint32 BE)
 //
-// base and rows are the entry's row offsets (the offsets flightd's log
-// speaks: lakestream.log-offsets, _SEQUENCE_NUMBER order); an entry larger
-// than Options.MaxRecordBytes is cut into parts records, in order, in one
-// transaction.
+// A record does not say its row offsets: no writer can know them when it
+// writes, since others may write the partition too. The rows are numbered
+// in the partition's order (see numberer). Version 1, written by a log with
+// one writer per topic prefix, put its base row offset first:
+//
+//	0x01 | base (int64 BE) | rows (int64 BE) | part (uint32 BE) | parts (uint32 BE)
+//
+// txn names the transaction (the group commit) the entry was written in,
+// and txnEntries how many entries of this table it wrote: a reader makes
+// them visible together (see txnHold).
+//
+// Its base matches the numbering and serves as the anchor of a partition
+// truncated before anchors were kept (see anchors).
+//
+// An entry larger than Options.MaxRecordBytes is cut into parts records, in
+// order, by one producer in one transaction; other producers' records may
+// come between them.
 type entryHeader struct {
-	base, rows  int64
+	base        int64 // version 1 only; -1 in version 2
+	rows        int64
 	part, parts uint32
+	txn         uint64
+	txnEntries  uint32
 }
 
-const headerLen = 1 + 8 + 8 + 4 + 4
+const (
+	headerLenV1 = 1 + 8 + 8 + 4 + 4
+	headerLen   = 1 + 8 + 4 + 4 + 8 + 4
+)
 
 func (h entryHeader) encode() []byte {
 	b := make([]byte, headerLen)
-	b[0] = 1
-	binary.BigEndian.PutUint64(b[1:], uint64(h.base))
-	binary.BigEndian.PutUint64(b[9:], uint64(h.rows))
-	binary.BigEndian.PutUint32(b[17:], h.part)
-	binary.BigEndian.PutUint32(b[21:], h.parts)
+	b[0] = 2
+	binary.BigEndian.PutUint64(b[1:], uint64(h.rows))
+	binary.BigEndian.PutUint32(b[9:], h.part)
+	binary.BigEndian.PutUint32(b[13:], h.parts)
+	binary.BigEndian.PutUint64(b[17:], h.txn)
+	binary.BigEndian.PutUint32(b[25:], h.txnEntries)
 	return b
 }
 
@@ -53,20 +74,38 @@ func decodeHeader(r *kgo.Record) (entryHeader, error) {
 	if !found {
 		return entryHeader{}, corruptf(r, "no %s header", headerKey)
 	}
-	if len(raw) != headerLen || raw[0] != 1 {
+	var h entryHeader
+	switch {
+	case len(raw) == headerLen && raw[0] == 2:
+		h = entryHeader{
+			base:       -1,
+			rows:       int64(binary.BigEndian.Uint64(raw[1:])),
+			part:       binary.BigEndian.Uint32(raw[9:]),
+			parts:      binary.BigEndian.Uint32(raw[13:]),
+			txn:        binary.BigEndian.Uint64(raw[17:]),
+			txnEntries: binary.BigEndian.Uint32(raw[25:]),
+		}
+	case len(raw) == headerLenV1 && raw[0] == 1:
+		h = entryHeader{
+			base:  int64(binary.BigEndian.Uint64(raw[1:])),
+			rows:  int64(binary.BigEndian.Uint64(raw[9:])),
+			part:  binary.BigEndian.Uint32(raw[17:]),
+			parts: binary.BigEndian.Uint32(raw[21:]),
+		}
+		if h.base < 0 {
+			return entryHeader{}, corruptf(r, "header base %d", h.base)
+		}
+	default:
 		return entryHeader{}, corruptf(r, "%s header of %d bytes, version %d", headerKey, len(raw), firstByte(raw))
 	}
-	h := entryHeader{
-		base:  int64(binary.BigEndian.Uint64(raw[1:])),
-		rows:  int64(binary.BigEndian.Uint64(raw[9:])),
-		part:  binary.BigEndian.Uint32(raw[17:]),
-		parts: binary.BigEndian.Uint32(raw[21:]),
-	}
-	if h.base < 0 || h.rows < 1 || h.parts < 1 || h.part >= h.parts {
-		return entryHeader{}, corruptf(r, "header base %d rows %d part %d/%d", h.base, h.rows, h.part, h.parts)
+	if h.rows < 1 || h.rows > maxEntryRows || h.parts < 1 || h.part >= h.parts {
+		return entryHeader{}, corruptf(r, "header rows %d part %d/%d", h.rows, h.part, h.parts)
 	}
 	return h, nil
 }
+
+// maxEntryRows bounds an entry's rows (as logstore.Store does).
+const maxEntryRows = 1 << 40
 
 func firstByte(b []byte) int {
 	if len(b) == 0 {
@@ -110,9 +149,12 @@ func topicName(prefix, database, name, id string) string {
 }
 
 // parseTopic returns the table id of one of the log's topics.
+//
+// The log's own topics (anchorsTopic) and other flightd topics under the
+// prefix begin with a '.' after it, which a table's topic never does.
 func parseTopic(prefix, topic string) (string, bool) {
 	rest, ok := strings.CutPrefix(topic, prefix)
-	if !ok || rest == "" {
+	if !ok || rest == "" || rest[0] == '.' {
 		return "", false
 	}
 	if i := strings.LastIndexByte(rest, '.'); i >= 0 {
