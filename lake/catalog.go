@@ -271,15 +271,17 @@ func (c *Catalog) CreateTable(ctx context.Context, db, name string, s Schema, ig
 	if err := c.fio.SyncDir(ctx, filepath.Dir(schemaPath(path, 0))); err != nil {
 		return nil, fmt.Errorf("lake: create table %s.%s: %w", db, name, err)
 	}
-	return c.newTable(db, name, ts), nil
+	return c.newTable(db, name, ts, data), nil
 }
 
 func schemaPath(tablePath string, id int64) string {
 	return filepath.Join(tablePath, "schema", "schema-"+strconv.FormatInt(id, 10))
 }
 
-func (c *Catalog) newTable(db, name string, ts *TableSchema) *Table {
-	return &Table{cat: c, fio: c.fio, db: db, name: name, path: c.tablePath(db, name), schema: ts, now: c.now, latest: &latestSnapshot{}, older: &olderSchemas{}}
+// newTable is db.name opened at ts, read from (or written as) the schema file holding src.
+func (c *Catalog) newTable(db, name string, ts *TableSchema, src []byte) *Table {
+	return &Table{cat: c, fio: c.fio, db: db, name: name, path: c.tablePath(db, name), schema: ts, now: c.now, latest: &latestSnapshot{}, older: &olderSchemas{},
+		opened: &schemaFile{id: ts.ID, data: src}}
 }
 
 // GetTable reads the latest schema of a table.
@@ -298,24 +300,30 @@ func (c *Catalog) GetTable(ctx context.Context, db, name string) (*Table, error)
 	if len(ids) == 0 {
 		return nil, fmt.Errorf("get table %s.%s: %w", db, name, ErrTableNotFound)
 	}
-	ts, err := readSchema(ctx, c.fio, path, ids[len(ids)-1])
+	ts, data, err := readSchemaFile(ctx, c.fio, path, ids[len(ids)-1])
 	if err != nil {
 		return nil, fmt.Errorf("lake: get table %s.%s: %w", db, name, err)
 	}
-	return c.newTable(db, name, ts), nil
+	return c.newTable(db, name, ts, data), nil
 }
 
 func readSchema(ctx context.Context, fio FileIO, tablePath string, id int64) (*TableSchema, error) {
+	ts, _, err := readSchemaFile(ctx, fio, tablePath, id)
+	return ts, err
+}
+
+// readSchemaFile reads schema-id, returning it parsed and as the bytes of its file.
+func readSchemaFile(ctx context.Context, fio FileIO, tablePath string, id int64) (*TableSchema, []byte, error) {
 	p := schemaPath(tablePath, id)
 	data, err := fio.Read(ctx, p)
 	if err != nil {
-		return nil, fmt.Errorf("read schema %s: %w", p, err)
+		return nil, nil, fmt.Errorf("read schema %s: %w", p, err)
 	}
 	var ts TableSchema
 	if err := json.Unmarshal(data, &ts); err != nil {
-		return nil, fmt.Errorf("parse schema %s: %w: %w", p, ErrCorrupt, err)
+		return nil, nil, fmt.Errorf("parse schema %s: %w: %w", p, ErrCorrupt, err)
 	}
-	return &ts, nil
+	return &ts, data, nil
 }
 
 // DropTable removes a table directory.
@@ -459,7 +467,7 @@ func (c *Catalog) alterSchema(ctx context.Context, db, name string, change func(
 		if err != nil {
 			return nil, fmt.Errorf("lake: alter table %s.%s: %w", db, name, err)
 		}
-		return c.newTable(db, name, &ns), nil
+		return c.newTable(db, name, &ns, data), nil
 	}
 	return nil, fmt.Errorf("alter table %s.%s: %w", db, name, ErrCommitConflict)
 }
@@ -475,6 +483,7 @@ type Table struct {
 	now    func() time.Time
 	latest *latestSnapshot // the latest snapshot found, see LatestSnapshot
 	older  *olderSchemas   // schemas of older ids read so far, see SchemaByID
+	opened *schemaFile     // the schema file the table was opened with, see CheckSchema
 }
 
 // Database returns the database name.

@@ -10,6 +10,15 @@
 //   - Schema and snapshot files are published atomically; schema-N and snapshot-N are created
 //     exclusively (temp file + fsync + link(2)), so a snapshot is either fully visible or absent.
 //     A commit fences on CommitOptions.ExpectedLatest and fails with ErrCommitConflict otherwise.
+//   - Several processes may serve one warehouse (flightd nodes, Java Paimon): the catalog
+//     caches nothing, and a Table, one schema of one table as read, can tell what another
+//     process did to its table since: Table.CheckSchema reads schema-N (compared with the
+//     bytes the Table was opened from) and tests whether schema-(N+1) exists, at once (one
+//     round trip on S3), and says SchemaCurrent, SchemaNewer (ALTER) or SchemaReplaced
+//     (dropped, renamed, or dropped and created again, also when the new table reached the
+//     same schema id). LatestSnapshot checks its remembered snapshot at every call (see S3
+//     below), so another process's commit is read by the next call. Decoded manifests and
+//     Parquet footers are cached by path: their names are unique and the files never change.
 //   - Power loss loses no acknowledged commit and corrupts none (local warehouse): data files are
 //     fsynced when closed, manifests, lists, schema and snapshot files before they are linked;
 //     a new directory is synced into its parent when it is created; before snapshot-N is linked

@@ -60,7 +60,8 @@ func (o *olderSchemas) put(id int64, s *TableSchema) {
 // NewerSchema reports whether a schema newer than the table's exists (another engine, or
 // another Table value, changed the columns or options): one existence check of
 // schema-(id+1), a stat locally and a HEAD on S3. Schema files are created exclusively with
-// consecutive ids, so when the next one does not exist no later one does.
+// consecutive ids, so when the next one does not exist no later one does. It does not notice
+// a table dropped, renamed or created again under its name: CheckSchema does.
 func (t *Table) NewerSchema(ctx context.Context) (bool, error) {
 	ok, err := t.fio.Exists(ctx, schemaPath(t.path, t.schema.ID+1))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -38,11 +38,19 @@
 //     its rounds (SetRoundStatus: consecutive failures, the newest error,
 //     the next attempt).
 //
-// Schema changes by other engines: a table's metadata is cached, and every
-// statement and tiering round first checks that no newer schema exists (one
-// existence test of schema-(id+1), see lake.Table.NewerSchema), so a schema
-// or option change committed by Java Paimon (ALTER TABLE) is used by the
-// next one; snapshots are checked by every scan already. Log entries record
+// Changes by other processes (other flightd nodes serving the warehouse,
+// Java Paimon): a table's metadata is cached, and every statement and
+// tiering round first checks that it is still the table of that name at its
+// latest schema (lake.Table.CheckSchema: a read of its schema file and an
+// existence test of the next one, at once; one round trip on S3). So an
+// ALTER (columns; options: the log switched off or on, which gives the
+// table a new lakestream.table-id), a DROP, a RENAME, or a DROP and CREATE
+// of the same name committed elsewhere is used by the next statement, with
+// the table's current id and so its current log; a name that is gone is
+// ErrTableNotFound. A statement's planning checks a table once (Planning),
+// its scans and writes once more; snapshots are checked by every scan. Log
+// entries cached under a table id this process no longer reads under the
+// name are dropped. Log entries record
 // the schema they were written under (logcodec version 3), and rows of an
 // older schema are read, tiered and listed in the changelog under the
 // current one, matched by field id: added columns null, renamed columns

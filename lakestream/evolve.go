@@ -115,7 +115,7 @@ func (s *Service) metaFor(t *lake.Table) *tableMeta {
 	cur := s.meta[k]
 	s.mu.Unlock()
 	id := TableID(t)
-	if cur != nil && cur.id == id && cur.ts.ID == t.Schema().ID {
+	if cur != nil && (cur.table == t || cur.table.SameSchemaFile(t)) {
 		return cur
 	}
 	m := newMeta(t)

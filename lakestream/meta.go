@@ -122,7 +122,7 @@ func (s *Service) MetaSchema(ctx context.Context, db, name, suffix string) (*arr
 	if suffix != AuditLogSuffix {
 		return metaSchemas[suffix], nil
 	}
-	m, err := s.table(ctx, db, name)
+	m, err := s.lookup(ctx, db, name)
 	if err != nil {
 		return nil, err
 	}

@@ -460,48 +460,121 @@ func (s *Service) forget(db, name string) {
 	s.mu.Unlock()
 }
 
-// table returns the metadata of db.name: the cached one while no newer
-// schema exists. Every statement and tiering round asks, so a schema (and
-// with it the options) that another engine committed, e.g. Java Paimon's
-// ALTER TABLE, is picked up by the next one; the check is one existence
-// test of schema-(id+1) (lake.Table.NewerSchema: a stat, a HEAD on S3).
+// table returns the metadata of db.name: the cached one while it is still
+// the table of that name at its latest schema. Every statement and tiering
+// round asks, so what another process did to the table is used by the
+// next one: a schema (and with it the options: the log switched on or off,
+// a new lakestream.table-id) that another flightd node or Java Paimon
+// committed, a DROP, a RENAME, a DROP and CREATE of the same name. The
+// check is lake.Table.CheckSchema: a read of the cached schema's file and
+// an existence test of the next, at once (one round trip on S3).
 func (s *Service) table(ctx context.Context, db, name string) (*tableMeta, error) {
 	k := metaKey(db, name)
 	s.mu.Lock()
 	m := s.meta[k]
 	epoch := s.forgotten
 	s.mu.Unlock()
+	sameTable := false // m is of the table that is loaded next, at an older schema
 	if m != nil {
-		newer, err := m.table.NewerSchema(ctx)
+		state, err := m.table.CheckSchema(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if !newer {
+		if state == lake.SchemaCurrent {
 			return m, nil
 		}
+		sameTable = state == lake.SchemaNewer
 	}
 	t, err := s.cat.GetTable(ctx, db, name)
 	if err != nil {
+		if m != nil && (errors.Is(err, lake.ErrTableNotFound) || errors.Is(err, lake.ErrDatabaseNotFound)) {
+			s.drop(k, m) // dropped or renamed by another process
+		}
 		return nil, err
 	}
 	nm := newMeta(t)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if cur := s.meta[k]; cur != nil && cur.id == nm.id && cur.ts.ID >= nm.ts.ID {
-		return cur, nil // another caller loaded it (or a newer one) meanwhile
+	if cur := s.meta[k]; cur != nil && cur != m && cur.table.SameSchemaFile(t) {
+		return cur, nil // another caller loaded the same meanwhile
 	}
 	if s.forgotten != epoch {
 		// A table was dropped, renamed or altered while this one was read:
 		// what was read may be of a name that is gone (a rename moves the
-		// directory, and a cached table only looks for a newer schema).
+		// directory).
 		return nm, nil
 	}
-	if m != nil && m.id == nm.id {
-		nm.inherit(m)
-		s.lg.Info("table schema changed", "table", db+"."+name, "from", m.ts.ID, "to", nm.ts.ID)
+	if m != nil {
+		if sameTable && m.id == nm.id {
+			nm.inherit(m)
+			s.lg.Info("table schema changed", "table", db+"."+name, "from", m.ts.ID, "to", nm.ts.ID)
+		} else {
+			s.lg.Info("table replaced by another process", "table", db+"."+name, "id", m.id, "new_id", nm.id)
+		}
+		if !sameTable || m.id != nm.id {
+			// A log no longer read under this name, or, for a table named
+			// db.name (TableID) that was dropped and created again, a log
+			// that starts over at offset 0: its cached entries are not the
+			// new log's.
+			s.cache.dropTable(m.id)
+		}
 	}
 	s.meta[k] = nm
 	return nm, nil
+}
+
+// planningKey is the context key of a statement's planning lookups (Planning).
+type planningKey struct{}
+
+// planned is the metadata a statement's planning found, by metaKey.
+type planned struct {
+	mu sync.Mutex
+	m  map[string]*tableMeta
+}
+
+// Planning returns ctx under which a statement plans: the metadata lookups
+// Table, ArrowSchema, ChangelogSchema, MetaSchema and TravelSchema check a
+// table once (see table), and later lookups of it under ctx reuse what
+// that check found, as a statement's planning asks for a table's metadata
+// several times. Reads and writes (Scan, ScanWith, Cut, Changelog, Meta,
+// Write, Stream, TravelCut, ...) check the table again even under ctx, so
+// a statement whose table changed since it was planned is refused
+// (ScanOptions.Expect), not run on the old plan.
+func Planning(ctx context.Context) context.Context {
+	return context.WithValue(ctx, planningKey{}, &planned{m: map[string]*tableMeta{}})
+}
+
+// lookup is table for the metadata lookups, which reuse what the
+// statement's planning found (Planning).
+func (s *Service) lookup(ctx context.Context, db, name string) (*tableMeta, error) {
+	p, _ := ctx.Value(planningKey{}).(*planned)
+	if p == nil {
+		return s.table(ctx, db, name)
+	}
+	k := metaKey(db, name)
+	p.mu.Lock()
+	m := p.m[k]
+	p.mu.Unlock()
+	if m != nil {
+		return m, nil
+	}
+	m, err := s.table(ctx, db, name)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	p.m[k] = m
+	p.mu.Unlock()
+	return m, nil
+}
+
+// drop forgets m, the cached metadata of key k, when it still is.
+func (s *Service) drop(k string, m *tableMeta) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.meta[k] == m {
+		delete(s.meta, k)
+	}
 }
 
 func newMeta(t *lake.Table) *tableMeta {
@@ -572,7 +645,7 @@ func Realtime(t *lake.Table) bool {
 
 // Table returns the lake table db.name.
 func (s *Service) Table(ctx context.Context, db, name string) (*lake.Table, error) {
-	m, err := s.table(ctx, db, name)
+	m, err := s.lookup(ctx, db, name)
 	if err != nil {
 		return nil, err
 	}
@@ -581,7 +654,7 @@ func (s *Service) Table(ctx context.Context, db, name string) (*lake.Table, erro
 
 // ArrowSchema returns the Arrow schema of db.name (the same for t and t$rt).
 func (s *Service) ArrowSchema(ctx context.Context, db, name string) (*arrow.Schema, error) {
-	m, err := s.table(ctx, db, name)
+	m, err := s.lookup(ctx, db, name)
 	if err != nil {
 		return nil, err
 	}

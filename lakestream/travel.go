@@ -98,7 +98,7 @@ func (s *Service) travelMeta(ctx context.Context, m *tableMeta, snap *lake.Snaps
 // TravelSchema is the Arrow schema a read of db.name at cut returns: the
 // columns of the schema its snapshot was written under.
 func (s *Service) TravelSchema(ctx context.Context, db, name string, cut Cut) (*arrow.Schema, error) {
-	m, err := s.table(ctx, db, name)
+	m, err := s.lookup(ctx, db, name)
 	if err != nil {
 		return nil, err
 	}

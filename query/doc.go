@@ -65,12 +65,20 @@
 // naming the column; it is created only once the first batch has been
 // converted, so a refused create leaves nothing behind.
 //
-// Table metadata is lakestream's: a schema another engine commits is used
-// by the next statement. A query whose table changes between the schema it
-// planned with and its scan is planned again once (its scan refuses the
-// stale plan, which would project columns by old positions); should it
-// change again, the query fails (FailedPrecondition, "table schema changed
-// during the statement; run it again").
+// Table metadata is lakestream's: what another process (another flightd
+// node serving the warehouse, Java Paimon) commits, a schema, a DROP, a
+// RENAME, a table created again under a name, its log switched off or on,
+// is used by the next statement. A statement checks each table it names
+// once while it is planned (lakestream.Planning; once more when the server
+// asks whether it is short work) and once when it scans. A query whose
+// table changes between the schema it planned with and its scan is planned
+// again once (its scan refuses the stale plan, which would project columns
+// by old positions); should it change again, the query fails
+// (FailedPrecondition, "table schema changed during the statement; run it
+// again"). A statement that reads DuckDB's catalog (information_schema,
+// pg_catalog, duckdb_views() and the like) first drops the views of tables
+// that are gone, whose log is off or whose columns changed (views.go), so
+// that the catalog does not list what another process dropped.
 //
 // Prepare describes a statement with parameter placeholders too
 // (params.go): a query's parameter types are what DuckDB infers with the

@@ -504,6 +504,9 @@ var afterSchema func()
 // gets the connection with the statement's tables bound and the SQL that
 // DuckDB would run, and queryWith returns its error and no reader.
 func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, describe func(c *conn, run string) error) (array.RecordReader, error) {
+	// The statement's lookups of a table's metadata check it once; its
+	// scans check it again (lakestream.Planning).
+	ctx = lakestream.Planning(ctx)
 	c, err := e.connect(ctx)
 	if err != nil {
 		return nil, err
@@ -537,7 +540,17 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 		return nil, err
 	}
 	stmt := "" // with schemaOnly, the statement run wraps
-	resolve := e.resolver(ctx)
+	// A name that is not a flightd table is DuckDB's (information_schema,
+	// pg_class, duckdb_views): the statement may read DuckDB's catalog.
+	readsCatalog := false
+	resolveRef := e.resolver(ctx)
+	resolve := func(schema, table string) (tableRef, bool, error) {
+		r, ok, err := resolveRef(schema, table)
+		if err == nil && !ok {
+			readsCatalog = true
+		}
+		return r, ok, err
+	}
 	session := strings.ToLower(engine.Database(ctx)) // the schema of unqualified names' views
 	current := "main"
 	var keys []viewKey
@@ -595,6 +608,13 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 		})
 		if err != nil {
 			return nil, err
+		}
+		if readsCatalog || callsCatalogFunction(tree) {
+			// It lists the views: those of tables other processes
+			// dropped, renamed or altered go first.
+			if err := e.dropStaleViews(ctx, c); err != nil {
+				return nil, err
+			}
 		}
 		if len(travels) > 0 {
 			// The statement reads the views of the snapshots it travels to.
@@ -658,7 +678,7 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 			return nil, fmt.Errorf("query: %w", err)
 		}
 		for i, k := range keys {
-			if err := e.ensureView(ctx, c, k, schemas[i]); err != nil {
+			if err := e.ensureView(ctx, c, k, uses[k].ref, schemas[i]); err != nil {
 				return nil, fmt.Errorf("query: bind %s.%s: %w", uses[k].ref.db, uses[k].ref.table, err)
 			}
 			if k.schema == session {
@@ -1010,6 +1030,36 @@ func duckSchema(schema string) bool {
 	return false
 }
 
+// callsCatalogFunction reports whether the parse tree calls one of
+// DuckDB's table functions that list its catalog (duckdb_views(),
+// duckdb_columns(), pragma_table_info(), ...).
+func callsCatalogFunction(n any) bool {
+	switch v := n.(type) {
+	case []any:
+		for _, c := range v {
+			if callsCatalogFunction(c) {
+				return true
+			}
+		}
+	case *object:
+		if v.get("type") == "TABLE_FUNCTION" {
+			if f, _ := v.get("function").(*object); f != nil {
+				name, _ := f.get("function_name").(string)
+				name = strings.ToLower(name)
+				if strings.HasPrefix(name, "duckdb_") || strings.HasPrefix(name, "pragma_") {
+					return true
+				}
+			}
+		}
+		for _, k := range v.keys {
+			if callsCatalogFunction(v.vals[k]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (e *Engine) lookupDatabase(ctx context.Context, db string) (string, bool, error) {
 	dbs, err := e.ls.Databases(ctx)
 	if err != nil {
@@ -1048,6 +1098,7 @@ func columnInfos(ts *lake.TableSchema, sc *arrow.Schema) []engine.ColumnInfo {
 
 // Tables lists db's tables, each followed by its t$rt view when enabled.
 func (e *Engine) Tables(ctx context.Context, db string) ([]engine.TableInfo, error) {
+	ctx = lakestream.Planning(ctx) // each table checked once
 	names, err := e.ls.Tables(ctx, db)
 	if err != nil {
 		return nil, mapErr(err)

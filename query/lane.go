@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/sqlparse"
 )
 
@@ -43,6 +44,7 @@ func (e *Engine) ShortWork(ctx context.Context, sql string) bool {
 
 // shortQuery is ShortWork of a query.
 func (e *Engine) shortQuery(ctx context.Context, sql string) bool {
+	ctx = lakestream.Planning(ctx) // each table checked once
 	c, err := e.connect(ctx)
 	if err != nil {
 		return false

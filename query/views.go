@@ -4,12 +4,15 @@ package query
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/flightd/flightd/lake"
 	"github.com/flightd/flightd/lakestream"
 )
 
@@ -31,6 +34,15 @@ import (
 // a name is used and replaced when its table's schema changes. A statement
 // bound while another replaces the view fails with "Contents of view were
 // altered", which is retried as a schema change (query).
+//
+// Other processes (flightd nodes on the same warehouse, Java Paimon) drop,
+// rename and alter tables behind this one's views. A statement that reads
+// a table checks it (lakestream), so its views never answer for a table
+// that is gone; a statement that reads DuckDB's catalog (information_schema,
+// pg_catalog, duckdb_views(), ...) first drops the views whose table is
+// gone, whose log is off (t$rt, t$changelog) or whose columns changed
+// (dropStaleViews), so the catalog lists what this process's statements
+// would read now.
 
 // queryVariable is the DuckDB variable that holds the running statement's
 // token on its connection.
@@ -40,19 +52,26 @@ const queryVariable = "__flightd_query"
 // with.
 type viewSet struct {
 	mu      sync.Mutex
-	have    map[viewKey]*arrow.Schema
+	have    map[viewKey]*viewEntry
 	schemas map[string]bool
 	// known is every name a view was made for, also after dropViews
 	// removed it: such a name, unqualified, is flightd's (see has).
 	known map[viewKey]bool
 }
 
-// ensureView creates or replaces the view k, bound with sc, on c, whose
-// token variable names a source for k of that schema.
-func (e *Engine) ensureView(ctx context.Context, c *conn, k viewKey, sc *arrow.Schema) error {
+// viewEntry is a view the engine made: what it reads and the schema it
+// was bound with.
+type viewEntry struct {
+	ref    tableRef
+	schema *arrow.Schema
+}
+
+// ensureView creates or replaces the view k of ref, bound with sc, on c,
+// whose token variable names a source for k of that schema.
+func (e *Engine) ensureView(ctx context.Context, c *conn, k viewKey, ref tableRef, sc *arrow.Schema) error {
 	e.views.mu.Lock()
 	defer e.views.mu.Unlock()
-	if old, ok := e.views.have[k]; ok && old.Equal(sc) {
+	if old, ok := e.views.have[k]; ok && old.schema.Equal(sc) {
 		return nil
 	}
 	if !e.views.schemas[k.schema] {
@@ -71,9 +90,9 @@ func (e *Engine) ensureView(ctx context.Context, c *conn, k viewKey, sc *arrow.S
 		return fmt.Errorf("query: view of %s.%s: %w", k.schema, k.name, err)
 	}
 	if e.views.have == nil {
-		e.views.have = map[viewKey]*arrow.Schema{}
+		e.views.have = map[viewKey]*viewEntry{}
 	}
-	e.views.have[k] = sc
+	e.views.have[k] = &viewEntry{ref: ref, schema: sc}
 	if e.views.known == nil {
 		e.views.known = map[viewKey]bool{}
 	}
@@ -151,4 +170,69 @@ func (e *Engine) dropViews(ctx context.Context, db, name string) error {
 		delete(e.views.have, k)
 	}
 	return nil
+}
+
+// dropStaleViews drops, on c, the views whose table is gone (dropped or
+// renamed, by any process), whose log was switched off (t$rt,
+// t$changelog) or whose columns changed since the view was made: a
+// statement about to read DuckDB's catalog then finds the tables as this
+// process's next statement would read them, not as it last read them. A
+// view dropped here is made again by the next statement that reads it. It
+// costs a metadata check (lakestream) per view, so it runs only for such
+// statements; a view that cannot be checked stays.
+func (e *Engine) dropStaleViews(ctx context.Context, c *conn) error {
+	e.views.mu.Lock()
+	have := make(map[viewKey]*viewEntry, len(e.views.have))
+	for k, v := range e.views.have {
+		have[k] = v
+	}
+	e.views.mu.Unlock()
+	var stale []viewKey
+	for k, v := range have {
+		if e.viewStale(ctx, v) {
+			stale = append(stale, k)
+		}
+	}
+	if len(stale) == 0 {
+		return nil
+	}
+	e.views.mu.Lock()
+	defer e.views.mu.Unlock()
+	for _, k := range stale {
+		if e.views.have[k] != have[k] {
+			continue // replaced meanwhile, by a statement that read its table
+		}
+		if err := c.exec(ctx, "DROP VIEW IF EXISTS "+quoteIdent(k.schema)+"."+quoteIdent(k.name)); err != nil {
+			return fmt.Errorf("query: drop the view of %s.%s: %w", k.schema, k.name, err)
+		}
+		delete(e.views.have, k)
+	}
+	return nil
+}
+
+// viewStale reports whether the view v no longer reads what it was made
+// for (see dropStaleViews).
+func (e *Engine) viewStale(ctx context.Context, v *viewEntry) bool {
+	r := v.ref
+	if r.system {
+		return false
+	}
+	gone := func(err error) bool {
+		return errors.Is(err, lake.ErrTableNotFound) || errors.Is(err, lake.ErrDatabaseNotFound) ||
+			errors.Is(err, lakestream.ErrNotRealtime) || errors.Is(err, lakestream.ErrNoSnapshot) || errors.Is(err, fs.ErrNotExist)
+	}
+	if r.realtime || r.changelog {
+		t, err := e.ls.Table(ctx, r.db, r.table)
+		if err != nil {
+			return gone(err)
+		}
+		if !lakestream.Realtime(t) {
+			return true
+		}
+	}
+	sc, err := e.refSchema(ctx, r)
+	if err != nil {
+		return gone(err)
+	}
+	return !sc.Equal(v.schema)
 }
