@@ -33,7 +33,7 @@ const maxKeyInValues = 256
 // ChangelogSchema returns the schema of db.name's changelog: _change_type,
 // _log_offset, _bucket, _commit_timestamp, then the table's columns.
 func (s *Service) ChangelogSchema(ctx context.Context, db, name string) (*arrow.Schema, error) {
-	m, err := s.table(ctx, db, name)
+	m, err := s.lookup(ctx, db, name)
 	if err != nil {
 		return nil, err
 	}
@@ -168,6 +168,9 @@ func (s *Service) changelog(ctx context.Context, m *tableMeta, emitFrom map[int3
 			id = snap.ID
 		}
 		changelogHook(id)
+	}
+	if err := s.log.Sync(ctx, m.id); err != nil {
+		return nil, nil, fmt.Errorf("lakestream: the changelog of %s.%s: %w", m.table.Database(), m.table.Name(), err)
 	}
 	hws := s.log.HighWatermarks(m.id)
 	order := make([]int32, 0, len(hws))

@@ -53,6 +53,9 @@ func (s *Service) checkLogOnce(ctx context.Context, m *tableMeta) error {
 	if err != nil {
 		return err
 	}
+	if err := s.log.Sync(ctx, m.id); err != nil {
+		return err
+	}
 	if err := s.logBehind(m, offsets, s.log.HighWatermarks(m.id)); err != nil {
 		return err
 	}
@@ -165,4 +168,15 @@ func (s *Service) MoveLog(ctx context.Context, db, name, to string, drain DrainF
 		return err
 	}
 	return s.log.DropTable(ctx, oldID)
+}
+
+// logReady says whether the log can serve m's un-tiered rows and, on a log
+// that other nodes write too, waits until it holds what they acknowledged
+// before the call (logstore.Log.Sync): read after the lake snapshot, the
+// high watermarks are then at or past the snapshot's offsets.
+func (s *Service) logReady(ctx context.Context, m *tableMeta) error {
+	if err := s.log.Ready(); err != nil {
+		return err
+	}
+	return s.log.Sync(ctx, m.id)
 }

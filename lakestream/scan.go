@@ -118,7 +118,7 @@ func (s *Service) cut(ctx context.Context, db, name string, realtime bool) (c Cu
 			unpin()
 			return Cut{}, nil, err
 		}
-		if err := s.log.Ready(); err != nil {
+		if err := s.logReady(ctx, m); err != nil {
 			unpin()
 			return Cut{}, nil, fmt.Errorf("lakestream: the un-tiered rows of %s.%s: %w", db, name, err)
 		}
@@ -127,6 +127,9 @@ func (s *Service) cut(ctx context.Context, db, name string, realtime bool) (c Cu
 			unpin()
 			return Cut{}, nil, err
 		}
+		// Rows another node tiered leave the cache here (Tiered is
+		// called on the node that tiered them).
+		s.Tiered(m.id, offsets)
 		for b, hw := range c.Log {
 			if from := offsets.Of(b); hw > from {
 				c.Size += hw - from
@@ -299,7 +302,11 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, o
 	}
 	buckets, pruned := m.table.AllowedBuckets(opts.Filter)
 	var log []union.LogBatch
-	if err := s.log.Ready(); err != nil {
+	if opts.At == nil {
+		if err := s.logReady(ctx, m); err != nil {
+			return nil, fmt.Errorf("lakestream: the un-tiered rows of %s.%s: %w", m.table.Database(), m.table.Name(), err)
+		}
+	} else if err := s.log.Ready(); err != nil {
 		return nil, fmt.Errorf("lakestream: the un-tiered rows of %s.%s: %w", m.table.Database(), m.table.Name(), err)
 	}
 	hws := s.log.HighWatermarks(m.id)

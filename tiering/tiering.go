@@ -45,7 +45,15 @@ type Options struct {
 	// It runs on the goroutine that ran the round, with the table's round
 	// lock held: it must be quick.
 	Observe func(Round)
-	Logger  *slog.Logger
+	// Owns, when set, says whether this node tiers and maintains a table
+	// (by table id): with several nodes over one warehouse, one owns each
+	// table (see package cluster). Rounds, log retention, snapshot
+	// expiration, compaction and orphan cleanup run only for owned tables.
+	// Ownership only saves work: two nodes that both think they own a
+	// table cannot both commit a snapshot (the commit is conditional), and
+	// the loser plans again from the winner's offsets.
+	Owns   func(tableID string) bool
+	Logger *slog.Logger
 	// Clock is the scheduler's time (default: the system's).
 	Clock Clock
 }
@@ -406,7 +414,8 @@ func (s *Service) Run(ctx context.Context) {
 	}
 }
 
-// forEachTable calls fn for every lake-stream enabled table.
+// forEachTable calls fn for every lake-stream enabled table this node owns
+// (see Options.Owns).
 func (s *Service) forEachTable(ctx context.Context, fn func(db, name string, t *lake.Table)) {
 	dbs, err := s.ls.Databases(ctx)
 	if err != nil {
@@ -426,6 +435,10 @@ func (s *Service) forEachTable(ctx context.Context, fn func(db, name string, t *
 			}
 			t, err := s.ls.Table(ctx, db, name)
 			if err != nil || !lakestream.Realtime(t) {
+				continue
+			}
+			if s.opts.Owns != nil && !s.opts.Owns(lakestream.TableID(t)) {
+				s.dropStaged(db, name) // another node tiers it now
 				continue
 			}
 			fn(db, name, t)

@@ -49,6 +49,7 @@ type Config struct {
 
 	Limits
 	LogConfig
+	ClusterConfig
 
 	// Obsolete lists the flags of earlier versions that were set: they no
 	// longer do anything, and are accepted (with a warning at start) so
@@ -81,6 +82,7 @@ func DefaultConfig() Config {
 		AuthUser:        "flightd",
 		Limits:          defaultLimits(),
 		LogConfig:       defaultLogConfig(),
+		ClusterConfig:   defaultClusterConfig(),
 	}
 }
 
@@ -152,6 +154,9 @@ func (c *Config) validate() error {
 	if err := c.LogConfig.validate(); err != nil {
 		return err
 	}
+	if err := c.ClusterConfig.validate(c); err != nil {
+		return err
+	}
 	return c.Limits.validate()
 }
 
@@ -159,6 +164,9 @@ func (c Config) String() string {
 	s := fmt.Sprintf("--listen=%s --data-dir=%s --warehouse=%s --tiering-interval=%s --tiering-rows=%d --log-retention=%s --log-disk-budget=%s --log-min-free=%s --log-level=%s --debug-addr=%s --metrics-addr=%s",
 		c.Listen, c.DataDir, c.Warehouse, c.TieringInterval, c.TieringRows, c.LogRetention, c.LogDiskBudget, c.LogMinFree, c.LogLevel, c.DebugAddr, c.MetricsAddr)
 	s += " " + c.Limits.String() + " " + c.LogConfig.String()
+	if cs := c.ClusterConfig.String(); cs != "" {
+		s += " " + cs
+	}
 	if c.TLSCert != "" {
 		s += fmt.Sprintf(" --tls-cert=%s --tls-key=%s", c.TLSCert, c.TLSKey)
 	}
@@ -232,6 +240,9 @@ func parseServe(args []string) (Config, error) {
 	if err := c.Limits.env(); err != nil {
 		return c, err
 	}
+	if err := c.ClusterConfig.env(); err != nil {
+		return c, err
+	}
 	if err := c.LogConfig.env(); err != nil {
 		return c, err
 	}
@@ -258,6 +269,7 @@ func parseServe(args []string) (Config, error) {
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env FLIGHTD_LOG_LEVEL)")
 	c.Limits.flags(fs)
 	c.LogConfig.flags(fs)
+	c.ClusterConfig.flags(fs)
 	for _, name := range []string{"max-pending-results", "result-ttl"} {
 		fs.Func(name, "no longer used: an update's ticket carries its row count, nothing waits for its DoGet", func(string) error {
 			c.Obsolete = append(c.Obsolete, "--"+name)

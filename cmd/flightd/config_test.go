@@ -26,6 +26,17 @@ func TestParseServe(t *testing.T) {
 			args: []string{"--listen", "127.0.0.1:2", "--tiering-rows", "5000"},
 			want: Config{Listen: "127.0.0.1:2", DataDir: "/d", Warehouse: "/d/warehouse", TieringInterval: 2 * time.Second, TieringRows: 5000, LogRetention: time.Hour, LogLevel: "info", AuthUser: "flightd"},
 		},
+		{name: "node id without kafka", args: []string{"--node-id", "n1"}, wantErr: "--node-id n1 needs --log kafka://"},
+		{name: "bad node id", args: []string{"--node-id", "n 1", "--log", "kafka://b:9092"}, wantErr: "--node-id \"n 1\": want 1 to 64 of [A-Za-z0-9._-]"},
+		{name: "advertise without node id", args: []string{"--advertise-address", "grpc://h:1"}, wantErr: "--advertise-address needs --node-id"},
+		{name: "bad advertise", args: []string{"--node-id", "n1", "--log", "kafka://b:9092", "--advertise-address", "h:1"}, wantErr: "want grpc://host:port"},
+		{name: "short session", args: []string{"--node-id", "n1", "--log", "kafka://b:9092", "--cluster-session-timeout", "1s"}, wantErr: "want 6s to 5m"},
+		{
+			name: "node", args: []string{"--node-id", "n1", "--log", "kafka://b:9092", "--advertise-address", "grpc+tls://db1.example:31337"},
+			want: Config{Listen: "127.0.0.1:31337", DataDir: "./data", Warehouse: "data/warehouse", TieringInterval: 30 * time.Second, TieringRows: 1 << 20, LogRetention: 24 * time.Hour, LogLevel: "info", AuthUser: "flightd",
+				LogConfig:     LogConfig{Log: "kafka://b:9092", KafkaTopicPrefix: "flightd.", KafkaTimeout: 15 * time.Second},
+				ClusterConfig: ClusterConfig{NodeID: "n1", Advertise: "grpc+tls://db1.example:31337", SessionTimeout: 10 * time.Second}},
+		},
 		{name: "bad interval env", env: map[string]string{"FLIGHTD_TIERING_INTERVAL": "soon"}, wantErr: "FLIGHTD_TIERING_INTERVAL"},
 		{name: "zero interval", args: []string{"--tiering-interval", "0s"}, wantErr: "must be positive"},
 		{name: "bad rows env", env: map[string]string{"FLIGHTD_TIERING_ROWS": "many"}, wantErr: "FLIGHTD_TIERING_ROWS"},
@@ -147,6 +158,9 @@ func TestParseServe(t *testing.T) {
 			}
 			if tc.want.LogConfig == (LogConfig{}) {
 				tc.want.LogConfig = defaultLogConfig()
+			}
+			if tc.want.ClusterConfig == (ClusterConfig{}) {
+				tc.want.ClusterConfig = defaultClusterConfig()
 			}
 			require.Equal(t, tc.want, got)
 			if got.AuthPassword != "" {

@@ -231,6 +231,9 @@ func openLog(ctx context.Context, cfg Config, lg *slog.Logger, tableInfo func(st
 	}
 	o.TableInfo = tableInfo
 	o.RecoverInBackground = background
+	if cfg.NodeID != "" {
+		o.NodeID, o.Shared = cfg.NodeID, true
+	}
 	l, err := kafkalog.Open(ctx, o)
 	if err != nil {
 		return nil, fmt.Errorf("open log %s: %w", cfg.Log, err)

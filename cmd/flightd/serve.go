@@ -20,9 +20,11 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
+	"github.com/flightd/flightd/cluster"
 	"github.com/flightd/flightd/flightsql"
 	"github.com/flightd/flightd/internal/admit"
 	"github.com/flightd/flightd/internal/background"
@@ -88,7 +90,20 @@ func serve(args []string) error {
 		LogDir: logDir, DiskBudget: diskBudget, Version: version, Logger: lg.With("component", "metrics"),
 		Freshness: func(t *lake.Table) time.Duration { d, _ := lakestream.Freshness(t, cfg.TieringInterval); return d },
 	})
-	tier := tiering.New(ls, tiering.Options{Interval: cfg.TieringInterval, MaxRowsPerRound: cfg.TieringRows, Retention: cfg.LogRetention, Observe: met.ObserveRound, Logger: lg.With("component", "tiering")})
+	member, err := joinCluster(cfg, lg)
+	if err != nil {
+		return err
+	}
+	topts := tiering.Options{Interval: cfg.TieringInterval, MaxRowsPerRound: cfg.TieringRows, Retention: cfg.LogRetention, Observe: met.ObserveRound, Logger: lg.With("component", "tiering")}
+	if member != nil {
+		defer func() {
+			if err := member.Close(); err != nil {
+				lg.Warn("leave the cluster", "err", err)
+			}
+		}()
+		topts.Owns = member.Owns
+	}
+	tier := tiering.New(ls, topts)
 	memLimit, memFrom, _ := cfg.memoryLimit() // validated
 	ceiling, _ := cfg.memoryCeiling()         // validated
 	budget := splitMemory(memLimit)
@@ -226,6 +241,38 @@ func serve(args []string) error {
 	wg.Wait()
 	lg.Info("stopped")
 	return nil
+}
+
+// joinCluster makes the server a member of its cluster (--node-id), or
+// returns nil when it runs alone.
+func joinCluster(cfg Config, lg *slog.Logger) (*cluster.Member, error) {
+	if cfg.NodeID == "" {
+		return nil, nil
+	}
+	o, err := cfg.kafkaOptions(lg)
+	if err != nil {
+		return nil, err
+	}
+	var kopts []kgo.Opt
+	if o.TLS != nil {
+		kopts = append(kopts, kgo.DialTLSConfig(o.TLS))
+	}
+	if o.SASL != nil {
+		kopts = append(kopts, kgo.SASL(o.SASL))
+	}
+	clg := lg.With("component", "cluster")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	m, err := cluster.Join(ctx, cluster.Options{
+		Brokers: o.Brokers, KafkaOpts: kopts, Prefix: cfg.KafkaTopicPrefix, NodeID: cfg.NodeID,
+		Advertise: cfg.advertise(&cfg), SessionTimeout: cfg.SessionTimeout, Replication: int16(cfg.KafkaReplication),
+		Logf: func(format string, args ...any) { clg.Info(fmt.Sprintf(format, args...)) },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("join the cluster as node %s: %w", cfg.NodeID, err)
+	}
+	lg.Info("joined the cluster", "node", cfg.NodeID, "advertise", cfg.advertise(&cfg), "session_timeout", cfg.SessionTimeout)
+	return m, nil
 }
 
 // The receive flow-control windows of gRPC (see serve).

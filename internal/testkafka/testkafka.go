@@ -327,6 +327,10 @@ func (b *Broker) serverProperties(n int, voters string) string {
 	p("transaction.state.log.num.partitions", 4)
 	p("transaction.state.log.replication.factor", n)
 	p("transaction.state.log.min.isr", minISR)
+	// A writer killed in the middle of a transaction holds the partitions'
+	// last stable offset back until the transaction times out; the broker
+	// looks for timed-out transactions every second, not every ten.
+	p("transaction.abort.timed.out.transaction.cleanup.interval.ms", 1000)
 	p("share.coordinator.state.topic.num.partitions", 4)
 	p("share.coordinator.state.topic.replication.factor", n)
 	p("share.coordinator.state.topic.min.isr", minISR)

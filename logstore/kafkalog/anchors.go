@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/flightd/flightd/logstore"
 )
@@ -197,7 +198,11 @@ func (l *Log) ensureAnchorsTopic(ctx context.Context) error {
 func (l *Log) discover(ctx context.Context) error {
 	lctx, cancel := context.WithTimeout(ctx, l.opts.Timeout)
 	defer cancel()
-	topics, err := l.admin.ListTopics(lctx)
+	// Asked of the brokers, not of the client's metadata cache (kadm's
+	// ListTopics answers from it for up to MetadataMinAge): a table another
+	// node made a moment ago must be found.
+	req := kmsg.NewPtrMetadataRequest()
+	resp, err := req.RequestWith(lctx, l.acl)
 	if err != nil {
 		return l.unavailable("list topics", err)
 	}
@@ -205,19 +210,23 @@ func (l *Log) discover(ctx context.Context) error {
 	var ns []int32
 	seen := map[string]bool{}
 	l.mu.Lock()
-	for _, td := range topics.Sorted() {
-		id, ok := parseTopic(l.opts.TopicPrefix, td.Topic)
-		if !ok || td.Err != nil {
+	for _, td := range resp.Topics {
+		if td.Topic == nil || td.ErrorCode != 0 {
 			continue
 		}
-		seen[td.Topic] = true
+		topic := *td.Topic
+		id, ok := parseTopic(l.opts.TopicPrefix, topic)
+		if !ok {
+			continue
+		}
+		seen[topic] = true
 		t := l.tables[id]
 		if t == nil {
-			t = &table{topic: td.Topic, buckets: map[int32]*bucket{}, txns: map[uint64]*txnHold{}}
+			t = &table{topic: topic, buckets: map[int32]*bucket{}, txns: map[uint64]*txnHold{}}
 			l.tables[id] = t
-			l.byTopic[td.Topic] = t
+			l.byTopic[topic] = t
 		}
-		if t.topic != td.Topic {
+		if t.topic != topic {
 			continue // a table id with two topics: keep the first
 		}
 		n := int32(len(td.Partitions))

@@ -52,7 +52,10 @@ const writers = 2
 func newWriter(l *Log, k int) (*writer, error) {
 	opts := append(append([]kgo.Opt(nil), l.common...),
 		kgo.TransactionalID(fmt.Sprintf("%s.%d", l.opts.TransactionalID, k)),
-		kgo.TransactionTimeout(max(l.opts.Timeout*2, 30*time.Second)),
+		// A writer killed in a transaction holds back every other
+		// writer's acknowledgements on its partitions (their last stable
+		// offset) until it restarts or the transaction times out.
+		kgo.TransactionTimeout(l.opts.Timeout),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.ProducerBatchCompression(kgo.NoCompression()),
@@ -412,7 +415,12 @@ func (l *Log) await(group []*request, ats [][]int64) [][]*waiter {
 // the requests' bases. commitErr is the commit's error, if it failed:
 // entries found numbered after all were committed.
 func (l *Log) settled(group []*request, waits [][]*waiter, commitErr error) error {
-	timer := time.NewTimer(l.opts.Timeout)
+	// Another node's transaction, left open when it died, keeps committed
+	// records from readers until the brokers abort it: the transaction
+	// timeout (Options.Timeout) and up to
+	// transaction.abort.timed.out.transaction.cleanup.interval.ms (10 s by
+	// default).
+	timer := time.NewTimer(2*l.opts.Timeout + 10*time.Second)
 	defer timer.Stop()
 	aborted := false
 	for gi, ws := range waits {

@@ -24,52 +24,74 @@
 // key's versions (_SEQUENCE_NUMBER in the lake is the row offset moved
 // above the bucket's newest). Kafka offsets count records and control
 // markers, with gaps (transaction markers, aborted records), and never
-// leave this package: every record carries its entry's row offset, and an
-// in-memory index maps row offsets to Kafka offsets (every entry written
-// since Open; bisection of the partition for older ones). Row offsets are
-// dense: an aborted or failed append gives its offsets back, and the next
-// append takes them.
+// leave this package.
+//
+// Several nodes may write one partition at once (each with its own
+// transactional id, Options.NodeID), so no writer can know the row offsets
+// of its records when it writes them. A record says only how many rows its
+// entry holds; the rows are numbered in the partition's order, the same way
+// by every reader (see numberer): an entry's rows follow those of every
+// entry whose first record comes earlier, and aborted records are never
+// seen (read_committed). Every node's tailer follows every partition of
+// the log and numbers it from an anchor: Kafka offset 0 is row 0, and
+// Truncate writes the row its cut begins at to <prefix>.log.anchors before
+// it deletes anything. Row offsets are dense on every node. An in-memory
+// index of where entries begin (every one numbered, thinned past 64k
+// points) serves reads.
 //
 // # Atomic appends
 //
 // One committer writes the queued appends as one Kafka transaction (group
-// commit) with the idempotent producer and acks=all, and advances the high
-// watermarks only after the transaction committed: an append that spans
-// buckets is in all of them or none, for readers of HighWatermarks, for
-// Read (a read_committed consumer: aborted records are never seen) and so
-// for t$rt, streams and tiering. The committer takes turns with two
-// transactional producers (see writer). Their transactional ids
-// (Options.TransactionalID .0 and .1) fence an older writer: a writer
-// killed in the middle of a transaction has it aborted when the next one
-// starts.
+// commit) with the idempotent producer and acks=all. An append returns once
+// the transaction committed and the tailer numbered its entries: its rows
+// are then in HighWatermarks and readable. A transaction's entries in one
+// table carry its tag and count, and the tailer makes them visible
+// together (Kafka writes commit markers partition by partition): an append
+// that spans buckets is in all of them or none, for readers of
+// HighWatermarks, for Read and so for t$rt, streams and tiering. The
+// committer takes turns with two transactional producers (see writer).
+// Their transactional ids (Options.TransactionalID .0 and .1) fence an
+// older writer of the same node: a writer killed in the middle of a
+// transaction has it aborted when it starts again.
 //
-// An append whose transaction fails is answered only once its outcome is
-// known: the log aborts it, or, when the commit's answer was lost, reads
-// the partitions' committed ends and answers by what they hold. When the
-// brokers cannot be asked within Options.Timeout, the error says the
-// outcome is unknown (the rows may be in the log, and then show up once the
-// next append settles it).
+// An append whose commit fails is answered by what the tailer then sees:
+// the log aborts the transaction (a commit the coordinator already decided
+// completes instead), and the entries are numbered or passed over. When
+// that cannot be seen in time, the error says the outcome is unknown.
+//
+// A node killed in the middle of a transaction holds back the last stable
+// offset of the partitions it was writing, and so the acknowledgements of
+// every other writer there, until it starts again or the brokers abort the
+// transaction (the transaction timeout is Options.Timeout; brokers look for
+// timed-out transactions every
+// transaction.abort.timed.out.transaction.cleanup.interval.ms, 10 s by
+// default).
+//
+// # Several nodes
+//
+// With Options.Shared, Sync makes a write another node acknowledged
+// visible: it lists the table's last stable offsets and waits until the
+// tailer has numbered the partitions up to them (one round trip to the
+// brokers, and the tailer's fetch). The log also looks for topics other
+// nodes made once a second.
 //
 // # Recovery
 //
-// Open lists the topics under the prefix and reads each partition's last
-// committed entry (its end is the high watermark) and first one (its base
-// is the log start), after initializing the transactional writer so that a
-// transaction a crashed writer left open does not hold the last stable
-// offset back. Truncate always keeps a bucket's last entry, so that the
-// high watermark survives truncation. With Options.RecoverInBackground a
-// log whose brokers cannot be reached at Open is returned anyway and keeps
-// trying; until it has recovered, Ready says why, and reads and appends
-// fail with logstore.ErrUnavailable (an empty set of high watermarks must
-// not pass for an empty log).
+// Open initializes the transactional writers (aborting what a crashed
+// writer of this node left open), lists the topics under the prefix, and
+// has the tailer number every partition from its start up to its last
+// stable offset: the whole retained log is read once. With
+// Options.RecoverInBackground a log whose brokers cannot be reached at Open
+// is returned anyway and keeps trying; until it has recovered, Ready says
+// why, and reads and appends fail with logstore.ErrUnavailable (an empty
+// set of high watermarks must not pass for an empty log).
 //
-// # One writer
+// # One writer per node
 //
-// A second log on the same topics (the same prefix, so the same
-// transactional ids) fences the first when it opens. The first then refuses
-// every append with logstore.ErrFenced and never initializes a writer
-// again, which would fence the second in turn and let both write the same
-// row offsets.
+// A second log with the same transactional ids (the same prefix and node
+// id) fences the first when it opens. The first then refuses every append
+// with logstore.ErrFenced and never initializes a writer again, which
+// would fence the second in turn.
 //
 // # Durability
 //

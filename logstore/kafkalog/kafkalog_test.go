@@ -270,3 +270,28 @@ func TestNodesShareTheLog(t *testing.T) {
 	require.NoError(t, a.Sync(ctx, "x"))
 	require.Equal(t, hw+2, a.HighWatermark(b0))
 }
+
+// TestSyncFindsATableAnotherNodeMade: a node that had never seen a table
+// reads another node's acknowledged write after Sync, although it listed
+// the topics (and its client cached the list) before the table existed.
+func TestSyncFindsATableAnotherNodeMade(t *testing.T) {
+	br := testkafka.Start(t)
+	ctx := context.Background()
+	open := func(node string) *kafkalog.Log {
+		l, err := kafkalog.Open(ctx, kafkalog.Options{Brokers: []string{br.Addr()}, TopicPrefix: "new.", NodeID: node, Shared: true,
+			TableInfo: func(string) (string, string, int) { return "default", "kv", 4 }})
+		require.NoError(t, err)
+		return l
+	}
+	a, b := open("a"), open("b")
+	defer a.Close()
+	defer b.Close()
+	require.Empty(t, b.HighWatermarks("kv-1"))
+	_, err := a.Append(ctx, []logstore.Entry{
+		{Bucket: logstore.Bucket{Table: "kv-1", Bucket: 1}, Rows: 1, Payload: []byte("p")},
+		{Bucket: logstore.Bucket{Table: "kv-1", Bucket: 3}, Rows: 2, Payload: []byte("q")},
+	})
+	require.NoError(t, err)
+	require.NoError(t, b.Sync(ctx, "kv-1"))
+	require.Equal(t, map[int32]int64{1: 1, 3: 2}, b.HighWatermarks("kv-1"))
+}

@@ -124,7 +124,7 @@ type tailState struct {
 	// transactions below it ended before, and their entries are not held
 	// (another partition's part of one may have been truncated since).
 	catchTo int64
-	num   numberer
+	num     numberer
 	// held are whole entries of a transaction the tailer has not seen
 	// whole yet in every partition (see txnHold), ascending by base.
 	held  []int64
