@@ -114,7 +114,15 @@ func (l *Log) growTopic(ctx context.Context, t *table, n int32) error {
 	if err := l.waitServed(ctx, t.topic, have); err != nil {
 		return l.unavailable(fmt.Sprintf("wait for the partitions of %s", t.topic), err)
 	}
-	return l.addPartitions(ctx, t, have)
+	if err := l.addPartitions(ctx, t, have); err != nil {
+		return err
+	}
+	if l.opts.Shared {
+		return nil
+	}
+	// One writer: number what the partitions hold (another node's topic,
+	// or one this log does not know yet), then number its own appends.
+	return l.follow(ctx, []*table{t})
 }
 
 // Truncate deletes the bucket's entries that end at or below below, with

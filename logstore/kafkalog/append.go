@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -287,6 +288,16 @@ func (l *Log) commit(w *writer, k int, group []*request) (*writer, func() error)
 	if err := l.ensureTopics(ctx, w, group); err != nil {
 		return w, failed(err)
 	}
+	if !l.opts.Shared {
+		// Settle what an earlier failure left unknown before numbering
+		// on top of it.
+		if dirty := l.dirtyTables(group); len(dirty) > 0 {
+			if err := l.follow(ctx, dirty); err != nil {
+				return w, failed(fmt.Errorf("%w (an earlier append's outcome is still unknown)", err))
+			}
+			l.clearDirty(dirty)
+		}
+	}
 
 	// The transaction's entries per table, for the readers' cut (txnHold).
 	txn := rand.Uint64()
@@ -297,6 +308,7 @@ func (l *Log) commit(w *writer, k int, group []*request) (*writer, func() error)
 		}
 	}
 	ats := make([][]int64, len(group)) // Kafka offset of each entry's first record
+	ends := map[*bucket]int64{}        // one past each partition's last record
 	var perr error
 	var pmu sync.Mutex
 	if err := w.cl.BeginTransaction(); err != nil {
@@ -320,6 +332,9 @@ func (l *Log) commit(w *writer, k int, group []*request) (*writer, func() error)
 				rec := &kgo.Record{Topic: topic, Partition: e.Bucket.Bucket, Value: e.Payload[lo:hi],
 					Headers: []kgo.RecordHeader{{Key: headerKey, Value: h.encode()}}}
 				gi, i, first := gi, i, part == 0
+				l.mu.RLock()
+				st := l.tables[e.Bucket.Table].buckets[e.Bucket.Bucket]
+				l.mu.RUnlock()
 				w.cl.Produce(ctx, rec, func(rec *kgo.Record, err error) {
 					pmu.Lock()
 					defer pmu.Unlock()
@@ -328,6 +343,9 @@ func (l *Log) commit(w *writer, k int, group []*request) (*writer, func() error)
 					}
 					if err == nil && first {
 						ats[gi][i] = rec.Offset
+					}
+					if err == nil && st != nil {
+						ends[st] = max(ends[st], rec.Offset+1)
 					}
 				})
 			}
@@ -358,10 +376,17 @@ func (l *Log) commit(w *writer, k int, group []*request) (*writer, func() error)
 		return w, failed(l.unavailable("write to the log", ferr))
 	}
 	// Wait for the entries before they can be seen, so that the tailer
-	// cannot pass them unnoticed.
-	waits := l.await(group, ats)
+	// cannot pass them unnoticed (a log with one writer numbers its own).
+	var waits [][]*waiter
+	if l.opts.Shared {
+		waits = l.await(group, ats)
+	}
 	cerr := w.cl.EndTransaction(ctx, kgo.TryCommit)
 	if cerr == nil {
+		if !l.opts.Shared {
+			l.selfNumber(group, ats, ends)
+			return w, func() error { return nil }
+		}
 		return w, func() error { return l.settled(group, waits, nil) }
 	}
 	// The commit's outcome may be unknown: abort (a commit the coordinator
@@ -374,10 +399,78 @@ func (l *Log) commit(w *writer, k int, group []*request) (*writer, func() error)
 		w.cl.Close()
 		w = nil
 	}
+	commitErr := l.unavailable("commit", cerr)
 	if err := l.fence(cerr); err != nil {
-		return w, func() error { return l.settled(group, waits, err) }
+		commitErr = err
 	}
-	return w, func() error { return l.settled(group, waits, l.unavailable("commit", cerr)) }
+	if !l.opts.Shared {
+		// Learn the outcome from the partitions: the tailer follows them
+		// from where the numbering stands and numbers the entries if they
+		// were committed.
+		waits = l.await(group, ats)
+		tables := l.groupTables(group)
+		fctx, fcancel := context.WithTimeout(context.Background(), l.opts.Timeout)
+		err := l.follow(fctx, tables)
+		fcancel()
+		if err != nil {
+			l.markDirty(tables)
+			return w, failed(fmt.Errorf("%w (the append's outcome is unknown until the brokers answer: it may be in the log)", commitErr))
+		}
+	}
+	return w, func() error { return l.settled(group, waits, commitErr) }
+}
+
+// groupTables returns the tables the group writes.
+func (l *Log) groupTables(group []*request) []*table {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	var out []*table
+	for _, r := range group {
+		for _, e := range r.entries {
+			if t := l.tables[e.Bucket.Table]; t != nil && !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// markDirty records that the tables' numbering may miss a committed
+// append (its outcome is unknown): the next append follows them first.
+func (l *Log) markDirty(ts []*table) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, t := range ts {
+		for _, st := range t.buckets {
+			st.t.dirty = true
+		}
+	}
+}
+
+func (l *Log) clearDirty(ts []*table) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, t := range ts {
+		for _, st := range t.buckets {
+			st.t.dirty = false
+		}
+	}
+}
+
+// dirtyTables returns the group's tables with a bucket marked dirty.
+func (l *Log) dirtyTables(group []*request) []*table {
+	var out []*table
+	for _, t := range l.groupTables(group) {
+		l.mu.RLock()
+		for _, st := range t.buckets {
+			if st.t.dirty {
+				out = append(out, t)
+				break
+			}
+		}
+		l.mu.RUnlock()
+	}
+	return out
 }
 
 // await registers a waiter for every entry of the group (ats: the Kafka

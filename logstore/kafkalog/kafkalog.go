@@ -348,7 +348,18 @@ func (l *Log) recover(ctx context.Context) error {
 	}
 	l.mu.RUnlock()
 	slices.Sort(topics)
-	return l.catchUp(ctx, topics)
+	err := l.catchUp(ctx, topics)
+	if !l.opts.Shared {
+		// One writer numbers its own appends from here (selfNumber).
+		l.mu.RLock()
+		var ts []*table
+		for _, t := range l.byTopic {
+			ts = append(ts, t)
+		}
+		l.mu.RUnlock()
+		l.pause(ts)
+	}
+	return err
 }
 
 func (l *Log) enter() error {

@@ -117,7 +117,11 @@ func (n *numberer) lowestOpen() (int64, bool) {
 
 // tailState is what the tailer knows of one partition.
 type tailState struct {
-	added bool  // the tailer consumes the partition
+	added bool // the tailer consumes the partition
+	known bool // the numbering below is valid (kpos, num): resume there
+	// dirty: an append's outcome is unknown (one writer only, see
+	// selfNumber): follow the partition before numbering again.
+	dirty bool
 	from  int64 // the Kafka offset it began at
 	kpos  int64 // every record below it was seen
 	// catchTo is the last stable offset when the tailer began: the
@@ -417,7 +421,16 @@ func (l *Log) addPartitions(ctx context.Context, t *table, n int32) error {
 		if st.t.added {
 			continue
 		}
-		st.t = tailState{added: true, from: o.Offset, kpos: o.Offset, waits: st.t.waits}
+		if st.t.known && st.t.kpos >= o.Offset {
+			// Resume where the numbering stands.
+			st.t.added = true
+			if c, ok := lsos.Lookup(topic, p); ok {
+				st.t.catchTo = c.Offset
+			}
+			add[p] = kgo.NewOffset().At(st.t.kpos)
+			continue
+		}
+		st.t = tailState{added: true, known: true, from: o.Offset, kpos: o.Offset, waits: st.t.waits}
 		if c, ok := lsos.Lookup(topic, p); ok {
 			st.t.catchTo = c.Offset
 		}
@@ -443,7 +456,7 @@ func (l *Log) restartPartition(tp topicPartition) {
 	t := l.byTopic[tp.topic]
 	if t != nil {
 		if st := t.buckets[tp.p]; st != nil {
-			st.t.added = false
+			st.t.added, st.t.known = false, false
 		}
 	}
 	l.mu.Unlock()
@@ -553,4 +566,79 @@ func (l *Log) Sync(ctx context.Context, id string) error {
 		}
 	}
 	return l.catchUp(ctx, []string{t.topic})
+}
+
+// follow numbers the partitions of the tables up to their last stable
+// offsets: the tailer follows them (from where their numbering stands) and
+// catches up. A log with one writer (Options.Shared false) then stops
+// following them: its committer numbers its own entries (selfNumber).
+func (l *Log) follow(ctx context.Context, ts []*table) error {
+	var topics []string
+	for _, t := range ts {
+		l.mu.RLock()
+		n := max(t.partitions, int32(len(t.buckets)))
+		for p := range t.buckets {
+			n = max(n, p+1)
+		}
+		l.mu.RUnlock()
+		if err := l.addPartitions(ctx, t, n); err != nil {
+			return err
+		}
+		topics = append(topics, t.topic)
+	}
+	err := l.catchUp(ctx, topics)
+	if !l.opts.Shared {
+		l.pause(ts)
+	}
+	return err
+}
+
+// pause stops following the tables' partitions, keeping their numbering.
+func (l *Log) pause(ts []*table) {
+	rm := map[string][]int32{}
+	l.mu.Lock()
+	for _, t := range ts {
+		for p, st := range t.buckets {
+			if st.t.added {
+				st.t.added = false
+				rm[t.topic] = append(rm[t.topic], p)
+			}
+		}
+	}
+	l.mu.Unlock()
+	if len(rm) > 0 {
+		l.tail.RemoveConsumePartitions(rm)
+	}
+}
+
+// selfNumber numbers a committed group's entries where a log with one
+// writer knows they are: right after the entries it numbered before, in
+// the order it wrote them (aborted records are never seen, and no one else
+// writes). ats are the Kafka offsets of the entries' first records, ends
+// one past each partition's last record of the group. High watermarks move
+// for the whole group at once.
+func (l *Log) selfNumber(group []*request, ats [][]int64, ends map[*bucket]int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for gi, r := range group {
+		for i, e := range r.entries {
+			t := l.tables[e.Bucket.Table]
+			if t == nil {
+				continue // dropped meanwhile
+			}
+			st := t.buckets[e.Bucket.Bucket]
+			if st == nil {
+				continue
+			}
+			base := st.t.num.next
+			st.t.num.next += e.Rows
+			st.hw = st.t.num.next
+			st.idx.add(base, ats[gi][i])
+			r.bases[i] = base
+		}
+	}
+	for st, end := range ends {
+		st.t.kpos = max(st.t.kpos, end)
+	}
+	l.notifyLocked()
 }
