@@ -236,6 +236,10 @@ func (s *Service) TierTable(ctx context.Context, db, name string) (Result, error
 	return res, err
 }
 
+// beforeCommitHook, when set (by tests), runs in a round right before its
+// snapshot commit.
+var beforeCommitHook func(table string)
+
 // tierTable is one round; the caller holds the table's lock. A failed
 // compaction (the round stands) is reported in *compactErr.
 func (s *Service) tierTable(ctx context.Context, db, name string, compactErr *error) (Result, error) {
@@ -288,6 +292,9 @@ func (s *Service) tierTable(ctx context.Context, db, name string, compactErr *er
 		expected, ident = snap.ID, snap.ID+1
 	} else {
 		ident = 1
+	}
+	if beforeCommitHook != nil {
+		beforeCommitHook(db + "." + name)
 	}
 	ns, err := w.Commit(ctx, lake.CommitOptions{
 		CommitUser:     lakestream.CommitUser,
