@@ -1,14 +1,18 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/url"
 	"os"
 	"regexp"
 	"time"
+
+	"github.com/flightd/flightd/lake"
 )
 
 // ClusterConfig makes the server one node of several over one warehouse
@@ -104,4 +108,25 @@ func (c ClusterConfig) String() string {
 		return ""
 	}
 	return fmt.Sprintf("--node-id=%s --advertise-address=%s --cluster-session-timeout=%s", c.NodeID, c.Advertise, c.SessionTimeout)
+}
+
+// checkConditionalWrites makes sure the warehouse's store refuses to create
+// an object that exists (S3's If-None-Match: *; link(2) locally): with
+// several nodes, that refusal is the only fence between two snapshot
+// commits. It creates a probe object twice and removes it.
+func checkConditionalWrites(ctx context.Context, fio lake.FileIO, warehouse, node string) error {
+	probe := fmt.Sprintf("_flightd/conditional-write-probe.%s.%d", node, time.Now().UnixNano())
+	if err := fio.CreateExclusive(ctx, probe, []byte("probe")); err != nil {
+		return fmt.Errorf("--node-id: check that the warehouse %s refuses to overwrite on create: %w", warehouse, err)
+	}
+	defer func() { _ = fio.Remove(context.WithoutCancel(ctx), probe) }()
+	err := fio.CreateExclusive(ctx, probe, []byte("again"))
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		return nil
+	case err == nil:
+		return fmt.Errorf("--node-id: the warehouse %s let a create overwrite an existing object: its store does not honour conditional writes (S3 If-None-Match: *), so two nodes could both commit the same snapshot. Use a store that does (AWS S3, Versity S3 Gateway 1.8 or later), or run a single node", warehouse)
+	default:
+		return fmt.Errorf("--node-id: check that the warehouse %s refuses to overwrite on create: %w", warehouse, err)
+	}
 }
