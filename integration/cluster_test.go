@@ -14,10 +14,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-adbc/go/adbc"
+	adbcflight "github.com/apache/arrow-adbc/go/adbc/driver/flightsql"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/internal/testkafka"
 	"github.com/flightd/flightd/internal/testserver"
+	"github.com/flightd/flightd/lake"
 )
 
 // startNodes starts n flightd nodes over one Kafka broker and one warehouse
@@ -25,15 +30,51 @@ import (
 // If-None-Match), each with its own data directory.
 func startNodes(t *testing.T, n int, extra ...string) (nodes []*testserver.Server, warehouse string) {
 	t.Helper()
-	br := testkafka.Start(t)
 	warehouse = filepath.Join(t.TempDir(), "warehouse")
 	require.NoError(t, os.MkdirAll(warehouse, 0o755))
+	return startNodesOn(t, n, warehouse, extra...), warehouse
+}
+
+// s3Cluster is a warehouse on a Versity S3 Gateway, for nodes and for
+// Paimon's readers.
+type s3Cluster struct {
+	endpoint, warehouse string
+	flags               []string
+}
+
+// startS3 starts Versity and makes a bucket for a cluster's warehouse.
+func startS3(t *testing.T) s3Cluster {
+	t.Helper()
+	endpoint, _ := testserver.StartVersityGW(t)
+	const bucket = "flightd-cluster"
+	fio, err := lake.NewS3FileIO(context.Background(), bucket, lake.S3Options{Endpoint: endpoint, Region: testserver.S3Region,
+		AccessKeyID: testserver.S3AccessKey, SecretAccessKey: testserver.S3SecretKey})
+	require.NoError(t, err)
+	_, err = fio.Client().CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String(bucket)})
+	require.NoError(t, err)
+	t.Setenv("FLIGHTD_S3_SECRET_ACCESS_KEY", testserver.S3SecretKey)
+	wh := "s3://" + bucket + "/lake"
+	return s3Cluster{endpoint: endpoint, warehouse: wh, flags: []string{"--warehouse", wh, "--s3-endpoint", endpoint,
+		"--s3-access-key-id", testserver.S3AccessKey, "--s3-region", testserver.S3Region, "--s3-path-style", "true"}}
+}
+
+// pypaimonOptions are the catalog options pypaimon reads the S3 warehouse with.
+func (s s3Cluster) pypaimonOptions() map[string]string {
+	return map[string]string{"fs.s3.endpoint": s.endpoint, "fs.s3.accessKeyId": testserver.S3AccessKey,
+		"fs.s3.accessKeySecret": testserver.S3SecretKey, "fs.s3.region": testserver.S3Region}
+}
+
+// startNodesOn starts n nodes over one Kafka broker and the warehouse
+// (a directory, or an s3:// URL with its flags in extra).
+func startNodesOn(t *testing.T, n int, warehouse string, extra ...string) (nodes []*testserver.Server) {
+	t.Helper()
+	br := testkafka.Start(t)
 	for i := range n {
 		args := append([]string{"--log", "kafka://" + br.Addr(), "--kafka-topic-prefix", "cl.", "--warehouse", warehouse,
 			"--node-id", fmt.Sprintf("n%d", i+1), "--cluster-session-timeout", "6s", "--kafka-timeout", "6s", "--log-level", "info"}, extra...)
 		nodes = append(nodes, testserver.Start(t, t.TempDir(), args...))
 	}
-	return nodes, warehouse
+	return nodes
 }
 
 // TestClusterNodes: three nodes over one warehouse and one Kafka log. Any
@@ -50,6 +91,8 @@ func TestClusterNodes(t *testing.T) {
 	cs[0].mustExec("CREATE TABLE kv (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '4')")
 	cs[1].mustExec("CREATE TABLE ev (id BIGINT, what STRING)")
 	require.Equal(t, "0", cs[2].scalar(`SELECT count(*) FROM "kv$rt"`), "a table made on n1 is there on n3")
+	// A streaming read on n3 sees the writes of every node.
+	next := streamOn(t, nodes[2], `SELECT id, v FROM "kv$rt"`)
 	model := map[int]string{}
 	for i := range 30 {
 		w := cs[i%3]
@@ -75,6 +118,18 @@ func TestClusterNodes(t *testing.T) {
 	wantRows := strings.Join(sortStrings(want), ",")
 	for j, r := range cs {
 		require.Equal(t, wantRows, strings.Join(sortedRows(r.mustQuery(`SELECT id, v FROM "kv$rt"`)), ","), "kv$rt on n%d", j+1)
+	}
+	// The stream's changes, folded, end at the same rows.
+	streamed := map[string]string{}
+	for len(streamed) != len(model) || !sameAsModel(streamed, model) {
+		change := strings.SplitN(next(), "|", 3)
+		require.Len(t, change, 3, "a change: kind|id|v")
+		switch change[0] {
+		case "+I", "+U":
+			streamed[change[1]] = change[2]
+		case "-U", "-D":
+			delete(streamed, change[1])
+		}
 	}
 	// DDL on one node, the next statement on another.
 	cs[2].mustExec("ALTER TABLE kv ADD COLUMN w BIGINT")
@@ -108,19 +163,71 @@ func TestClusterNodes(t *testing.T) {
 	require.Equal(t, "0", cs[2].scalar(`SELECT count(*) FROM "ev$rt"`), "made again on n1: empty on n3")
 }
 
+// streamOn starts a streaming read of sql on srv (SET streaming = true)
+// and returns a function that reads its next row, as kind|col|col.
+func streamOn(t *testing.T, srv *testserver.Server, sql string) func() string {
+	t.Helper()
+	db, err := newDriver().NewDatabase(map[string]string{adbc.OptionKeyURI: srv.URI(),
+		adbcflight.OptionCookieMiddleware: adbc.OptionValueEnabled})
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	conn, err := db.Open(context.Background())
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	sc := &client{t: t, conn: conn}
+	_, err = sc.query("SET streaming = true")
+	require.NoError(t, err)
+	st, err := conn.NewStatement()
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	require.NoError(t, st.SetSqlQuery(sql))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	rr, _, err := st.ExecuteQuery(ctx)
+	require.NoError(t, err)
+	t.Cleanup(rr.Release)
+	var pending []string
+	return func() string {
+		for len(pending) == 0 {
+			require.True(t, rr.Next(), "the stream ended: %v", rr.Err())
+			rec := rr.RecordBatch()
+			for i := 0; i < int(rec.NumRows()); i++ {
+				var row []string
+				for j := 0; j < int(rec.NumCols()); j++ {
+					row = append(row, rec.Column(j).ValueStr(i))
+				}
+				pending = append(pending, strings.Join(row, "|"))
+			}
+		}
+		r := pending[0]
+		pending = pending[1:]
+		return r
+	}
+}
+
+func sameAsModel(streamed map[string]string, model map[int]string) bool {
+	for id, v := range model {
+		if streamed[strconv.Itoa(id)] != v {
+			return false
+		}
+	}
+	return true
+}
+
 func sortStrings(s []string) []string {
 	out := append([]string(nil), s...)
 	sort.Strings(out)
 	return out
 }
 
-// TestClusterKillLoop: writers spread over three nodes while a random node
+// TestClusterKillLoop: on a Versity S3 warehouse, writers spread over three
+// nodes while a random node
 // is SIGKILLed (often in the middle of a tiering round it owns, so another
 // node takes its tables) and started again, cycle after cycle. After every
 // cycle, t$rt on every node equals the writers' model: nothing
 // acknowledged lost or doubled, a write cut short by the kill all or
-// nothing; at the end the lake equals it too, and pypaimon reads the final
-// snapshots equal to flightd. $FLIGHTD_CRASH_CYCLES cycles (default 20,
+// nothing; at the end the lake equals it too, and pypaimon and Java Paimon
+// read the final snapshots equal to flightd. $FLIGHTD_CRASH_CYCLES cycles (default 20,
 // make soak more).
 func TestClusterKillLoop(t *testing.T) {
 	if testing.Short() {
@@ -133,8 +240,12 @@ func TestClusterKillLoop(t *testing.T) {
 	}
 	t.Logf("seed %d (replay with FLIGHTD_CRASH_SEED=%d)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, 11))
-	nodes, warehouse := startNodes(t, 3, "--tiering-interval", "300ms", "--tiering-rows", "2000")
+	s3c := startS3(t)
+	nodes := startNodesOn(t, 3, s3c.warehouse, append([]string{"--tiering-interval", "300ms", "--tiering-rows", "2000"}, s3c.flags...)...)
 	pr := startPaimonReader(t)
+	if pr != nil {
+		pr.options = s3c.pypaimonOptions()
+	}
 	c := connect(t, nodes[0])
 	c.mustExec("CREATE DATABASE crash")
 	c.mustExec("CREATE TABLE crash.pk (id BIGINT, v BIGINT, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '4')")
@@ -196,6 +307,29 @@ func TestClusterKillLoop(t *testing.T) {
 		return nil
 	})
 	if pr != nil {
-		checkLakeWithPaimon(t, cs[0], pr, warehouse, "after the final drain", true)
+		checkLakeWithPaimon(t, cs[0], pr, s3c.warehouse, "after the final drain", true)
+	}
+	// Java Paimon reads the same lake.
+	if jar := javaJarIfBuilt(t); jar != "" {
+		ops := []string{"read:crash.pk", "read:crash.ppk", "read:crash.ap"}
+		res := javaS3(t, jar, s3c.endpoint, s3c.warehouse, ops...)
+		for i, tbl := range []string{"pk", "ppk", "ap"} {
+			cols := []string{"id", "v"}
+			if tbl == "ppk" {
+				cols = []string{"id", "p", "v"}
+			}
+			var java []string
+			for _, row := range res.rows[i] {
+				var vals []string
+				for _, c := range cols {
+					vals = append(vals, fmt.Sprint(row[c]))
+				}
+				java = append(java, strings.Join(vals, "|"))
+			}
+			sort.Strings(java)
+			want := sortedRows(cs[0].mustQuery("SELECT " + strings.Join(cols, ", ") + " FROM crash." + tbl))
+			require.Equal(t, len(want), len(java), "crash.%s: Java Paimon reads %d rows, flightd %d", tbl, len(java), len(want))
+			require.Equal(t, want, java, "crash.%s: Java Paimon and flightd read the same lake", tbl)
+		}
 	}
 }

@@ -21,10 +21,13 @@ import (
 // test-integration sets): it reads one snapshot of a Paimon table per
 // request, so Python and pypaimon start once per test.
 type paimonReader struct {
-	cmd    *exec.Cmd
-	in     io.WriteCloser
-	dec    *json.Decoder
-	stderr *lockedBuffer
+	// options are catalog options sent with every read (an S3
+	// warehouse's endpoint and keys: fs.s3.endpoint, ...).
+	options map[string]string
+	cmd     *exec.Cmd
+	in      io.WriteCloser
+	dec     *json.Decoder
+	stderr  *lockedBuffer
 }
 
 // paimonTimeout bounds one read (the crash test's append table grows to
@@ -77,7 +80,7 @@ type paimonAnswer struct {
 
 // read asks for table (db.name) as of snapshot; mode is "rows", "summary" or "ipc".
 func (p *paimonReader) read(warehouse, table string, snapshot int64, mode string) (*paimonAnswer, error) {
-	req, _ := json.Marshal(map[string]any{"warehouse": warehouse, "table": table, "snapshot": snapshot, "mode": mode})
+	req, _ := json.Marshal(map[string]any{"warehouse": warehouse, "table": table, "snapshot": snapshot, "mode": mode, "options": p.options})
 	if _, err := p.in.Write(append(req, '\n')); err != nil {
 		return nil, fmt.Errorf("pypaimon reader: %w\n%s", err, p.stderr)
 	}

@@ -5,6 +5,9 @@ caller pays for starting Python and importing pypaimon once:
 
     {"warehouse": "/path/warehouse", "table": "db.t", "snapshot": 12, "mode": "rows"}
 
+(an optional "options" object adds catalog options, e.g. an S3 warehouse's
+fs.s3.endpoint, fs.s3.accessKeyId, fs.s3.accessKeySecret, fs.s3.region)
+
 answers {"snapshot": 12, "columns": [...], "rows": [[...], ...]}: every row of
 the table as of that snapshot (Paimon's merge applied), in no particular
 order. With "mode": "summary" (integer columns only) it answers
@@ -33,7 +36,9 @@ def read(req):
     warehouse = req["warehouse"]
     catalog = _catalogs.get(warehouse)
     if catalog is None:
-        catalog = _catalogs[warehouse] = CatalogFactory.create({"warehouse": warehouse})
+        options = dict(req.get("options") or {})
+        options["warehouse"] = warehouse
+        catalog = _catalogs[warehouse] = CatalogFactory.create(options)
     snapshot = int(req["snapshot"])
     table = catalog.get_table(req["table"]).copy({"scan.snapshot-id": str(snapshot)})
     rb = table.new_read_builder()
