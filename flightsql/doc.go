@@ -36,6 +36,37 @@
 //   - metadata: GetCatalogs (none), GetDbSchemas, GetTables (t and t$rt,
 //     with schemas on request), GetTableTypes, GetSqlInfo.
 //
+// Reads across nodes (nodes.go). Any node of a cluster serves any ticket
+// any node issued, and the same rows from it: a query's ticket carries
+// everything its DoGet needs (the SQL, with a prepared statement's bound
+// values; the session's database; its part, which names the cut it reads:
+// a lake snapshot and for t$rt the log offsets, which every node reads
+// alike) and no reference to a server's memory: no prepared statement
+// handle, no cached plan, no session. A prepared statement's handle is
+// valid only on the node that made it (for its GetFlightInfo, DoPut and
+// the DoGet of the command itself), but the tickets of its results are
+// not. A ticket that cannot be served says why: one naming a part of a
+// result flightd did not plan is InvalidArgument; one whose cut is gone
+// (its snapshot expired) is FailedPrecondition and says to run the query
+// again. With Options.Nodes set (flightd serve --node-id), each endpoint of
+// a result of several (MaxEndpoints above 1, a large plain scan) names a
+// live node in its locations: the nodes whose heartbeat is at most
+// NodeFresh old, and this one, take the endpoints round robin, each query
+// starting at the next node. An endpoint of another node lists it, then
+// arrow-flight-reuse-connection://?, then this node; one of this node
+// lists arrow-flight-reuse-connection://?, then this node. A node named
+// but down (it died less than NodeFresh ago, or is starting) costs a
+// client one failed connection, after which it reads the part where it
+// asked: the ADBC drivers (Go, and Python and C over it) try each location
+// in order and their own connection last, the JDBC driver tries them in
+// order and takes its own connection at the reuse-connection. A result of
+// one endpoint names no location, as a single server's, and one without
+// Options.Nodes none at all. CancelFlightInfo stops the DoGets running on
+// the node it reaches only. A bearer token (auth.go) is valid on the nodes
+// that share the secret of the node that issued it: ADBC sends its token
+// to every location, so a node with another secret refuses it and ADBC
+// reads that part where it asked; JDBC logs in at each location.
+//
 // Bounds (Options; the flags of flightd serve): every statement runs
 // under QueryTimeout (DeadlineExceeded naming --query-timeout), holding a
 // slot of its admission lane from its start to the end of its stream

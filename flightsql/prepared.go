@@ -107,7 +107,7 @@ func (s *Server) preparedSQL(handle []byte) (*preparedStmt, error) {
 	defer s.mu.Unlock()
 	ps := s.prepared[string(handle)]
 	if ps == nil {
-		return nil, status.Error(codes.InvalidArgument, "flightd: unknown or expired prepared statement handle; prepare the statement again")
+		return nil, status.Error(codes.InvalidArgument, "flightd: unknown or expired prepared statement handle (a handle is valid only on the node that prepared it, until it is closed or idle past --prepared-idle-timeout); prepare the statement again")
 	}
 	ps.lastUsed = s.opts.Now()
 	return ps, nil

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -64,6 +65,15 @@ type Options struct {
 	// they run until the client ends them, outside MaxConcurrent and
 	// QueryTimeout.
 	MaxStreams int
+	// Nodes, when set, lists the nodes of the cluster this server is one
+	// of (this one marked Self): each endpoint of a result of several
+	// names one of them, with LocationReuseConnection, so that clients
+	// fetch the parts from several nodes (nodes.go). nil: no locations, as
+	// a single server.
+	Nodes func() []Node
+	// NodeFresh: a node whose heartbeat is older is not named
+	// (DefaultNodeFresh).
+	NodeFresh time.Duration
 	// Now is the clock expiry reads (tests); default time.Now.
 	Now func() time.Time
 
@@ -97,6 +107,8 @@ type Server struct {
 	released  time.Time
 
 	running runningSet // DoGets streaming, for CancelFlightInfo
+
+	rr atomic.Uint64 // queries given locations: where the next one starts
 }
 
 type preparedStmt struct {
@@ -144,6 +156,9 @@ func New(eng engine.Engine, opts Options) (*Server, error) {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.NodeFresh <= 0 {
+		opts.NodeFresh = DefaultNodeFresh
 	}
 	if opts.Name == "" {
 		opts.Name = "flightd"
@@ -250,7 +265,8 @@ func toStatus(err error) error {
 
 // ticket is what a DoGet is given. A query's ticket has no handle, the
 // database its session resolves unqualified names in, and the SQL the DoGet
-// runs: it is self-contained, so any connection may fetch it. A statement
+// runs: it is self-contained, so any connection, to any node of a cluster,
+// may fetch it. A statement
 // that changed something ran at GetFlightInfo; its ticket has no SQL and the
 // handle "=" followed by the rows it affected, so that every fetch of it
 // returns that count, for as long as the client keeps the ticket, and
@@ -378,9 +394,10 @@ func errRunsOnce() error {
 
 // queryInfo is the FlightInfo of a query whose DoGets run sql in the
 // database of ctx's session. With split, a large scan is planned as parts
-// (engine.Partition), an endpoint each, which clients fetch in parallel;
-// other queries have one endpoint. The row count is there when the engine
-// knows it before the query runs.
+// (engine.Partition), an endpoint each, which clients fetch in parallel,
+// in a cluster from several nodes (locations); other queries have one
+// endpoint. The row count is there when the engine knows it before the
+// query runs.
 func (s *Server) queryInfo(ctx context.Context, sql string, split bool, sc *arrow.Schema, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
 	parts, rows := []string{""}, int64(-1)
 	if engine.Streaming(ctx) {
@@ -401,12 +418,17 @@ func (s *Server) queryInfo(ctx context.Context, sql string, split bool, sc *arro
 		TotalRecords:     rows,
 		TotalBytes:       -1,
 	}
-	for _, p := range parts {
+	locations := s.locations(len(parts))
+	for i, p := range parts {
 		tkt, err := encodeTicket(ticket{db: engine.Database(ctx), part: p, sql: sql})
 		if err != nil {
 			return nil, err
 		}
-		info.Endpoint = append(info.Endpoint, &flight.FlightEndpoint{Ticket: &flight.Ticket{Ticket: tkt}})
+		ep := &flight.FlightEndpoint{Ticket: &flight.Ticket{Ticket: tkt}}
+		if locations != nil {
+			ep.Location = locations[i]
+		}
+		info.Endpoint = append(info.Endpoint, ep)
 	}
 	return info, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
 
 	"github.com/flightd/flightd/internal/testkafka"
 	"github.com/flightd/flightd/internal/testserver"
@@ -68,13 +69,19 @@ func (s s3Cluster) pypaimonOptions() map[string]string {
 // (a directory, or an s3:// URL with its flags in extra).
 func startNodesOn(t *testing.T, n int, warehouse string, extra ...string) (nodes []*testserver.Server) {
 	t.Helper()
-	br := testkafka.Start(t)
+	nodes, _ = startNodesWith(t, testkafka.Start(t), n, warehouse, extra...)
+	return nodes
+}
+
+// startNodesWith starts n nodes over the broker and the warehouse.
+func startNodesWith(t *testing.T, br *testkafka.Broker, n int, warehouse string, extra ...string) (nodes []*testserver.Server, _ *testkafka.Broker) {
+	t.Helper()
 	for i := range n {
 		args := append([]string{"--log", "kafka://" + br.Addr(), "--kafka-topic-prefix", "cl.", "--warehouse", warehouse,
 			"--node-id", fmt.Sprintf("n%d", i+1), "--cluster-session-timeout", "6s", "--kafka-timeout", "6s", "--log-level", "info"}, extra...)
 		nodes = append(nodes, testserver.Start(t, t.TempDir(), args...))
 	}
-	return nodes
+	return nodes, br
 }
 
 // TestClusterNodes: three nodes over one warehouse and one Kafka log. Any
@@ -332,4 +339,66 @@ func TestClusterKillLoop(t *testing.T) {
 			require.Equal(t, want, java, "crash.%s: Java Paimon and flightd read the same lake", tbl)
 		}
 	}
+}
+
+// TestClusterCutOffFromKafka: while the brokers are down, writes on every
+// node fail with UNAVAILABLE naming them, the lake is still served, and
+// nothing is tiered; when they return, the nodes rejoin on their own:
+// writes are taken again on every node and tiered, and nothing
+// acknowledged is lost.
+func TestClusterCutOffFromKafka(t *testing.T) {
+	warehouse := filepath.Join(t.TempDir(), "warehouse")
+	require.NoError(t, os.MkdirAll(warehouse, 0o755))
+	br := testkafka.Start(t)
+	nodes, _ := startNodesWith(t, br, 2, warehouse, "--tiering-interval", "300ms")
+	a, b := connect(t, nodes[0]), connect(t, nodes[1])
+	a.mustExec("CREATE TABLE kv (id BIGINT, customer STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '2')")
+	a.mustExec("INSERT INTO kv VALUES (1, 'a')")
+	b.mustExec("INSERT INTO kv VALUES (2, 'b')")
+	testserver.Eventually(t, 60*time.Second, func() error {
+		if got := b.scalar("SELECT count(*) FROM kv"); got != "2" {
+			return fmt.Errorf("the lake holds %s rows", got)
+		}
+		return nil
+	})
+
+	br.Stop()
+	for i, c := range []*client{a, b} {
+		_, err := c.exec(fmt.Sprintf("INSERT INTO kv VALUES (%d, 'x')", 10+i))
+		require.Error(t, err, "n%d writes with the brokers down", i+1)
+		require.Equal(t, codes.Unavailable, grpcCode(err), "n%d: %v", i+1, err)
+		require.Contains(t, err.Error(), br.Addr(), "n%d: the error names the brokers", i+1)
+		require.Equal(t, "1|a,2|b", strings.Join(c.idCustomer("kv"), ","), "n%d serves the lake", i+1)
+	}
+
+	br.Restart(t)
+	for i, c := range []*client{a, b} {
+		testserver.Eventually(t, 2*time.Minute, func() error {
+			_, err := c.exec(fmt.Sprintf("INSERT INTO kv VALUES (%d, 'n%d')", 20+i, i+1))
+			return err
+		})
+	}
+	acked := []string{"1|a", "2|b", "20|n1", "21|n2"}
+	testserver.Eventually(t, 2*time.Minute, func() error {
+		if got := a.idCustomer("kv"); !isSubset(acked, got) {
+			return fmt.Errorf("the lake holds %v", got)
+		}
+		return nil
+	})
+	for i, c := range []*client{a, b} {
+		require.Subset(t, c.idCustomer(`"kv$rt"`), acked, "n%d: nothing acknowledged lost", i+1)
+	}
+}
+
+func isSubset(want, got []string) bool {
+	have := map[string]bool{}
+	for _, g := range got {
+		have[g] = true
+	}
+	for _, w := range want {
+		if !have[w] {
+			return false
+		}
+	}
+	return true
 }

@@ -36,7 +36,11 @@
 //   - sys.tiering rows come from Status: per bucket, how far the lake is
 //     behind the log, and per table what the tiering service reported of
 //     its rounds (SetRoundStatus: consecutive failures, the newest error,
-//     the next attempt).
+//     the next attempt); StatusIn adds the node that tiers each table
+//     (the column owner) as a Cluster says.
+//   - sys.nodes rows come from Nodes: the nodes a Cluster lists (a
+//     node's cluster membership, adapted; Alone for a node by itself),
+//     with the lake-stream tables each owns (TablesOwned).
 //
 // Changes by other processes (other flightd nodes serving the warehouse,
 // Java Paimon): a table's metadata is cached, and every statement and

@@ -39,6 +39,18 @@
 //     status it ended with, Internal for a call that panicked). It excludes
 //     the network and the client: comparing it with what a client measures
 //     tells the two apart. Wired by ServerOptions.
+//   - On a node that is one of several (Options.Node, --node-id), every
+//     series carries the label node, the node id: Go's and the process's
+//     too, so that the series of the nodes stay apart wherever they are
+//     aggregated (federation, remote write, a relabelled instance), and
+//     sum by (node) works on any of them without a join; the node id is
+//     also what sys.nodes and sys.tiering's owner name, and it stays the
+//     same across restarts and moves, where the scrape address may not.
+//     WatchCluster adds flightd_cluster_ready (1 while the node is a
+//     member and owns its tables, 0 while not) and
+//     flightd_cluster_tables_owned (the lake-stream tables whose owner in
+//     sys.tiering is this node). A node alone reports neither, and no
+//     node label.
 //
 // Every per-table metric carries the labels database and table. A scrape
 // that cannot read the tiering status (a snapshot unreadable within

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -29,6 +30,10 @@ type Options struct {
 	Freshness func(*lake.Table) time.Duration
 	// Version is reported as flightd_build_info{version}.
 	Version string
+	// Node is the node id (--node-id) of a node that is one of several:
+	// every series then carries the label node="<Node>", so that series
+	// scraped from several nodes stay apart. "": no such label.
+	Node string
 	// ScrapeTimeout bounds reading the tiering status, and the tables' freshness, in one
 	// scrape (default 10s).
 	ScrapeTimeout time.Duration
@@ -37,7 +42,11 @@ type Options struct {
 
 // Metrics holds flightd's registry. ObserveRound is safe for concurrent use.
 type Metrics struct {
-	reg           *prometheus.Registry
+	reg *prometheus.Registry
+	// regr registers into reg, adding the label node when Options.Node
+	// is set: every collector is registered through it.
+	regr          prometheus.Registerer
+	status        *statusCollector
 	lg            *slog.Logger
 	committed     *prometheus.CounterVec
 	failed        *prometheus.CounterVec
@@ -64,8 +73,15 @@ func New(ls *lakestream.Service, opts Options) *Metrics {
 	counter := func(name, help string) *prometheus.CounterVec {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, tableLabels)
 	}
+	reg := prometheus.NewRegistry()
+	var regr prometheus.Registerer = reg
+	if opts.Node != "" {
+		regr = prometheus.WrapRegistererWith(prometheus.Labels{"node": opts.Node}, reg)
+	}
 	m := &Metrics{
-		reg:           prometheus.NewRegistry(),
+		reg:           reg,
+		regr:          regr,
+		status:        &statusCollector{ls: ls, opts: opts, lg: opts.Logger},
 		lg:            opts.Logger,
 		committed:     counter("flightd_tiering_rounds_committed_total", "Tiering rounds that committed a snapshot."),
 		failed:        counter("flightd_tiering_rounds_failed_total", "Tiering rounds that failed (nothing was committed)."),
@@ -79,8 +95,8 @@ func New(ls *lakestream.Service, opts Options) *Metrics {
 		}, tableLabels),
 		rpc: newRPCDuration(),
 	}
-	m.reg.MustRegister(m.committed, m.failed, m.rows, m.compactions, m.compactFailed, m.duration, m.rpc,
-		&statusCollector{ls: ls, opts: opts, lg: opts.Logger},
+	m.regr.MustRegister(m.committed, m.failed, m.rows, m.compactions, m.compactFailed, m.duration, m.rpc,
+		m.status,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -91,8 +107,18 @@ func New(ls *lakestream.Service, opts Options) *Metrics {
 	return m
 }
 
-// Registry returns the registry (for tests and further collectors).
+// Registry returns the registry, to gather from (tests). A collector
+// registered into it directly does not get the label node.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// WatchCluster reports, on every scrape, flightd_cluster_ready (1 while
+// c.Ready() is nil: the node is a member of the cluster and owns its
+// tables; 0 while not) and flightd_cluster_tables_owned (the lake-stream
+// tables whose owner in sys.tiering is this node). Call it on a node that
+// is one of several; neither is reported otherwise.
+func (m *Metrics) WatchCluster(c lakestream.Cluster) {
+	m.status.cluster.Store(&c)
+}
 
 // ObserveRound counts one tiering round; pass it as tiering.Options.Observe.
 func (m *Metrics) ObserveRound(r tiering.Round) {
@@ -121,7 +147,7 @@ func (m *Metrics) ObserveRound(r tiering.Round) {
 // scrape: the statements preparing, running or streaming to a DoGet
 // (flightsql.Server.Running).
 func (m *Metrics) WatchStatements(running func() int) {
-	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+	m.regr.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "flightd_statements_running",
 		Help: "Statements preparing, running or streaming to a DoGet (at most --max-concurrent-queries in each of the short and long lanes).",
 	}, func() float64 { return float64(running()) }))
@@ -130,7 +156,7 @@ func (m *Metrics) WatchStatements(running func() int) {
 // WatchQueued reports queued() as flightd_statements_queued on every
 // scrape: the statements waiting for a slot (flightsql.Server.Queued).
 func (m *Metrics) WatchQueued(queued func() int) {
-	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+	m.regr.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "flightd_statements_queued",
 		Help: "Statements waiting for a slot of their lane (at most --max-queued, plus DoGets of planned statements).",
 	}, func() float64 { return float64(queued()) }))
@@ -140,7 +166,7 @@ func (m *Metrics) WatchQueued(queued func() int) {
 // streaming reads open (flightsql.Server.Streams), which hold no statement
 // slot and so are not in flightd_statements_running.
 func (m *Metrics) WatchStreams(open func() int) {
-	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+	m.regr.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "flightd_streams_open",
 		Help: "Streaming reads open (at most --max-streams); they run until their client cancels.",
 	}, func() float64 { return float64(open()) }))
@@ -152,7 +178,7 @@ func (m *Metrics) Handler() http.Handler {
 		ErrorLog:            errorLog{m.lg},
 		ErrorHandling:       promhttp.ContinueOnError,
 		MaxRequestsInFlight: 4,
-		Registry:            m.reg, // promhttp_metric_handler_errors_total
+		Registry:            m.regr, // promhttp_metric_handler_errors_total
 	})
 }
 
@@ -175,6 +201,10 @@ var (
 		"Disk space the log's directory occupies (allocated blocks).", nil, nil)
 	descDiskBudget = prometheus.NewDesc("flightd_log_disk_budget_bytes",
 		"The log's disk budget (--log-disk-budget); absent when unlimited.", nil, nil)
+	descClusterReady = prometheus.NewDesc("flightd_cluster_ready",
+		"1 while this node is a member of the cluster and owns its tables (sys.nodes ready); 0 while it is not (joining, cut off from Kafka, fenced). Only on a node started with --node-id.", nil, nil)
+	descTablesOwned = prometheus.NewDesc("flightd_cluster_tables_owned",
+		"Lake-stream tables this node tiers: those whose owner in sys.tiering is this node (sys.nodes tables_owned). Only on a node started with --node-id.", nil, nil)
 	descLogReady = prometheus.NewDesc("flightd_log_ready",
 		"1 when the log serves reads and writes; 0 while it cannot (the Kafka log: brokers not reached since start, or another server took it over). The label names the log.", []string{"log"}, nil)
 )
@@ -185,10 +215,13 @@ type statusCollector struct {
 	ls   *lakestream.Service
 	opts Options
 	lg   *slog.Logger
+	// cluster is set by WatchCluster: sys.tiering is then read with its
+	// owners, and the cluster gauges reported.
+	cluster atomic.Pointer[lakestream.Cluster]
 }
 
 func (c *statusCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descLagSeconds, descLagRows, descAppended, descFailing, descFreshness, descDiskUsed, descDiskBudget, descLogReady} {
+	for _, d := range []*prometheus.Desc{descLagSeconds, descLagRows, descAppended, descFailing, descFreshness, descDiskUsed, descDiskBudget, descLogReady, descClusterReady, descTablesOwned} {
 		ch <- d
 	}
 }
@@ -200,6 +233,7 @@ type tableStatus struct {
 	lagSeconds      float64 // the largest known over the buckets
 	lagSecondsKnown bool
 	failedRounds    int64 // the table's, on each of its rows
+	owner           string
 }
 
 func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
@@ -214,13 +248,31 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 		ready = 0
 	}
 	ch <- prometheus.MustNewConstMetric(descLogReady, prometheus.GaugeValue, ready, c.ls.Log().Describe().ID)
+	var cl lakestream.Cluster
+	if p := c.cluster.Load(); p != nil {
+		cl = *p
+		ready := 1.0
+		if cl.Ready() != nil {
+			ready = 0
+		}
+		ch <- prometheus.MustNewConstMetric(descClusterReady, prometheus.GaugeValue, ready)
+	}
 	// A Collector is given no context: the scrape's I/O is bounded here.
 	ctx, cancel := context.WithTimeout(context.Background(), c.opts.ScrapeTimeout)
 	defer cancel()
-	tables, err := c.status(ctx)
+	tables, err := c.status(ctx, cl)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(descLagRows, fmt.Errorf("read the tiering status (sys.tiering): %w", err))
 		return
+	}
+	if cl != nil {
+		owned := 0
+		for _, ts := range tables {
+			if ts.owner != "" && ts.owner == cl.Self() {
+				owned++
+			}
+		}
+		ch <- prometheus.MustNewConstMetric(descTablesOwned, prometheus.GaugeValue, float64(owned))
 	}
 	for _, ts := range tables {
 		ch <- prometheus.MustNewConstMetric(descLagRows, prometheus.GaugeValue, float64(ts.lagRows), ts.db, ts.name)
@@ -237,16 +289,17 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// status reads sys.tiering and sums it up per table, in its order.
-func (c *statusCollector) status(ctx context.Context) ([]*tableStatus, error) {
-	r, err := c.ls.Status(ctx)
+// status reads sys.tiering (with the owners cl says; nil: none) and sums
+// it up per table, in its order.
+func (c *statusCollector) status(ctx context.Context, cl lakestream.Cluster) ([]*tableStatus, error) {
+	r, err := c.ls.StatusIn(ctx, cl)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Release()
 	sc := r.Schema()
 	idx := map[string]int{}
-	for _, name := range []string{"database", "table", "lag_rows", "log_end", "lag_seconds", "failed_rounds"} {
+	for _, name := range []string{"database", "table", "lag_rows", "log_end", "lag_seconds", "failed_rounds", "owner"} {
 		is := sc.FieldIndices(name)
 		if len(is) != 1 {
 			return nil, fmt.Errorf("sys.tiering has no column %q", name)
@@ -263,7 +316,8 @@ func (c *statusCollector) status(ctx context.Context) ([]*tableStatus, error) {
 		logEnd, ok4 := rec.Column(idx["log_end"]).(*array.Int64)
 		lagSecs, ok5 := rec.Column(idx["lag_seconds"]).(*array.Float64)
 		failed, ok6 := rec.Column(idx["failed_rounds"]).(*array.Int64)
-		if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 {
+		owners, ok7 := rec.Column(idx["owner"]).(*array.String)
+		if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 || !ok7 {
 			return nil, fmt.Errorf("sys.tiering columns have unexpected types: %s", sc)
 		}
 		for i := 0; i < int(rec.NumRows()); i++ {
@@ -271,6 +325,9 @@ func (c *statusCollector) status(ctx context.Context) ([]*tableStatus, error) {
 			ts := byName[k]
 			if ts == nil {
 				ts = &tableStatus{db: k[0], name: k[1]}
+				if owners.IsValid(i) {
+					ts.owner = owners.Value(i)
+				}
 				byName[k] = ts
 				out = append(out, ts)
 			}

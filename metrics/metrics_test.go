@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http/httptest"
@@ -290,4 +291,99 @@ func TestLogReadyIsZeroWhileTheLogCannotServe(t *testing.T) {
 	v, ok := value(t, m, "flightd_log_ready", "")
 	require.True(t, ok)
 	require.Zero(t, v)
+}
+
+// ownerCluster is a lakestream.Cluster whose node self owns the tables
+// mine lists (by table id).
+type ownerCluster struct {
+	self  string
+	mine  map[string]bool
+	ready error
+}
+
+func (c ownerCluster) Self() string                 { return c.self }
+func (c ownerCluster) Nodes() []lakestream.NodeInfo { return []lakestream.NodeInfo{{ID: c.self}} }
+func (c ownerCluster) Ready() error                 { return c.ready }
+func (c ownerCluster) Owner(id string) (string, bool) {
+	if c.mine[id] {
+		return c.self, true
+	}
+	return "other", true
+}
+
+// TestNodeLabelAndClusterGauges: with Options.Node every series, Go's and
+// the process's included, carries the label node; WatchCluster adds
+// flightd_cluster_ready and flightd_cluster_tables_owned (the tables whose
+// owner in sys.tiering is this node), which a node alone does not report.
+func TestNodeLabelAndClusterGauges(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	ls := newService(t, dir)
+	require.NoError(t, ls.CreateDatabase(ctx, "db", false))
+	bigint, err := lake.ParseType("BIGINT")
+	require.NoError(t, err)
+	mine := map[string]bool{}
+	for i, name := range []string{"a", "b", "c"} {
+		require.NoError(t, ls.CreateTable(ctx, "db", name, lake.Schema{Columns: []lake.Column{{Name: "id", Type: bigint}}}, false))
+		tb, err := ls.Table(ctx, "db", name)
+		require.NoError(t, err)
+		mine[lakestream.TableID(tb)] = i != 1
+	}
+
+	alone := New(ls, Options{Version: "test"})
+	_, ok := value(t, alone, "flightd_cluster_ready", "")
+	require.False(t, ok, "not on a node alone")
+	mfs, err := alone.Registry().Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		for _, s := range mf.GetMetric() {
+			require.NotContains(t, labels(s), "node", mf.GetName())
+		}
+	}
+
+	m := New(ls, Options{Version: "test", Node: "n2"})
+	m.WatchStatements(func() int { return 0 })
+	c := ownerCluster{self: "n2", mine: mine}
+	m.WatchCluster(c)
+	require.Equal(t, 1.0, mustValue(t, m, "flightd_cluster_ready"))
+	require.Equal(t, 2.0, mustValue(t, m, "flightd_cluster_tables_owned"))
+	m.ObserveRound(tiering.Round{Database: "db", Table: "a"})
+	mfs, err = m.Registry().Gather()
+	require.NoError(t, err)
+	seen := map[string]bool{}
+	for _, mf := range mfs {
+		for _, s := range mf.GetMetric() {
+			require.Equal(t, "n2", labels(s)["node"], "%s has no node label", mf.GetName())
+			seen[mf.GetName()] = true
+		}
+	}
+	for _, name := range []string{"flightd_build_info", "flightd_tiering_lag_rows", "flightd_tiering_rounds_failed_total", "flightd_statements_running", "go_goroutines", "process_resident_memory_bytes"} {
+		require.True(t, seen[name], "%s is missing", name)
+	}
+
+	c.ready = errors.New("cut off")
+	m.WatchCluster(c)
+	require.Equal(t, 0.0, mustValue(t, m, "flightd_cluster_ready"))
+
+	// The text format, through both handlers (--metrics-addr and --debug-addr).
+	for range 2 {
+		srv := httptest.NewServer(m.Handler())
+		resp, err := srv.Client().Get(srv.URL)
+		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		srv.Close()
+		require.NoError(t, err)
+		text := string(body)
+		for _, want := range []string{`flightd_tiering_lag_rows{database="db",node="n2",table="a"} 0`, `flightd_cluster_tables_owned{node="n2"} 2`, `go_goroutines{node="n2"} `} {
+			require.Contains(t, text, want)
+		}
+	}
+}
+
+func mustValue(t *testing.T, m *Metrics, name string) float64 {
+	t.Helper()
+	v, ok := value(t, m, name, "")
+	require.True(t, ok, "%s is missing", name)
+	return v
 }

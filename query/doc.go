@@ -57,6 +57,11 @@
 // streams share Options.IngestMemory (insert.go, ingestMemory): admitted
 // once, in arrival order, they never wait for each other.
 //
+// The cluster: sys.nodes lists the nodes serving the warehouse and the
+// tables each tiers, and sys.tiering's owner names each table's node, as
+// Options.Cluster says (lakestream.Service.Nodes and StatusIn; a node
+// alone is lakestream.Alone: one row with an empty node_id, owner NULL).
+//
 // Ingest (Engine.Ingest) brings each batch to the table's Arrow types
 // exactly (convert.go: Arrow's safe casts, plus lists, maps and structs
 // rebuilt around converted children, dictionaries decoded, narrow decimals

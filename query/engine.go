@@ -61,6 +61,8 @@ type Engine struct {
 	partRows int64
 	// admission lists and cancels statements (Options.Admission; may be nil).
 	admission *admit.Controller
+	// cluster is Options.Cluster (never nil): sys.nodes, sys.tiering's owner.
+	cluster lakestream.Cluster
 	// ingestMem bounds ingest batches in memory across streams (nil:
 	// unbounded); ingestReserve is a stream's first reservation.
 	ingestMem     *membudget.Budget
@@ -99,7 +101,10 @@ func New(ls *lakestream.Service, opts Options) (*Engine, error) {
 	e := &Engine{ls: ls, drain: opts.Drain, conn: c, mem: opts.Allocator, lg: opts.Logger,
 		guard: memguard.New(opts.MemoryCeiling, nil), stopGuard: make(chan struct{}), partRows: opts.PartRows,
 		admission: opts.Admission, ingestReserve: cmp.Or(opts.IngestReserve, 64<<20),
-		ingestWait: cmp.Or(opts.IngestWait, time.Minute)}
+		ingestWait: cmp.Or(opts.IngestWait, time.Minute), cluster: opts.Cluster}
+	if e.cluster == nil {
+		e.cluster = lakestream.Alone("", time.Now())
+	}
 	if opts.IngestMemory > 0 {
 		e.ingestMem = membudget.New(opts.IngestMemory)
 	}
@@ -898,7 +903,7 @@ func (e *Engine) plainScan(ctx context.Context, ps plainScan, p *part, schemaOnl
 		r, err = e.ls.ScanWith(ctx, ps.ref.db, ps.ref.table, opts)
 	}
 	if err != nil {
-		return nil, false, mapErr(err)
+		return nil, false, partErr(p, mapErr(err))
 	}
 	if len(preds) > 0 && !schemaOnly {
 		r = newFilterReader(ctx, e.mem, r, preds)
@@ -913,17 +918,26 @@ func cleanDuckErr(err error) string {
 	return strings.TrimSpace(err.Error())
 }
 
-// SystemDatabase holds flightd's system tables: sys.tiering and
-// sys.statements.
+// SystemDatabase holds flightd's system tables: sys.tiering,
+// sys.statements and sys.nodes.
 const SystemDatabase = "sys"
+
+// The system tables of SystemDatabase.
+const (
+	tieringTable = "tiering" // lakestream.StatusSchema
+	nodesTable   = "nodes"   // lakestream.NodesSchema
+)
 
 // scan opens the reader behind a resolved reference.
 func (e *Engine) scan(ctx context.Context, r tableRef) (array.RecordReader, error) {
 	if r.system {
-		if r.table == statementsTable {
+		switch r.table {
+		case statementsTable:
 			return e.statementsReader()
+		case nodesTable:
+			return e.ls.Nodes(ctx, e.cluster)
 		}
-		return e.ls.Status(ctx)
+		return e.ls.StatusIn(ctx, e.cluster)
 	}
 	if r.meta != "" {
 		return e.ls.Meta(ctx, r.db, r.table, r.meta)
@@ -940,6 +954,8 @@ func (e *Engine) refSchema(ctx context.Context, r tableRef) (*arrow.Schema, erro
 	switch {
 	case r.system && r.table == statementsTable:
 		return StatementsSchema, nil
+	case r.system && r.table == nodesTable:
+		return lakestream.NodesSchema, nil
 	case r.system:
 		return lakestream.StatusSchema, nil
 	case r.meta != "":
@@ -962,7 +978,7 @@ func (e *Engine) resolver(ctx context.Context) resolver {
 // unqualified name is looked up in the session's database.
 func (e *Engine) resolve(ctx context.Context, session, schema, table string) (tableRef, bool, error) {
 	if strings.EqualFold(schema, SystemDatabase) {
-		for _, t := range []string{"tiering", statementsTable} {
+		for _, t := range []string{tieringTable, statementsTable, nodesTable} {
 			if strings.EqualFold(table, t) {
 				return tableRef{db: SystemDatabase, table: t, system: true}, true, nil
 			}

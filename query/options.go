@@ -45,6 +45,10 @@ type Options struct {
 	// Drain moves a table's log into the lake; ALTER TABLE ... SET
 	// ('lakestream.enabled' = 'false') needs it (tiering.Service.Drain).
 	Drain lakestream.DrainFunc
+	// Cluster is what sys.nodes lists and sys.tiering's owner column
+	// says: the cluster this node is one of, or lakestream.Alone. nil:
+	// lakestream.Alone with no address, started when New was called.
+	Cluster lakestream.Cluster
 	// Admission is the server's admission controller: sys.statements lists
 	// its statements and CALL sys.cancel(id) ends one (nil: none listed).
 	Admission *admit.Controller

@@ -4,7 +4,9 @@ package query
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"sort"
 	"strconv"
 	"strings"
@@ -156,6 +158,17 @@ func decodePart(s string) (part, error) {
 		p.cut.Log[int32(b)] = hw
 	}
 	return p, nil
+}
+
+// partErr is err of opening the scan of part p (nil: not a part): a cut
+// that is gone (its snapshot expired since the query was planned, on this
+// node or another) is ErrRejected, which tells the client to run the query
+// again for new tickets, not that the server failed.
+func partErr(p *part, err error) error {
+	if p != nil && errors.Is(err, fs.ErrNotExist) && !errors.Is(err, engine.ErrRejected) {
+		return fmt.Errorf("%w: %w", engine.ErrRejected, err)
+	}
+	return err
 }
 
 // partOf is the part ctx asks for, if any.

@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/engine"
+	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lakestream"
 )
 
 func sortedLines(rows [][]string) []string {
@@ -94,5 +96,28 @@ func TestPartsReadTheCutTheyWerePlannedAt(t *testing.T) {
 			}
 			require.Equal(t, want, sortedLines(got), "%s in %d parts", q, len(parts))
 		}
+	}
+}
+
+// TestAPartWhoseCutIsGoneIsRejected: a ticket's part naming a snapshot
+// that no longer exists (expired since the query was planned, here or on
+// another node) is ErrRejected, which says to run the query again, not an
+// internal error.
+func TestAPartWhoseCutIsGoneIsRejected(t *testing.T) {
+	p := newPushdownEnv(t)
+	e := p.e
+	ctx := context.Background()
+	run(t, e, "CREATE TABLE pk (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '4')")
+	run(t, e, "INSERT INTO pk VALUES (1, 'a'), (2, 'b')")
+	_, err := p.tier.TierTable(ctx, DefaultDatabase, "pk")
+	require.NoError(t, err)
+	for _, q := range []string{`SELECT * FROM pk`, `SELECT * FROM "pk$rt"`} {
+		gone := encodePart(part{cut: lakestream.Cut{Snapshot: 987654}, split: lake.Split{Index: 0, Count: 2}})
+		if strings.Contains(q, "$rt") {
+			gone += ";" // no log buckets
+		}
+		_, err := e.Execute(engine.WithPart(ctx, gone), q)
+		require.ErrorIs(t, err, engine.ErrRejected, q)
+		require.Contains(t, err.Error(), "run the query again", q)
 	}
 }

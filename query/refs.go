@@ -13,7 +13,7 @@ type tableRef struct {
 	realtime  bool
 	ro        bool   // t$ro: the top-level files only
 	changelog bool   // t$changelog
-	system    bool   // sys.tiering, sys.statements (table)
+	system    bool   // sys.tiering, sys.statements, sys.nodes (table)
 	meta      string // a Paimon system table: lakestream.SnapshotsSuffix, ...
 	// snapshot and tag: a time travel (t AT (...)) reads that snapshot of
 	// the lake, or that tag's (travel.go); 0 and "": the latest.

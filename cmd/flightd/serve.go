@@ -55,6 +55,14 @@ func serve(args []string) error {
 	if err != nil {
 		return fmt.Errorf("open warehouse %s: %w", cfg.Warehouse, err)
 	}
+	if cfg.NodeID != "" {
+		octx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err := checkConditionalWrites(octx, cat.FileIO(), cfg.Warehouse, cfg.NodeID)
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
 	logDir := filepath.Join(cfg.DataDir, "log")
 	var ls *lakestream.Service // set below; the Kafka log names new topics through it
 	octx, cancel = context.WithTimeout(context.Background(), time.Minute)
@@ -87,7 +95,7 @@ func serve(args []string) error {
 		diskBudget, _ = parseSize(cfg.LogDiskBudget) // validated
 	}
 	met := metrics.New(ls, metrics.Options{
-		LogDir: logDir, DiskBudget: diskBudget, Version: version, Logger: lg.With("component", "metrics"),
+		LogDir: logDir, DiskBudget: diskBudget, Version: version, Logger: lg.With("component", "metrics"), Node: cfg.NodeID,
 		Freshness: func(t *lake.Table) time.Duration { d, _ := lakestream.Freshness(t, cfg.TieringInterval); return d },
 	})
 	member, err := joinCluster(cfg, lg)
@@ -102,6 +110,7 @@ func serve(args []string) error {
 			}
 		}()
 		topts.Owns = member.Owns
+		met.WatchCluster(clusterView(&cfg, member))
 	}
 	tier := tiering.New(ls, topts)
 	memLimit, memFrom, _ := cfg.memoryLimit() // validated
@@ -112,7 +121,8 @@ func serve(args []string) error {
 	}
 	adm := admit.New(admit.Options{ShortSlots: cfg.MaxConcurrentQueries, LongSlots: cfg.MaxConcurrentQueries, MaxQueued: cfg.MaxQueued, QueueTimeout: cfg.QueueTimeout})
 	eng, err := query.New(ls, query.Options{Logger: lg.With("component", "query"), Drain: tier.Drain, MemoryLimit: duckDBSize(budget.duckDB), MemoryCeiling: ceiling, TempDir: filepath.Join(cfg.DataDir, "duckdb-tmp"), MaxTempBytes: cfg.Limits.spillBytes(), PartRows: cfg.MinEndpointRows,
-		Admission: adm, IngestMemory: budget.ingest, IngestReserve: int64(cfg.messageBytes()), IngestWait: cfg.QueueTimeout})
+		Admission: adm, IngestMemory: budget.ingest, IngestReserve: int64(cfg.messageBytes()), IngestWait: cfg.QueueTimeout,
+		Cluster: clusterView(&cfg, member)})
 	if err != nil {
 		return err
 	}
@@ -123,6 +133,7 @@ func serve(args []string) error {
 		MaxPrepared: cfg.MaxPrepared, PreparedTTL: cfg.PreparedIdleTimeout, MaxEndpoints: cfg.MaxEndpoints, MaxStreams: cfg.MaxStreams,
 		MaxBatchBytes:     cfg.resultBatchBytes(),
 		MaxStatementBytes: cfg.statementBytes(), MaxParamBytes: int64(cfg.messageBytes()),
+		Nodes: clusterNodes(member),
 	})
 	if err != nil {
 		return err
@@ -273,6 +284,21 @@ func joinCluster(cfg Config, lg *slog.Logger) (*cluster.Member, error) {
 	}
 	lg.Info("joined the cluster", "node", cfg.NodeID, "advertise", cfg.advertise(&cfg), "session_timeout", cfg.SessionTimeout)
 	return m, nil
+}
+
+// clusterNodes lists the cluster's nodes for the locations of a result's
+// endpoints (flightsql.Options.Nodes); nil when the server runs alone.
+func clusterNodes(m *cluster.Member) func() []flightsql.Node {
+	if m == nil {
+		return nil
+	}
+	return func() []flightsql.Node {
+		var out []flightsql.Node
+		for _, n := range m.Nodes() {
+			out = append(out, flightsql.Node{URI: n.Address, Self: n.ID == m.ID(), Heartbeat: n.LastHeartbeat})
+		}
+		return out
+	}
 }
 
 // The receive flow-control windows of gRPC (see serve).
