@@ -55,3 +55,41 @@ func BenchmarkAppend(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAckToOtherNode: node a appends one small entry (shared log,
+// several writers); node b Syncs and finds it in its high watermark. The
+// latencies of a's append and of b's Sync.
+func BenchmarkAckToOtherNode(b *testing.B) {
+	br := testkafka.Start(b)
+	ctx := context.Background()
+	open := func(node string) *kafkalog.Log {
+		l, err := kafkalog.Open(ctx, kafkalog.Options{Brokers: []string{br.Addr()}, TopicPrefix: "ack.", NodeID: node, Shared: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { l.Close() })
+		return l
+	}
+	a, o := open("a"), open("b")
+	bk := logstore.Bucket{Table: "t", Bucket: 0}
+	es := []logstore.Entry{{Bucket: bk, Rows: 1, Payload: []byte("x")}}
+	var appendLat, syncLat time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		bases, err := a.Append(ctx, es)
+		if err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if err := o.Sync(ctx, "t"); err != nil {
+			b.Fatal(err)
+		}
+		if hw := o.HighWatermark(bk); hw < bases[0]+1 {
+			b.Fatalf("after Sync the other node's high watermark is %d, below %d", hw, bases[0]+1)
+		}
+		appendLat += t1.Sub(t0)
+		syncLat += time.Since(t1)
+	}
+	b.ReportMetric(float64(appendLat.Microseconds())/float64(b.N)/1000, "append-ms")
+	b.ReportMetric(float64(syncLat.Microseconds())/float64(b.N)/1000, "sync-ms")
+}
