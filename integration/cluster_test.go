@@ -342,10 +342,10 @@ func TestClusterKillLoop(t *testing.T) {
 }
 
 // TestClusterCutOffFromKafka: while the brokers are down, writes on every
-// node fail with UNAVAILABLE naming them, the lake is still served, and
-// nothing is tiered; when they return, the nodes rejoin on their own:
-// writes are taken again on every node and tiered, and nothing
-// acknowledged is lost.
+// node fail with UNAVAILABLE naming them and the lake is still served;
+// when they return, the nodes rejoin on their own: writes are taken again
+// on every node and tiered, and nothing acknowledged is lost. A node that
+// starts while they are down serves the lake and joins when they return.
 func TestClusterCutOffFromKafka(t *testing.T) {
 	warehouse := filepath.Join(t.TempDir(), "warehouse")
 	require.NoError(t, os.MkdirAll(warehouse, 0o755))
@@ -388,6 +388,29 @@ func TestClusterCutOffFromKafka(t *testing.T) {
 	for i, c := range []*client{a, b} {
 		require.Subset(t, c.idCustomer(`"kv$rt"`), acked, "n%d: nothing acknowledged lost", i+1)
 	}
+
+	// A node that starts while the brokers are down serves the lake,
+	// says it is not a member yet, and joins once they return.
+	br.Stop()
+	a.close()
+	nodes[0].Restart(syscall.SIGKILL)
+	a = connect(t, nodes[0])
+	require.Subset(t, a.idCustomer("kv"), []string{"1|a", "2|b"}, "the lake is served")
+	require.Equal(t, [][]string{{"false"}}, a.mustQuery("SELECT ready FROM sys.nodes WHERE is_self"))
+	br.Restart(t)
+	testserver.Eventually(t, 2*time.Minute, func() error {
+		if got := a.scalar("SELECT ready FROM sys.nodes WHERE is_self"); got != "true" {
+			return fmt.Errorf("n1 is not a member yet (ready %s)", got)
+		}
+		_, err := a.exec("INSERT INTO kv VALUES (30, 'late')")
+		return err
+	})
+	testserver.Eventually(t, 2*time.Minute, func() error {
+		if got := b.idCustomer("kv"); !isSubset(append(acked, "30|late"), got) {
+			return fmt.Errorf("the lake holds %v", got)
+		}
+		return nil
+	})
 }
 
 func isSubset(want, got []string) bool {

@@ -3,7 +3,6 @@ package main
 import (
 	"time"
 
-	"github.com/flightd/flightd/cluster"
 	"github.com/flightd/flightd/lakestream"
 )
 
@@ -15,16 +14,19 @@ var processStarted = time.Now()
 // metrics show of the node's cluster: member's, or, when member is nil
 // (no --node-id), the node alone, node id "", at its client address made
 // from --listen.
-func clusterView(cfg *Config, member *cluster.Member) lakestream.Cluster {
+func clusterView(cfg *Config, member *clusterNode) lakestream.Cluster {
 	if member == nil {
 		return lakestream.Alone(cfg.advertise(cfg), processStarted)
 	}
-	return memberView{member}
+	return memberView{member, cfg.advertise(cfg)}
 }
 
 // memberView adapts a cluster member to lakestream.Cluster (lakestream
 // does not import package cluster).
-type memberView struct{ m *cluster.Member }
+type memberView struct {
+	m    *clusterNode
+	addr string // this node's advertised address
+}
 
 func (v memberView) Self() string                        { return v.m.ID() }
 func (v memberView) Owner(tableID string) (string, bool) { return v.m.Owner(tableID) }
@@ -32,6 +34,11 @@ func (v memberView) Ready() error                        { return v.m.Ready() }
 
 func (v memberView) Nodes() []lakestream.NodeInfo {
 	ns := v.m.Nodes()
+	if len(ns) == 0 {
+		// Not joined yet: this node alone (its row says why it is not
+		// ready).
+		return []lakestream.NodeInfo{{ID: v.m.ID(), Address: v.addr, Started: processStarted}}
+	}
 	out := make([]lakestream.NodeInfo, len(ns))
 	for i, n := range ns {
 		out[i] = lakestream.NodeInfo{ID: n.ID, Address: n.Address, Started: n.Started, LastHeartbeat: n.LastHeartbeat}

@@ -254,9 +254,10 @@ func serve(args []string) error {
 	return nil
 }
 
-// joinCluster makes the server a member of its cluster (--node-id), or
-// returns nil when it runs alone.
-func joinCluster(cfg Config, lg *slog.Logger) (*cluster.Member, error) {
+// joinCluster makes the server a member of its cluster (--node-id), in
+// the background if the brokers cannot be reached now (see clusterNode),
+// or returns nil when it runs alone.
+func joinCluster(cfg Config, lg *slog.Logger) (*clusterNode, error) {
 	if cfg.NodeID == "" {
 		return nil, nil
 	}
@@ -272,23 +273,28 @@ func joinCluster(cfg Config, lg *slog.Logger) (*cluster.Member, error) {
 		kopts = append(kopts, kgo.SASL(o.SASL))
 	}
 	clg := lg.With("component", "cluster")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	m, err := cluster.Join(ctx, cluster.Options{
+	opts := cluster.Options{
 		Brokers: o.Brokers, KafkaOpts: kopts, Prefix: cfg.KafkaTopicPrefix, NodeID: cfg.NodeID,
 		Advertise: cfg.advertise(&cfg), SessionTimeout: cfg.SessionTimeout, Replication: int16(cfg.KafkaReplication),
 		Logf: func(format string, args ...any) { clg.Info(fmt.Sprintf(format, args...)) },
-	})
-	if err != nil {
-		return nil, fmt.Errorf("join the cluster as node %s: %w", cfg.NodeID, err)
 	}
-	lg.Info("joined the cluster", "node", cfg.NodeID, "advertise", cfg.advertise(&cfg), "session_timeout", cfg.SessionTimeout)
-	return m, nil
+	lg.Info("joining the cluster", "node", cfg.NodeID, "advertise", opts.Advertise, "session_timeout", cfg.SessionTimeout)
+	return startClusterNode(cfg.NodeID, clg, func(ctx context.Context) (*cluster.Member, error) {
+		// A join waits up to about a session timeout for a crashed node's
+		// membership to expire.
+		ctx, cancel := context.WithTimeout(ctx, max(cfg.KafkaTimeout, 2*cfg.SessionTimeout))
+		defer cancel()
+		m, err := cluster.Join(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("join the cluster as node %s: %w", cfg.NodeID, err)
+		}
+		return m, nil
+	}), nil
 }
 
 // clusterNodes lists the cluster's nodes for the locations of a result's
 // endpoints (flightsql.Options.Nodes); nil when the server runs alone.
-func clusterNodes(m *cluster.Member) func() []flightsql.Node {
+func clusterNodes(m *clusterNode) func() []flightsql.Node {
 	if m == nil {
 		return nil
 	}
