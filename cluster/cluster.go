@@ -52,6 +52,11 @@ type Options struct {
 	// Replication is the replication factor of the topics Join creates;
 	// 0 or -1: the brokers' default.replication.factor.
 	Replication int16
+	// Pins, when set, returns the oldest snapshot of each table (by table
+	// id) that a running read of this node uses; it is published with the
+	// node's record, so that the node that expires a table's snapshots
+	// keeps them (PinnedElsewhere).
+	Pins func() map[string]int64
 	// Logf receives the member's messages: slots assigned and given up,
 	// sessions lost, errors of the group and of the node records (each
 	// once until it changes). nil discards them.
@@ -143,6 +148,8 @@ type record struct {
 	Started   time.Time `json:"started"`
 	Heartbeat time.Time `json:"heartbeat"`
 	Slots     []int32   `json:"slots"`
+	// Pins: table id -> the oldest snapshot a read of the node uses.
+	Pins map[string]int64 `json:"pins,omitempty"`
 }
 
 // Member is a node's membership in the cluster. All methods are safe for
@@ -360,6 +367,26 @@ func (m *Member) Owner(tableID string) (nodeID string, ok bool) {
 		}
 	}
 	return best.ID, ok
+}
+
+// PinnedElsewhere returns the oldest snapshot of the table that a read on
+// another node used when it last published its record (0: none). Records
+// are published every Options.Heartbeat: a read that began since is not
+// in it yet.
+func (m *Member) PinnedElsewhere(tableID string) int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	var oldest int64
+	for id, r := range m.nodes {
+		if id == m.o.NodeID || m.staleLocked(r, now) {
+			continue
+		}
+		if sid := r.Pins[tableID]; sid > 0 && (oldest == 0 || sid < oldest) {
+			oldest = sid
+		}
+	}
+	return oldest
 }
 
 // Nodes returns the nodes whose latest record is less than three session
@@ -618,6 +645,9 @@ func (m *Member) publish(ctx context.Context) (int64, error) {
 	now := m.now()
 	rec := record{ID: m.o.NodeID, Address: m.o.Advertise, Started: m.started, Heartbeat: now, Slots: m.effectiveLocked(now)}
 	m.mu.Unlock()
+	if m.o.Pins != nil {
+		rec.Pins = m.o.Pins()
+	}
 	if rec.Slots == nil {
 		rec.Slots = []int32{}
 	}

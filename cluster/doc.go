@@ -72,8 +72,10 @@
 //
 // Every node publishes a record to the compacted topic
 // <prefix>_flightd_nodes (NodesTopic, one partition): key the node id,
-// value JSON {id, address, started, heartbeat, slots} where slots are the
-// slots Owns reports at that moment, every Options.Heartbeat and at once
+// value JSON {id, address, started, heartbeat, slots, pins} where slots are
+// the slots Owns reports at that moment and pins the oldest snapshot of
+// each table a read of the node uses (Options.Pins; PinnedElsewhere tells
+// the node that expires a table's snapshots which to keep), every Options.Heartbeat and at once
 // when they change; Close writes a tombstone. Every node reads the topic
 // from its start, so Nodes and Owner answer the same on every node once the
 // records have propagated. Times are the publisher's clock: the nodes'

@@ -278,3 +278,20 @@ func TestJoinWithoutBrokers(t *testing.T) {
 	_, err := Join(ctx, Options{Brokers: []string{"127.0.0.1:1"}, NodeID: "n1"})
 	require.ErrorContains(t, err, "cluster: create topic flightd._flightd_owners: the Kafka brokers 127.0.0.1:1 did not answer")
 }
+
+// TestPinnedElsewhereFromTheRecords: the oldest snapshot of a table that a
+// read on another live node uses, from the nodes' records; this node's own
+// record and stale ones do not count.
+func TestPinnedElsewhereFromTheRecords(t *testing.T) {
+	m, clock := fakeMember(t, "b")
+	t0 := clock.now()
+	rec(t, m, 0, record{ID: "a", Heartbeat: t0, Pins: map[string]int64{"t1": 7, "t2": 3}}, false)
+	rec(t, m, 1, record{ID: "c", Heartbeat: t0, Pins: map[string]int64{"t1": 5}}, false)
+	rec(t, m, 2, record{ID: "b", Heartbeat: t0, Pins: map[string]int64{"t1": 1}}, false) // our own
+	rec(t, m, 3, record{ID: "old", Heartbeat: t0.Add(-30 * time.Second), Pins: map[string]int64{"t2": 1}}, false)
+	require.EqualValues(t, 5, m.PinnedElsewhere("t1"))
+	require.EqualValues(t, 3, m.PinnedElsewhere("t2"))
+	require.Zero(t, m.PinnedElsewhere("t3"))
+	rec(t, m, 4, record{ID: "c", Heartbeat: t0}, false)
+	require.EqualValues(t, 7, m.PinnedElsewhere("t1"), "c's read ended")
+}

@@ -257,3 +257,27 @@ func (p *pinnedReader) Release() {
 		p.unpin()
 	}
 }
+
+// OldestPins returns, by table id, the oldest snapshot a running read of
+// this process uses (tables without one are left out): what a node
+// publishes so that the node expiring snapshots keeps them.
+func (s *Service) OldestPins() map[string]int64 {
+	s.pins.mu.Lock()
+	defer s.pins.mu.Unlock()
+	var out map[string]int64
+	for id, e := range s.pins.m {
+		var oldest int64
+		for sid, n := range e.readers {
+			if n > 0 && (oldest == 0 || sid < oldest) {
+				oldest = sid
+			}
+		}
+		if oldest > 0 {
+			if out == nil {
+				out = map[string]int64{}
+			}
+			out[id] = oldest
+		}
+	}
+	return out
+}

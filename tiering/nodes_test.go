@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -102,4 +103,59 @@ func TestTwoNodesRaceForOneSnapshot(t *testing.T) {
 		require.Equal(t, modelRows(model), scan(t, n, "kv", true), "node %d: t$rt", i)
 		require.Len(t, scan(t, n, "ap", false), appended, "node %d: every appended row exactly once", i)
 	}
+}
+
+// TestExpiryKeepsASnapshotAnotherNodeReads: the node that expires a
+// table's snapshots keeps the one a running read on another node uses (the
+// other node publishes its oldest pinned snapshots; here handed over
+// directly), and expires it once that read ended.
+func TestExpiryKeepsASnapshotAnotherNodeReads(t *testing.T) {
+	dir := t.TempDir()
+	log, err := logstore.Open(filepath.Join(dir, "log"), logstore.DefaultOptions())
+	require.NoError(t, err)
+	t.Cleanup(func() { log.Close() })
+	var reader *env
+	node := func(pinned func(string) int64) *env {
+		cat, err := lake.OpenCatalog(filepath.Join(dir, "warehouse"))
+		require.NoError(t, err)
+		ls := lakestream.New(cat, log, lakestream.Options{})
+		return &env{dir: dir, cat: cat, ls: ls, tr: New(ls, Options{MaxRowsPerRound: 1 << 20, CompactMinFiles: 3,
+			Expire: lake.ExpireOptions{RetainMin: 1, RetainMax: 2, OlderThan: time.Millisecond}, PinnedElsewhere: pinned})}
+	}
+	owner := node(func(id string) int64 { return reader.ls.OldestPins()[id] })
+	reader = node(nil)
+	createTable(t, owner, "kv", 1)
+	ctx := t.Context()
+	round := func(i int) {
+		rec := batch([]int64{int64(i % 3), int64(100 + i)}, []string{fmt.Sprint("r", i), fmt.Sprint("n", i)})
+		_, err := owner.ls.Write(ctx, "db", "kv", rec)
+		rec.Release()
+		require.NoError(t, err)
+		_, err = owner.tr.TierTable(ctx, "db", "kv")
+		require.NoError(t, err)
+		_, err = owner.tr.ExpireTable(ctx, "db", "kv", time.Now().Add(time.Hour))
+		require.NoError(t, err)
+	}
+	for i := range 3 {
+		round(i)
+	}
+	r, err := reader.ls.Scan(ctx, "db", "kv", false) // pins the latest snapshot on the reader
+	require.NoError(t, err)
+	pinned := reader.ls.OldestPins()[lakestream.TableID(mustTable(t, reader, "kv"))]
+	require.Positive(t, pinned)
+	for i := 3; i < 12; i++ {
+		round(i)
+	}
+	_, err = mustTable(t, owner, "kv").Snapshot(ctx, pinned)
+	require.NoError(t, err, "snapshot %d, which the other node reads, is kept", pinned)
+	var n int64
+	for r.Next() {
+		n += r.RecordBatch().NumRows()
+	}
+	require.NoError(t, r.Err(), "the other node's read finds its files")
+	require.EqualValues(t, 6, n, "3 rounds of 2 new keys")
+	r.Release()
+	round(12)
+	_, err = mustTable(t, owner, "kv").Snapshot(ctx, pinned)
+	require.Error(t, err, "once the read ended, snapshot %d expires", pinned)
 }

@@ -122,6 +122,11 @@ func (s *Service) ExpireTable(ctx context.Context, db, name string, now time.Tim
 	if ours > 0 && ours < keep {
 		keep = ours
 	}
+	if s.opts.PinnedElsewhere != nil {
+		if sid := s.opts.PinnedElsewhere(lakestream.TableID(t)); sid > 0 && sid < keep {
+			keep = sid
+		}
+	}
 	keep, done := s.ls.BeginExpire(lakestream.TableID(t), keep)
 	defer done()
 	opts := s.opts.Expire

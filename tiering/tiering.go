@@ -52,8 +52,12 @@ type Options struct {
 	// Ownership only saves work: two nodes that both think they own a
 	// table cannot both commit a snapshot (the commit is conditional), and
 	// the loser plans again from the winner's offsets.
-	Owns   func(tableID string) bool
-	Logger *slog.Logger
+	Owns func(tableID string) bool
+	// PinnedElsewhere, when set, returns the oldest snapshot of a table
+	// (by table id) that a read on another node uses (0: none):
+	// expiration keeps it and everything newer.
+	PinnedElsewhere func(tableID string) int64
+	Logger          *slog.Logger
 	// Clock is the scheduler's time (default: the system's).
 	Clock Clock
 }

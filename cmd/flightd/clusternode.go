@@ -119,3 +119,12 @@ func (n *clusterNode) Close() error {
 	}
 	return nil
 }
+
+// PinnedElsewhere returns the oldest snapshot of the table a read on
+// another node uses (0: none, or not joined).
+func (n *clusterNode) PinnedElsewhere(tableID string) int64 {
+	if m := n.member(); m != nil {
+		return m.PinnedElsewhere(tableID)
+	}
+	return 0
+}

@@ -98,7 +98,7 @@ func serve(args []string) error {
 		LogDir: logDir, DiskBudget: diskBudget, Version: version, Logger: lg.With("component", "metrics"), Node: cfg.NodeID,
 		Freshness: func(t *lake.Table) time.Duration { d, _ := lakestream.Freshness(t, cfg.TieringInterval); return d },
 	})
-	member, err := joinCluster(cfg, lg)
+	member, err := joinCluster(cfg, lg, ls.OldestPins)
 	if err != nil {
 		return err
 	}
@@ -110,6 +110,7 @@ func serve(args []string) error {
 			}
 		}()
 		topts.Owns = member.Owns
+		topts.PinnedElsewhere = member.PinnedElsewhere
 		met.WatchCluster(clusterView(&cfg, member))
 	}
 	tier := tiering.New(ls, topts)
@@ -257,7 +258,7 @@ func serve(args []string) error {
 // joinCluster makes the server a member of its cluster (--node-id), in
 // the background if the brokers cannot be reached now (see clusterNode),
 // or returns nil when it runs alone.
-func joinCluster(cfg Config, lg *slog.Logger) (*clusterNode, error) {
+func joinCluster(cfg Config, lg *slog.Logger, pins func() map[string]int64) (*clusterNode, error) {
 	if cfg.NodeID == "" {
 		return nil, nil
 	}
@@ -276,7 +277,7 @@ func joinCluster(cfg Config, lg *slog.Logger) (*clusterNode, error) {
 	opts := cluster.Options{
 		Brokers: o.Brokers, KafkaOpts: kopts, Prefix: cfg.KafkaTopicPrefix, NodeID: cfg.NodeID,
 		Advertise: cfg.advertise(&cfg), SessionTimeout: cfg.SessionTimeout, Replication: int16(cfg.KafkaReplication),
-		Logf: func(format string, args ...any) { clg.Info(fmt.Sprintf(format, args...)) },
+		Pins: pins, Logf: func(format string, args ...any) { clg.Info(fmt.Sprintf(format, args...)) },
 	}
 	lg.Info("joining the cluster", "node", cfg.NodeID, "advertise", opts.Advertise, "session_timeout", cfg.SessionTimeout)
 	return startClusterNode(cfg.NodeID, clg, func(ctx context.Context) (*cluster.Member, error) {
