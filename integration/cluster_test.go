@@ -369,6 +369,9 @@ func TestClusterCutOffFromKafka(t *testing.T) {
 		require.Equal(t, codes.Unavailable, grpcCode(err), "n%d: %v", i+1, err)
 		require.Contains(t, err.Error(), br.Addr(), "n%d: the error names the brokers", i+1)
 		require.Equal(t, "1|a,2|b", strings.Join(c.idCustomer("kv"), ","), "n%d serves the lake", i+1)
+		_, err = c.query(`SELECT * FROM "kv$rt"`)
+		require.Error(t, err, "n%d cannot know what the other node acknowledged", i+1)
+		require.Equal(t, codes.Unavailable, grpcCode(err), "n%d: t$rt fails UNAVAILABLE, not as an invalid statement: %v", i+1, err)
 	}
 
 	br.Restart(t)

@@ -714,8 +714,15 @@ func (e *Engine) queryWith(ctx context.Context, sql string, schemaOnly bool, des
 	}
 	if err != nil {
 		for _, src := range sources {
-			if serr := src.firstErr(); serr != nil && errors.Is(serr, lakestream.ErrSchemaChanged) {
+			serr := src.firstErr()
+			if serr != nil && errors.Is(serr, lakestream.ErrSchemaChanged) {
 				return nil, serr
+			}
+			// A scan that failed for a reason the engine has a code for
+			// (the Kafka log unreachable: Unavailable) says so, rather
+			// than as DuckDB's invalid statement.
+			if m := mapErr(serr); serr != nil && m != serr {
+				return nil, m
 			}
 		}
 		if viewAltered(err) {
