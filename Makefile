@@ -24,7 +24,7 @@ KAFKA_BROKER_STAMP := integration/kafka/target/.kafka-broker
 # Packages that never link DuckDB: fast to build, run with the race detector.
 NOCGO_PKGS   = $(shell $(GO) list ./... | grep -v -e /query -e /cmd/ -e /integration -e /bench -e /internal/deps)
 
-.PHONY: bench-kafka bench-load all build run tools paimon-check-jar jdbc-check-jar kafka-broker test test-kafka-cluster test-paimon test-go test-nocgo test-engine test-integration test-python test-fuzz fuzz deps py-deps go-deps bench bench-quick bench-read bench-stream bench-sustained soak clean tidy-check
+.PHONY: bench-cluster bench-kafka bench-load all build run cluster tools paimon-check-jar jdbc-check-jar kafka-broker test test-kafka-cluster test-paimon test-go test-nocgo test-engine test-integration test-python test-fuzz fuzz deps py-deps go-deps bench bench-quick bench-read bench-stream bench-sustained soak clean tidy-check
 
 all: build
 
@@ -33,6 +33,13 @@ build: go-deps
 
 run: build
 	./$(BIN) serve
+
+# Three flightd nodes (127.0.0.1:31337-31339) over one Kafka broker and one
+# Versity S3 Gateway on this machine, state under ./data/cluster; Ctrl-C
+# stops them all. Settings (CLUSTER_FLAGS, FRESH=1, ports): scripts/cluster.sh;
+# the cluster: docs/cluster.md.
+cluster: build kafka-broker tools
+	exec env FLIGHTD_BIN=$(CURDIR)/$(BIN) VERSITYGW=$(VERSITYGW) KAFKA_LIB=$(KAFKA_LIB) scripts/cluster.sh
 
 go-deps:
 	$(GO) mod download
@@ -163,9 +170,19 @@ test-fuzz:
 bench: build
 	FLIGHTD_BIN=$(CURDIR)/$(BIN) $(GO) test -tags $(TAGS) -run='^$$' -bench='$(QUICK_BENCH)' -benchmem -count=6 ./bench/... ./logstore/... ./union/...
 
-# The crash test with 200 SIGKILL cycles (make test runs 20).
-soak: build py-deps
+# The crash test and the cluster kill loop with 200 SIGKILL cycles each
+# (make test runs 20).
+soak: build py-deps kafka-broker tools paimon-check-jar
 	FLIGHTD_BIN=$(CURDIR)/$(BIN) FLIGHTD_PAIMON_PYTHON=$(PAIMON_PY) FLIGHTD_CRASH_CYCLES=200 $(GO) test -count=1 -timeout 60m -run TestCrashModel -v ./integration/
+	VERSITYGW=$(VERSITYGW) FLIGHTD_KAFKA_LIB=$(KAFKA_LIB) FLIGHTD_BIN=$(CURDIR)/$(BIN) FLIGHTD_PAIMON_PYTHON=$(PAIMON_PY) FLIGHTD_CRASH_CYCLES=200 $(GO) test -count=1 -timeout 60m -run TestClusterKillLoop -v ./integration/
+
+# What several nodes cost and how fast they see each other (BenchmarkCluster):
+# CPU per million rows with 1-3 nodes, ack on one node to t$rt on another,
+# failover of the tiering owner.
+bench-cluster: build kafka-broker
+	FLIGHTD_KAFKA_LIB=$(KAFKA_LIB) FLIGHTD_BIN=$(CURDIR)/$(BIN) $(GO) test -tags $(TAGS) -run='^$$' -bench='Cluster/cpu' -benchtime=1x -timeout 30m ./bench/
+	FLIGHTD_KAFKA_LIB=$(KAFKA_LIB) FLIGHTD_BIN=$(CURDIR)/$(BIN) $(GO) test -tags $(TAGS) -run='^$$' -bench='Cluster/visible' -benchtime=500x -timeout 30m ./bench/
+	FLIGHTD_KAFKA_LIB=$(KAFKA_LIB) FLIGHTD_BIN=$(CURDIR)/$(BIN) $(GO) test -tags $(TAGS) -run='^$$' -bench='Cluster/failover' -benchtime=3x -timeout 30m ./bench/
 
 # Every benchmark but the long sustained run.
 QUICK_BENCH := Ingest|ReadRealtime|Freshness|Parquet|PrimaryKey|Append
