@@ -153,7 +153,7 @@ func (l *Log) Truncate(ctx context.Context, b logstore.Bucket, below int64) erro
 	if r <= start {
 		return nil
 	}
-	pt, err := l.locate(b, r)
+	pt, err := l.locate(ctx, b, topic, r)
 	if err != nil {
 		return err
 	}
@@ -196,7 +196,9 @@ func (l *Log) Truncate(ctx context.Context, b logstore.Bucket, below int64) erro
 	l.dropAnchorsBelow(dctx, topic, b.Bucket, keepAt)
 	l.mu.Lock()
 	if st := l.stateLocked(b); st != nil {
-		st.start = max(st.start, keepBase)
+		if keepBase > st.start {
+			st.start, st.startAt = keepBase, keepAt
+		}
 		st.idx.dropBelow(st.start)
 		st.idx.add(keepBase, keepAt)
 	}

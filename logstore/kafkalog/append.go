@@ -328,7 +328,10 @@ func (l *Log) commit(w *writer, k int, group []*request) (*writer, func() error)
 			for part := 0; part < parts; part++ {
 				lo := part * l.opts.MaxRecordBytes
 				hi := min(len(e.Payload), lo+l.opts.MaxRecordBytes)
-				h := entryHeader{rows: e.Rows, part: uint32(part), parts: uint32(parts), txn: txn, txnEntries: perTable[e.Bucket.Table]}
+				h := entryHeader{rows: e.Rows, part: uint32(part), parts: uint32(parts), txn: txn, txnEntries: perTable[e.Bucket.Table], ckAt: -1}
+				if part == 0 {
+					h.ckAt, h.ckRow = l.checkpoint(e.Bucket)
+				}
 				rec := &kgo.Record{Topic: topic, Partition: e.Bucket.Bucket, Value: e.Payload[lo:hi],
 					Headers: []kgo.RecordHeader{{Key: headerKey, Value: h.encode()}}}
 				gi, i, first := gi, i, part == 0
@@ -570,4 +573,18 @@ func (l *Log) fencedErr() error {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	return l.fenced
+}
+
+// checkpoint returns what this log knows of the bucket's numbering now:
+// the entries that begin before Kafka offset at hold row rows (at -1:
+// nothing known). Written into the records' headers, it lets a reader start
+// numbering near any record (see recoverPoint, locate).
+func (l *Log) checkpoint(b logstore.Bucket) (at, row int64) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	st := l.stateLocked(b)
+	if st == nil || !st.t.known || !st.t.num.anchored {
+		return -1, 0
+	}
+	return st.t.kpos, st.t.num.next
 }

@@ -79,8 +79,13 @@
 //
 // Open initializes the transactional writers (aborting what a crashed
 // writer of this node left open), lists the topics under the prefix, and
-// has the tailer number every partition from its start up to its last
-// stable offset: the whole retained log is read once. With
+// has the tailer number every partition up to its last stable offset. It
+// begins near the end: every record's header carries a checkpoint of the
+// numbering its writer knew (rows before some Kafka offset), and the last
+// records' checkpoint is where the tailer starts, so a restart reads the
+// end of each partition, not the whole retained log (24 h of it by
+// default). A read of older rows begins at a point found by bisecting the
+// partition on the records' checkpoints (see locate). With
 // Options.RecoverInBackground a log whose brokers cannot be reached at Open
 // is returned anyway and keeps trying; until it has recovered, Ready says
 // why, and reads and appends fail with logstore.ErrUnavailable (an empty

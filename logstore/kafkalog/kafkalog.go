@@ -137,6 +137,7 @@ type Log struct {
 	tailed      chan struct{}
 	tailErr     error
 	tailErrAt   time.Time
+	tailRecords int64 // records the tailer took, for tests
 	anchorsMade bool
 
 	adminMu   sync.Mutex // serializes Truncate and DropTable
@@ -155,10 +156,11 @@ type table struct {
 }
 
 type bucket struct {
-	hw    int64 // exclusive end of the entries readers may see
-	start int64 // log start
-	idx   index // where entries begin in the partition
-	t     tailState
+	hw      int64 // exclusive end of the entries readers may see
+	start   int64 // log start
+	startAt int64 // the Kafka offset of the log start (rows before it: start)
+	idx     index // where entries begin in the partition
+	t       tailState
 }
 
 // Open connects to the brokers, finds the log's topics and recovers every

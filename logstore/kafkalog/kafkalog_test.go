@@ -295,3 +295,60 @@ func TestSyncFindsATableAnotherNodeMade(t *testing.T) {
 	require.NoError(t, b.Sync(ctx, "kv-1"))
 	require.Equal(t, map[int32]int64{1: 1, 3: 2}, b.HighWatermarks("kv-1"))
 }
+
+// TestReopenReadsOnlyTheEndOfALongLog: a log reopened over a partition of
+// thousands of records numbers it from the checkpoint its last records
+// carry, not from its start (a restart read the whole retained log, 24 h
+// of it by default, before), and still reads its oldest entries (found by
+// bisecting the partition on the records' checkpoints), also after a
+// truncation.
+func TestReopenReadsOnlyTheEndOfALongLog(t *testing.T) {
+	br := testkafka.Start(t)
+	ctx := context.Background()
+	for _, shared := range []bool{false, true} {
+		t.Run(fmt.Sprintf("shared=%t", shared), func(t *testing.T) {
+			opts := kafkalog.Options{Brokers: []string{br.Addr()}, TopicPrefix: fmt.Sprintf("long%t.", shared), NodeID: "n1", Shared: shared}
+			l, err := kafkalog.Open(ctx, opts)
+			require.NoError(t, err)
+			b := logstore.Bucket{Table: "t", Bucket: 0}
+			const n = 1500
+			for i := range n {
+				bases, err := l.Append(ctx, []logstore.Entry{{Bucket: b, Rows: 2, Payload: fmt.Appendf(nil, "e%d", i)}})
+				require.NoError(t, err)
+				require.Equal(t, []int64{2 * int64(i)}, bases)
+			}
+			require.NoError(t, l.Close())
+
+			check := func(l *kafkalog.Log, from int64) {
+				t.Helper()
+				require.EqualValues(t, 2*n, l.HighWatermark(b))
+				for _, lo := range []int64{from, from + 101, 1000, 2*n - 3} {
+					var got []string
+					require.NoError(t, l.Read(ctx, b, lo, lo+4, func(base, rows int64, p []byte) error {
+						got = append(got, fmt.Sprintf("%d+%d=%s", base, rows, p))
+						return nil
+					}))
+					var want []string
+					for e := lo / 2; e <= (lo+3)/2 && e < n; e++ {
+						want = append(want, fmt.Sprintf("%d+2=e%d", 2*e, e))
+					}
+					require.Equal(t, want, got, "read from %d", lo)
+				}
+			}
+			l, err = kafkalog.Open(ctx, opts)
+			require.NoError(t, err)
+			require.Less(t, kafkalog.TailRecords(l), int64(100), "the recovery numbered the end only")
+			check(l, 0)
+			require.NoError(t, l.Truncate(ctx, b, 600))
+			require.EqualValues(t, 600, l.Start(b))
+			require.NoError(t, l.Close())
+
+			l, err = kafkalog.Open(ctx, opts)
+			require.NoError(t, err)
+			defer l.Close()
+			require.Less(t, kafkalog.TailRecords(l), int64(100), "the recovery numbered the end only")
+			require.EqualValues(t, 600, l.Start(b))
+			check(l, 600)
+		})
+	}
+}

@@ -169,18 +169,67 @@ func (l *Log) scan(ctx context.Context, topic string, p int32, from, until int64
 	}
 }
 
-// locate returns the index point at or below row: the Kafka offset of an
-// entry's first record and the entry's base.
-func (l *Log) locate(b logstore.Bucket, row int64) (point, error) {
+// locate returns a point at or below row to begin numbering at: the index
+// point below it, or, for rows below every point (entries older than the
+// log's recovery point), one found by bisecting the partition between its
+// start and that point on the checkpoints the records carry.
+func (l *Log) locate(ctx context.Context, b logstore.Bucket, topic string, row int64) (point, error) {
+	const bisectSpan = 64
 	l.mu.RLock()
-	defer l.mu.RUnlock()
 	st := l.stateLocked(b)
+	var lo, hi point
+	var loOK, hiOK bool
 	if st != nil {
-		if lo, ok, _, _ := st.idx.around(row); ok {
-			return lo, nil
+		lo, loOK, hi, hiOK = st.idx.around(row)
+	}
+	var start point
+	if st != nil {
+		start = point{base: st.start, at: st.startAt}
+	}
+	l.mu.RUnlock()
+	if loOK {
+		return lo, nil
+	}
+	if st == nil || !hiOK || row < start.base {
+		return point{}, fmt.Errorf("%w: read %v from %d: no entry there", logstore.ErrTruncated, b, row)
+	}
+	lo = start
+	for hi.at-lo.at > bisectSpan {
+		mid := lo.at + (hi.at-lo.at)/2
+		var c point
+		found := false
+		err := l.scan(ctx, topic, b.Bucket, mid, hi.at, func(r *kgo.Record) error {
+			if pt, ok := recordCheckpoint(r, start.at); ok {
+				c, found = pt, true
+				return errStop
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, errStop) {
+			return point{}, err
+		}
+		switch {
+		case !found:
+			hi.at = mid // nothing to learn in [mid, hi)
+		case c.base > row:
+			if c.at >= hi.at {
+				hi.at = mid
+			} else {
+				hi = c
+			}
+		case c.at > lo.at:
+			lo = c
+		default:
+			// The checkpoints past mid point before lo: number from lo.
+			hi.at = lo.at
 		}
 	}
-	return point{}, fmt.Errorf("%w: read %v from %d: no entry there", logstore.ErrTruncated, b, row)
+	l.mu.Lock()
+	if st := l.stateLocked(b); st != nil && lo.at > start.at {
+		st.idx.add(lo.base, lo.at)
+	}
+	l.mu.Unlock()
+	return lo, nil
 }
 
 // Read calls fn for each committed entry of the bucket overlapping
@@ -211,7 +260,7 @@ func (l *Log) Read(ctx context.Context, b logstore.Bucket, from, to int64, fn fu
 	if from < start {
 		return fmt.Errorf("%w: read %v from %d, log starts at %d", logstore.ErrTruncated, b, from, start)
 	}
-	pt, err := l.locate(b, from)
+	pt, err := l.locate(ctx, b, topic, from)
 	if err != nil {
 		return err
 	}

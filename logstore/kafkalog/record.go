@@ -17,7 +17,7 @@ const headerKey = "flightd.entry"
 // entryHeader is what a record says of the log entry it holds (or a part of).
 // Version 2, written since several nodes may write one partition:
 //
-//	0x02 | rows (int64 BE) | part (uint32 BE) | parts (uint32 BE) | txn (uint64 BE) | txnEntries (uint32 BE)
+//	0x02 | rows (int64 BE) | part (uint32 BE) | parts (uint32 BE) | txn (uint64 BE) | txnEntries (uint32 BE) | ckAt (int64 BE) | ckRow (int64 BE)
 //
 // A record does not say its row offsets: no writer can know them when it
 // writes, since others may write the partition too. The rows are numbered
@@ -28,7 +28,11 @@ const headerKey = "flightd.entry"
 //
 // txn names the transaction (the group commit) the entry was written in,
 // and txnEntries how many entries of this table it wrote: a reader makes
-// them visible together (see txnHold).
+// them visible together (see txnHold). ckAt and ckRow are a checkpoint of
+// the numbering the writer knew when it wrote: the partition's entries that
+// begin before Kafka offset ckAt hold ckRow rows (ckAt -1: none). A reader
+// that starts at a recent record, or bisects the partition, numbers from
+// there instead of from the partition's start (see recoverPoint, locate).
 //
 // Its base matches the numbering and serves as the anchor of a partition
 // truncated before anchors were kept (see anchors).
@@ -42,11 +46,12 @@ type entryHeader struct {
 	part, parts uint32
 	txn         uint64
 	txnEntries  uint32
+	ckAt, ckRow int64 // version 2: a checkpoint of the numbering; ckAt -1: none
 }
 
 const (
 	headerLenV1 = 1 + 8 + 8 + 4 + 4
-	headerLen   = 1 + 8 + 4 + 4 + 8 + 4
+	headerLen   = 1 + 8 + 4 + 4 + 8 + 4 + 8 + 8
 )
 
 func (h entryHeader) encode() []byte {
@@ -57,6 +62,8 @@ func (h entryHeader) encode() []byte {
 	binary.BigEndian.PutUint32(b[13:], h.parts)
 	binary.BigEndian.PutUint64(b[17:], h.txn)
 	binary.BigEndian.PutUint32(b[25:], h.txnEntries)
+	binary.BigEndian.PutUint64(b[29:], uint64(h.ckAt))
+	binary.BigEndian.PutUint64(b[37:], uint64(h.ckRow))
 	return b
 }
 
@@ -84,6 +91,11 @@ func decodeHeader(r *kgo.Record) (entryHeader, error) {
 			parts:      binary.BigEndian.Uint32(raw[13:]),
 			txn:        binary.BigEndian.Uint64(raw[17:]),
 			txnEntries: binary.BigEndian.Uint32(raw[25:]),
+			ckAt:       int64(binary.BigEndian.Uint64(raw[29:])),
+			ckRow:      int64(binary.BigEndian.Uint64(raw[37:])),
+		}
+		if h.ckAt < -1 || h.ckAt >= r.Offset+1 || h.ckRow < 0 {
+			return entryHeader{}, corruptf(r, "header checkpoint %d rows before Kafka offset %d", h.ckRow, h.ckAt)
 		}
 	case len(raw) == headerLenV1 && raw[0] == 1:
 		h = entryHeader{
@@ -91,6 +103,7 @@ func decodeHeader(r *kgo.Record) (entryHeader, error) {
 			rows:  int64(binary.BigEndian.Uint64(raw[9:])),
 			part:  binary.BigEndian.Uint32(raw[17:]),
 			parts: binary.BigEndian.Uint32(raw[21:]),
+			ckAt:  -1,
 		}
 		if h.base < 0 {
 			return entryHeader{}, corruptf(r, "header base %d", h.base)

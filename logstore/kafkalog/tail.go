@@ -260,6 +260,7 @@ func (l *Log) tailedLocked(topic string, p int32) *bucket {
 
 // numberLocked takes one record of st's partition into the numbering.
 func (l *Log) numberLocked(t *table, st *bucket, r *kgo.Record) {
+	l.tailRecords++
 	st.t.kpos = r.Offset + 1
 	if r.Attrs.IsControl() || st.t.err != nil {
 		return
@@ -406,6 +407,28 @@ func (l *Log) addPartitions(ctx context.Context, t *table, n int32) error {
 			return err
 		}
 	}
+	// Where to begin numbering each partition the log does not know: near
+	// its end, from the checkpoint a recent record carries, rather than
+	// reading the whole retained log (see recoverPoint).
+	points := map[int32]point{}
+	for _, p := range ps {
+		l.mu.RLock()
+		st := t.buckets[p]
+		known := st != nil && st.t.known
+		l.mu.RUnlock()
+		so, ok1 := starts.Lookup(topic, p)
+		eo, ok2 := lsos.Lookup(topic, p)
+		if known || !ok1 || !ok2 || eo.Offset <= so.Offset {
+			continue
+		}
+		pt, ok, err := l.recoverPoint(sctx, topic, p, so.Offset, eo.Offset)
+		if err != nil {
+			return err
+		}
+		if ok {
+			points[p] = pt
+		}
+	}
 	add := map[int32]kgo.Offset{}
 	l.mu.Lock()
 	for _, p := range ps {
@@ -434,13 +457,27 @@ func (l *Log) addPartitions(ctx context.Context, t *table, n int32) error {
 		if c, ok := lsos.Lookup(topic, p); ok {
 			st.t.catchTo = c.Offset
 		}
+		st.startAt = o.Offset
 		if o.Offset == 0 {
 			st.t.num.anchored = true
 		}
 		if row, ok := l.anchorAt(topic, p, o.Offset); ok {
 			st.start = row
 		}
-		add[p] = kgo.NewOffset().At(o.Offset)
+		if pt, ok := points[p]; ok && pt.at > o.Offset {
+			// Begin at the checkpoint: rows below it are read, when
+			// asked for, from a point locate finds.
+			st.t.from, st.t.kpos = pt.at, pt.at
+			st.t.num = numberer{anchored: true, next: pt.base}
+			st.idx.add(pt.base, pt.at)
+			if o.Offset == 0 {
+				st.start = 0
+			} else if _, ok := l.anchorAt(topic, p, o.Offset); !ok {
+				st.start = pt.base // unknown below: version 1 records truncated without an anchor
+				st.startAt = pt.at
+			}
+		}
+		add[p] = kgo.NewOffset().At(st.t.kpos)
 	}
 	t.partitions = max(t.partitions, n)
 	l.mu.Unlock()
@@ -641,4 +678,46 @@ func (l *Log) selfNumber(group []*request, ats [][]int64, ends map[*bucket]int64
 		st.t.kpos = max(st.t.kpos, end)
 	}
 	l.notifyLocked()
+}
+
+// recoverPoint finds where to begin numbering a partition near its end: the
+// checkpoint that the last data record in [kstart, lso) carries (its
+// writer's numbering when it wrote; a version 1 record's own base), read
+// from a window at the end that doubles until one is found. ok is false
+// when none is (the partition is numbered from its start).
+func (l *Log) recoverPoint(ctx context.Context, topic string, p int32, kstart, lso int64) (pt point, ok bool, err error) {
+	for w := int64(16); ; w *= 2 {
+		from := max(kstart, lso-w)
+		err := l.scan(ctx, topic, p, from, lso, func(r *kgo.Record) error {
+			if c, found := recordCheckpoint(r, kstart); found {
+				pt, ok = c, true
+			}
+			return nil
+		})
+		if err != nil {
+			return point{}, false, err
+		}
+		if ok || from == kstart {
+			return pt, ok, nil
+		}
+	}
+}
+
+// recordCheckpoint returns the checkpoint a data record carries, usable on
+// a partition whose log starts at kstart: rows before Kafka offset pt.at
+// are pt.base.
+func recordCheckpoint(r *kgo.Record, kstart int64) (point, bool) {
+	if r.Attrs.IsControl() {
+		return point{}, false
+	}
+	h, err := decodeHeader(r)
+	switch {
+	case err != nil:
+		return point{}, false
+	case h.base >= 0 && h.part == 0: // version 1: the record begins at its base
+		return point{base: h.base, at: r.Offset}, true
+	case h.ckAt >= kstart:
+		return point{base: h.ckRow, at: h.ckAt}, true
+	}
+	return point{}, false
 }
