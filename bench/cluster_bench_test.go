@@ -47,7 +47,9 @@ func startCluster(b *testing.B, n int, alone bool, extra ...string) []*testserve
 //     stream per node, the stream split over the nodes, and tiered into
 //     the lake: the server CPU-seconds per million rows, summed over the
 //     nodes (cpu-s/Mrows) and of the busiest node (max-node-cpu-s/Mrows).
-//     nodes=1-alone is one server without --node-id.
+//     nodes=1-alone is one server without --node-id; nodes=3-one-writer
+//     sends the whole stream through one node (the others only follow
+//     the log).
 //   - visible/read=other-node: a row acknowledged by node A, read in t$rt
 //     on node B: the time from A's acknowledgement to B's first answer
 //     holding it (B's read starts after the acknowledgement; p50/p99 over
@@ -58,10 +60,11 @@ func startCluster(b *testing.B, n int, alone bool, extra ...string) []*testserve
 func BenchmarkCluster(b *testing.B) {
 	const total = 2_000_000
 	for _, tc := range []struct {
-		name  string
-		n     int
-		alone bool
-	}{{"nodes=1-alone", 1, true}, {"nodes=1", 1, false}, {"nodes=2", 2, false}, {"nodes=3", 3, false}} {
+		name    string
+		n       int
+		alone   bool
+		writers int // nodes the stream is split over (0: all)
+	}{{"nodes=1-alone", 1, true, 0}, {"nodes=1", 1, false, 0}, {"nodes=2", 2, false, 0}, {"nodes=3", 3, false, 0}, {"nodes=3-one-writer", 3, false, 1}} {
 		b.Run("cpu/"+tc.name, func(b *testing.B) {
 			nodes := startCluster(b, tc.n, tc.alone, "--tiering-interval", "1s")
 			c := open(b, nodes[0].URI())
@@ -79,6 +82,9 @@ func BenchmarkCluster(b *testing.B) {
 			conns := make([]*conn, len(nodes))
 			for i, n := range nodes {
 				conns[i] = open(b, n.URI())
+			}
+			if tc.writers > 0 {
+				conns = conns[:tc.writers]
 			}
 			cpu0 := make([]float64, len(nodes))
 			for i, n := range nodes {
