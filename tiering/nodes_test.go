@@ -159,3 +159,24 @@ func TestExpiryKeepsASnapshotAnotherNodeReads(t *testing.T) {
 	_, err = mustTable(t, owner, "kv").Snapshot(ctx, pinned)
 	require.Error(t, err, "once the read ended, snapshot %d expires", pinned)
 }
+
+// TestATableTakenOverIsTieredAtOnce: a table another node owned, which
+// this node takes over (the owner left or died), is tiered at the next
+// pass, not one interval later: its rows waited while ownership moved.
+func TestATableTakenOverIsTieredAtOnce(t *testing.T) {
+	e := open(t, t.TempDir())
+	var owned atomic.Bool
+	e.tr.opts.Owns = func(string) bool { return owned.Load() }
+	e.tr.opts.Interval = time.Hour
+	createTable(t, e, "kv", 2)
+	rec := batch([]int64{1, 2}, []string{"a", "b"})
+	_, err := e.ls.Write(t.Context(), "db", "kv", rec)
+	rec.Release()
+	require.NoError(t, err)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	e.tr.runDue(t.Context(), t0) // another node owns it
+	require.Empty(t, scan(t, e, "kv", false))
+	owned.Store(true)
+	e.tr.runDue(t.Context(), t0.Add(time.Second))
+	require.Equal(t, []string{"1=a", "2=b"}, scan(t, e, "kv", false), "tiered at the first pass after the takeover")
+}

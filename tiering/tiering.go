@@ -98,6 +98,9 @@ type Service struct {
 	// The scheduler's state, used by the Run goroutine only (see runDue).
 	sched  map[string]*schedule // by table id
 	passes int
+	// notOwned holds the tables another node owned at the last pass (see
+	// Options.Owns): one this node takes over is due at once.
+	notOwned map[string]bool
 }
 
 // schedule is what the scheduler knows of one table.
@@ -448,9 +451,14 @@ func (s *Service) forEachTable(ctx context.Context, fn func(db, name string, t *
 			if err != nil || !lakestream.Realtime(t) {
 				continue
 			}
-			if s.opts.Owns != nil && !s.opts.Owns(lakestream.TableID(t)) {
-				s.dropStaged(db, name) // another node tiers it now
-				continue
+			if s.opts.Owns != nil {
+				id := lakestream.TableID(t)
+				if !s.opts.Owns(id) {
+					s.dropStaged(db, name) // another node tiers it now
+					s.markNotOwned(id, true)
+					continue
+				}
+				s.markNotOwned(id, false)
 			}
 			fn(db, name, t)
 		}
@@ -476,6 +484,11 @@ func (s *Service) runDue(ctx context.Context, now time.Time) time.Time {
 				sc.last = now
 			}
 			s.sched[id] = sc
+		}
+		if s.takeOver(id) {
+			// Taken over from another node (it left or died): what
+			// waited in the log while ownership moved is due now.
+			sc.last, sc.failures = time.Time{}, 0
 		}
 		sc.seen = now
 		var end int64
@@ -515,4 +528,31 @@ func (s *Service) runDue(ctx context.Context, now time.Time) time.Time {
 		}
 	}
 	return next
+}
+
+// markNotOwned records whether another node owns the table (id); a table
+// that turns owned is taken over (see takeOver).
+func (s *Service) markNotOwned(id string, other bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.notOwned == nil {
+		s.notOwned = map[string]bool{}
+	}
+	if other {
+		s.notOwned[id] = true
+	} else if s.notOwned[id] {
+		s.notOwned[id] = false // taken over; takeOver clears it
+	}
+}
+
+// takeOver reports once that this node took the table over from another.
+func (s *Service) takeOver(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.notOwned[id]
+	if ok && !v {
+		delete(s.notOwned, id)
+		return true
+	}
+	return false
 }
