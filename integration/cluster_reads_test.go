@@ -421,6 +421,7 @@ func ghostNode(t *testing.T, broker, addr string) {
 //     the whole result, and the dead node is no longer named once its
 //     heartbeat is older than 3 s, while the cluster still lists it.
 func TestClusterReadsAcrossNodes(t *testing.T) {
+	t.Parallel() // waits on brokers and sessions, mostly: beside another cluster test
 	rc := startReadCluster(t, []string{t.TempDir(), t.TempDir(), t.TempDir()})
 	n1 := rc.nodes[0]
 	uris := []string{rc.nodes[0].URI(), rc.nodes[1].URI(), rc.nodes[2].URI()}

@@ -18,6 +18,7 @@ import (
 	adbcflight "github.com/apache/arrow-adbc/go/adbc/driver/flightsql"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 
@@ -90,6 +91,7 @@ func startNodesWith(t *testing.T, br *testkafka.Broker, n int, warehouse string,
 // another; the tables are tiered (by whichever node owns each) and the
 // lake is read the same on every node.
 func TestClusterNodes(t *testing.T) {
+	t.Parallel() // waits on brokers and sessions, mostly: beside another cluster test
 	nodes, _ := startNodes(t, 3, "--tiering-interval", "300ms")
 	cs := make([]*client, len(nodes))
 	for i, n := range nodes {
@@ -347,10 +349,11 @@ func TestClusterKillLoop(t *testing.T) {
 // on every node and tiered, and nothing acknowledged is lost. A node that
 // starts while they are down serves the lake and joins when they return.
 func TestClusterCutOffFromKafka(t *testing.T) {
+	t.Parallel() // waits on brokers and sessions, mostly: beside another cluster test
 	warehouse := filepath.Join(t.TempDir(), "warehouse")
 	require.NoError(t, os.MkdirAll(warehouse, 0o755))
 	br := testkafka.Start(t)
-	nodes, _ := startNodesWith(t, br, 2, warehouse, "--tiering-interval", "300ms")
+	nodes, _ := startNodesWith(t, br, 2, warehouse, "--tiering-interval", "300ms", "--kafka-timeout", "3s")
 	a, b := connect(t, nodes[0]), connect(t, nodes[1])
 	a.mustExec("CREATE TABLE kv (id BIGINT, customer STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '2')")
 	a.mustExec("INSERT INTO kv VALUES (1, 'a')")
@@ -363,15 +366,24 @@ func TestClusterCutOffFromKafka(t *testing.T) {
 	})
 
 	br.Stop()
+	var wg sync.WaitGroup
 	for i, c := range []*client{a, b} {
-		_, err := c.exec(fmt.Sprintf("INSERT INTO kv VALUES (%d, 'x')", 10+i))
-		require.Error(t, err, "n%d writes with the brokers down", i+1)
-		require.Equal(t, codes.Unavailable, grpcCode(err), "n%d: %v", i+1, err)
-		require.Contains(t, err.Error(), br.Addr(), "n%d: the error names the brokers", i+1)
-		require.Equal(t, "1|a,2|b", strings.Join(c.idCustomer("kv"), ","), "n%d serves the lake", i+1)
-		_, err = c.query(`SELECT * FROM "kv$rt"`)
-		require.Error(t, err, "n%d cannot know what the other node acknowledged", i+1)
-		require.Equal(t, codes.Unavailable, grpcCode(err), "n%d: t$rt fails UNAVAILABLE, not as an invalid statement: %v", i+1, err)
+		wg.Go(func() { // both nodes at once: each waits out --kafka-timeout
+			_, err := c.exec(fmt.Sprintf("INSERT INTO kv VALUES (%d, 'x')", 10+i))
+			assert.Error(t, err, "n%d writes with the brokers down", i+1)
+			assert.Equal(t, codes.Unavailable, grpcCode(err), "n%d: %v", i+1, err)
+			assert.ErrorContains(t, err, br.Addr(), "n%d: the error names the brokers", i+1)
+			rows, err := c.query(`SELECT id, customer FROM kv`)
+			assert.NoError(t, err, "n%d serves the lake", i+1)
+			assert.Equal(t, "1|a,2|b", strings.Join(sortedRows(rows), ","), "n%d serves the lake", i+1)
+			_, err = c.query(`SELECT * FROM "kv$rt"`)
+			assert.Error(t, err, "n%d cannot know what the other node acknowledged", i+1)
+			assert.Equal(t, codes.Unavailable, grpcCode(err), "n%d: t$rt fails UNAVAILABLE, not as an invalid statement: %v", i+1, err)
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
 	}
 
 	br.Restart(t)

@@ -116,6 +116,7 @@ func checkClusterViews(cs []*client, nodes []*testserver.Server, ids []string, t
 // stopped gracefully leaves: the others list two nodes and its tables get
 // another owner, which tiers them.
 func TestClusterSysNodes(t *testing.T) {
+	t.Parallel() // waits on brokers and sessions, mostly: beside another cluster test
 	nodes, _ := startNodes(t, 3, "--tiering-interval", "300ms", "--metrics-addr", "127.0.0.1:0")
 	ids := []string{"n1", "n2", "n3"}
 	cs := make([]*client, len(nodes))
