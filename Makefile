@@ -187,7 +187,7 @@ bench-cluster: build kafka-broker
 # Every benchmark but the long sustained run.
 QUICK_BENCH := Ingest|ReadRealtime|Freshness|Parquet|PrimaryKey|Append
 
-# A short run of every benchmark, for the README table.
+# A short run of every benchmark, for the table in docs/performance.md.
 bench-quick: build
 	FLIGHTD_BIN=$(CURDIR)/$(BIN) $(GO) test -run='^$$' -bench='$(QUICK_BENCH)' -benchtime=2x ./bench/ ./union/
 

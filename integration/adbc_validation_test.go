@@ -83,7 +83,7 @@ func (q *flightdQuirks) BindParameter(int) string { return "?" }
 // (flightd's own cover ingest: client_test.go, typematrix_test.go):
 //   - each reads the table by its name right after ingesting; a name t is
 //     the last committed lake snapshot, the rows are in t$rt at once and in
-//     t after the next tiering round (README, SQL);
+//     t after the next tiering round (docs/sql.md);
 //   - the Go driver (v1.12.0) keeps the bound batch after an ingest, and
 //     the next SetSqlQuery and ExecuteQuery on the statement fail with
 //     "must set IngestTargetTable before bulk ingestion";
