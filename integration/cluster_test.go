@@ -256,18 +256,8 @@ func TestClusterKillLoop(t *testing.T) {
 		pr.options = s3c.pypaimonOptions()
 	}
 	c := connect(t, nodes[0])
-	c.mustExec("CREATE DATABASE crash")
-	c.mustExec("CREATE TABLE crash.pk (id BIGINT, v BIGINT, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '4')")
-	c.mustExec("CREATE TABLE crash.ap (id BIGINT, v BIGINT) WITH ('lakestream.freshness' = '700ms')")
-	c.mustExec("CREATE TABLE crash.ppk (id BIGINT, p BIGINT, v BIGINT, PRIMARY KEY (id, p) NOT ENFORCED) PARTITIONED BY (p) WITH ('bucket' = '2')")
-	c.close()
-
-	const writers = 3
-	ws := make([]*crashWriter, writers)
-	for i := range ws {
-		ws[i] = &crashWriter{w: i, pk: pkModel{acked: map[pkKey]int64{}}, ppk: pkModel{acked: map[pkKey]int64{}},
-			apAcked: map[int64]bool{}, next: int64(i+1) * 1_000_000_000}
-	}
+	ws := crashSetup(c)
+	const writers = crashWriterCount
 	refetched := 0
 	for cycle := range cycles {
 		ctx, cancel := context.WithCancel(context.Background())

@@ -122,6 +122,26 @@ func TestCrashModelKafka(t *testing.T) {
 	runCrashModel(t, max(6, crashCycles()/3), "--log", "kafka://"+br.Addr())
 }
 
+// crashWriterCount is how many writers the crash tests run.
+const crashWriterCount = 3
+
+// crashSetup creates the crash tests' tables through c (and closes it) and
+// returns their writers' empty models; writer w writes the keys id ≡ w
+// (mod the number of writers).
+func crashSetup(c *client) []*crashWriter {
+	c.mustExec("CREATE DATABASE crash")
+	c.mustExec("CREATE TABLE crash.pk (id BIGINT, v BIGINT, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '4')")
+	c.mustExec("CREATE TABLE crash.ap (id BIGINT, v BIGINT) WITH ('lakestream.freshness' = '700ms')")
+	c.mustExec("CREATE TABLE crash.ppk (id BIGINT, p BIGINT, v BIGINT, PRIMARY KEY (id, p) NOT ENFORCED) PARTITIONED BY (p) WITH ('bucket' = '2')")
+	c.close()
+	ws := make([]*crashWriter, crashWriterCount)
+	for i := range ws {
+		ws[i] = &crashWriter{w: i, pk: pkModel{acked: map[pkKey]int64{}}, ppk: pkModel{acked: map[pkKey]int64{}},
+			apAcked: map[int64]bool{}, next: int64(i+1) * 1_000_000_000}
+	}
+	return ws
+}
+
 // runCrashModel kills the server cycles times under writers and checks
 // the tables against the writers' models after each restart.
 func runCrashModel(t *testing.T, cycles int, extra ...string) {
@@ -138,18 +158,8 @@ func runCrashModel(t *testing.T, cycles int, extra ...string) {
 	warehouse := filepath.Join(srv.DataDir, "warehouse")
 	pr := startPaimonReader(t)
 	c := connect(t, srv)
-	c.mustExec("CREATE DATABASE crash")
-	c.mustExec("CREATE TABLE crash.pk (id BIGINT, v BIGINT, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '4')")
-	c.mustExec("CREATE TABLE crash.ap (id BIGINT, v BIGINT) WITH ('lakestream.freshness' = '700ms')")
-	c.mustExec("CREATE TABLE crash.ppk (id BIGINT, p BIGINT, v BIGINT, PRIMARY KEY (id, p) NOT ENFORCED) PARTITIONED BY (p) WITH ('bucket' = '2')")
-	c.close()
-
-	const writers = 3
-	ws := make([]*crashWriter, writers)
-	for i := range ws {
-		ws[i] = &crashWriter{w: i, pk: pkModel{acked: map[pkKey]int64{}}, ppk: pkModel{acked: map[pkKey]int64{}},
-			apAcked: map[int64]bool{}, next: int64(i+1) * 1_000_000_000}
-	}
+	ws := crashSetup(c)
+	const writers = crashWriterCount
 	var paimonTime time.Duration
 	refetched, altered := 0, 0
 	jar := javaJarIfBuilt(t)
