@@ -290,15 +290,21 @@ func (l *Log) numberLocked(t *table, st *bucket, r *kgo.Record) {
 		return
 	}
 	st.idx.add(e.base, e.at)
-	if e.h.txnEntries > 1 && e.at >= st.t.catchTo {
+	if e.h.txnEntries > 1 {
 		h := t.txns[e.h.txn]
 		if h == nil {
 			h = &txnHold{need: int(e.h.txnEntries), since: time.Now()}
 			t.txns[e.h.txn] = h
 		}
 		h.seen++
-		h.entries = append(h.entries, heldRef{st, e.base})
-		st.t.held = append(st.t.held, e.base)
+		// An entry below the partition's catchTo is not held (its
+		// transaction ended before the tailer began), but it counts: the
+		// stable offsets catchTo was read from may have shown the
+		// transaction's end in this partition and not yet in another.
+		if e.at >= st.t.catchTo {
+			h.entries = append(h.entries, heldRef{st, e.base})
+			st.t.held = append(st.t.held, e.base)
+		}
 		if h.seen >= h.need {
 			delete(t.txns, e.h.txn)
 			l.releaseLocked(h)
