@@ -11,8 +11,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/flightd/flightd/logstore"
 )
 
 // Anchors.
@@ -314,6 +312,3 @@ func (l *Log) forget(topics []string) {
 		l.tail.RemoveConsumePartitions(rm)
 	}
 }
-
-// errDropped: the table was dropped while an append waited.
-var errDropped = fmt.Errorf("%w: the table was dropped", logstore.ErrUnavailable)

@@ -136,7 +136,6 @@ type Log struct {
 	// numbered; tailErr is its last fetch error.
 	tailed      chan struct{}
 	tailErr     error
-	tailErrAt   time.Time
 	tailRecords int64 // records the tailer took, for tests
 	anchorsMade bool
 

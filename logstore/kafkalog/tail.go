@@ -122,7 +122,6 @@ type tailState struct {
 	// dirty: an append's outcome is unknown (one writer only, see
 	// selfNumber): follow the partition before numbering again.
 	dirty bool
-	from  int64 // the Kafka offset it began at
 	kpos  int64 // every record below it was seen
 	// catchTo is the last stable offset when the tailer began: the
 	// transactions below it ended before, and their entries are not held
@@ -202,7 +201,7 @@ func (l *Log) tailLoop() {
 			case errors.Is(err, kerr.UnknownTopicOrPartition):
 				gone = append(gone, topic)
 			default:
-				l.tailErr, l.tailErrAt = err, time.Now()
+				l.tailErr = err
 			}
 		})
 		changed := false
@@ -459,7 +458,7 @@ func (l *Log) addPartitions(ctx context.Context, t *table, n int32) error {
 			add[p] = kgo.NewOffset().At(st.t.kpos)
 			continue
 		}
-		st.t = tailState{added: true, known: true, from: o.Offset, kpos: o.Offset, waits: st.t.waits}
+		st.t = tailState{added: true, known: true, kpos: o.Offset, waits: st.t.waits}
 		if c, ok := lsos.Lookup(topic, p); ok {
 			st.t.catchTo = c.Offset
 		}
@@ -473,7 +472,7 @@ func (l *Log) addPartitions(ctx context.Context, t *table, n int32) error {
 		if pt, ok := points[p]; ok && pt.at > o.Offset {
 			// Begin at the checkpoint: rows below it are read, when
 			// asked for, from a point locate finds.
-			st.t.from, st.t.kpos = pt.at, pt.at
+			st.t.kpos = pt.at
 			st.t.num = numberer{anchored: true, next: pt.base}
 			st.idx.add(pt.base, pt.at)
 			if o.Offset == 0 {
