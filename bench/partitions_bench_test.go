@@ -30,7 +30,8 @@ import (
 func BenchmarkPartitionedRead(b *testing.B) {
 	n := int64(envInt("FLIGHTD_READ_ROWS", 1_000_000))
 	parts := envInt("FLIGHTD_READ_ENDPOINTS", 4)
-	srv, c, _, _ := loadReadTable(b, n)
+	srv, _, _, _ := loadReadTable(b, n)
+	var c *conn
 	const q = `SELECT * FROM bench.t`
 	rowsName := fmt.Sprintf("rows=%.0e", float64(n))
 	// Rounds alternate the server's settings (a restart each), so that the

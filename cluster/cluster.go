@@ -588,7 +588,9 @@ func (m *Member) pollLoop() {
 			// Stop the group management, so that it does not rejoin
 			// and fence the newer process in turn. With an instance
 			// id franz-go sends no LeaveGroup.
-			_ = m.group.LeaveGroupContext(nil) // nil: trigger, do not wait
+			done, cancel := context.WithCancel(context.Background())
+			cancel() // a done context: leave at once, do not wait for the answer
+			_ = m.group.LeaveGroupContext(done)
 			return
 		}
 	}

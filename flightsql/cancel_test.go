@@ -97,6 +97,7 @@ func TestCancelFlightInfoStopsItsRunningDoGets(t *testing.T) {
 		}()
 		<-eng.started
 		if legacy {
+			//lint:ignore SA1019 older clients still send the deprecated CancelQuery
 			got, err := cl.CancelQuery(ctx, info)
 			require.NoError(t, err)
 			require.Equal(t, "CANCEL_RESULT_CANCELLED", got.String())

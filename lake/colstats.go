@@ -215,12 +215,6 @@ func chainCompare(cmps []func(a, b int) int) func(a, b int) int {
 	}
 }
 
-// columnCompare orders two rows of arr as compareValues orders their
-// values, nulls first; ok is false for types without a typed loop.
-func columnCompare(arr arrow.Array) (f func(a, b int) int, ok bool) {
-	return columnsCompare(arr, arr)
-}
-
 // columnsCompare orders row a of x against row b of y (arrays of the same
 // type) as compareValues orders their values, nulls first; ok is false for
 // types without a typed loop, or when the types differ.

@@ -41,7 +41,8 @@ func TestInt96BeforeEpochFromJavaReads(t *testing.T) {
 	require.NoError(t, err)
 	var buf bytes.Buffer
 	w := file.NewParquetWriter(&buf, root)
-	rgw := w.AppendRowGroup()
+	rgw, err := w.AppendRowGroupChecked()
+	require.NoError(t, err)
 	cw, err := rgw.NextColumn()
 	require.NoError(t, err)
 	vals := make([]parquet.Int96, 0, len(want))

@@ -69,13 +69,13 @@ func TestDataFilePrefixCannotEscapeTable(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, tables, "a refused CREATE TABLE leaves no table")
 
-	tb, err := c.CreateTable(ctx, "db", "t", Schema{Columns: testCols, Options: map[string]string{"data-file.prefix": "part-"}}, false)
+	_, err = c.CreateTable(ctx, "db", "t", Schema{Columns: testCols, Options: map[string]string{"data-file.prefix": "part-"}}, false)
 	require.NoError(t, err)
 	_, err = c.AlterTableOptions(ctx, "db", "t", escape)
 	require.ErrorIs(t, err, ErrInvalidOption)
 	require.ErrorContains(t, err, "data-file.prefix")
 	require.ErrorContains(t, err, "db.t")
-	tb, err = c.GetTable(ctx, "db", "t")
+	tb, err := c.GetTable(ctx, "db", "t")
 	require.NoError(t, err)
 	require.Equal(t, int64(0), tb.Schema().ID, "a refused ALTER writes no schema")
 

@@ -252,7 +252,6 @@ type pruner struct {
 	preds   map[string][]colPred
 	buckets map[int32]bool // nil: any bucket
 	parts   map[string]bool
-	partIdx []int                 // partition key i -> field index
 	viewsMu sync.Mutex            // the scan's workers prune row groups concurrently
 	views   map[int64]*schemaView // by schema id of the files
 

@@ -74,16 +74,16 @@ func prettyNestedSchema(depth int) []byte {
 // A schema file nested deeper than MaxTypeDepth, as another engine could
 // write it, is refused with a clear error, fast.
 func TestDeeplyNestedSchemaFileRefusedFast(t *testing.T) {
-	decode := func(b []byte) (err error, allocs float64) {
+	decode := func(b []byte) (allocs float64, err error) {
 		allocs = testing.AllocsPerRun(5, func() {
 			var s TableSchema
 			err = json.Unmarshal(b, &s)
 		})
-		return err, allocs
+		return allocs, err
 	}
-	_, base := decode(prettyNestedSchema(MaxTypeDepth + 1))
+	base, _ := decode(prettyNestedSchema(MaxTypeDepth + 1))
 	for _, depth := range []int{MaxTypeDepth + 1, 1000, 2000} {
-		err, allocs := decode(prettyNestedSchema(depth))
+		allocs, err := decode(prettyNestedSchema(depth))
 		require.ErrorIs(t, err, ErrTypeTooDeep, "depth %d", depth)
 		if depth == MaxTypeDepth+1 {
 			require.Contains(t, err.Error(), `field "a"`)

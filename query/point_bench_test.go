@@ -81,7 +81,7 @@ func BenchmarkPointQuery(b *testing.B) {
 				}
 				res.Reader.Release()
 				if n != 1 {
-					b.Fatal(fmt.Sprintf("%s: %d rows", sql, n))
+					b.Fatalf("%s: %d rows", sql, n)
 				}
 			}
 		})

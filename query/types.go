@@ -109,6 +109,7 @@ func paimonType(t arrow.DataType) (string, error) {
 		return "DATE", nil
 	case arrow.DecimalType:
 		if t.GetPrecision() > 38 {
+			//lint:ignore ST1005 the message begins with a name (Arrow)
 			return "", fmt.Errorf("Arrow type %s has no Paimon counterpart: Paimon decimals hold at most 38 digits; send decimal128 with precision 38 or less", t)
 		}
 		return fmt.Sprintf("DECIMAL(%d, %d)", t.GetPrecision(), t.GetScale()), nil
@@ -148,6 +149,7 @@ func paimonType(t arrow.DataType) (string, error) {
 		return "MAP<" + k + " NOT NULL, " + v + ">", nil
 	case *arrow.StructType:
 		if t.NumFields() == 0 {
+			//lint:ignore ST1005 the message begins with a name (Arrow)
 			return "", fmt.Errorf("Arrow type %s has no Paimon counterpart: a ROW needs at least one field", t)
 		}
 		parts := make([]string, t.NumFields())
@@ -160,8 +162,10 @@ func paimonType(t arrow.DataType) (string, error) {
 		}
 		return "ROW<" + strings.Join(parts, ", ") + ">", nil
 	case *arrow.NullType:
+		//lint:ignore ST1005 the message begins with a name (Arrow)
 		return "", fmt.Errorf("Arrow type null (a column of nulls only) has no Paimon counterpart: give the column the type its values will have")
 	}
+	//lint:ignore ST1005 the message begins with a name (Arrow)
 	return "", fmt.Errorf("Arrow type %s has no Paimon counterpart; cast the column to a type that has one (integers, floats, decimals, strings, binary, dates, timestamps, time32[ms], lists, structs, maps)", t)
 }
 
