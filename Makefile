@@ -14,6 +14,10 @@ TOOLS             := $(CURDIR)/bin/tools
 VERSITYGW_VERSION := v1.8.0
 VERSITYGW         := $(TOOLS)/versitygw
 VERSITYGW_STAMP   := $(TOOLS)/.versitygw-$(VERSITYGW_VERSION)
+# staticcheck, run by make lint (part of make test).
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK         := $(TOOLS)/staticcheck
+STATICCHECK_STAMP   := $(TOOLS)/.staticcheck-$(STATICCHECK_VERSION)
 # Java Paimon (paimon-bundle from Maven Central) for the cross-check in integration/java_test.go.
 PAIMON_CHECK_JAR  := integration/java/target/paimon-check.jar
 JDBC_CHECK_JAR    := integration/jdbc/target/jdbc-check.jar
@@ -22,9 +26,9 @@ JDBC_CHECK_JAR    := integration/jdbc/target/jdbc-check.jar
 KAFKA_LIB          := $(CURDIR)/integration/kafka/target/lib
 KAFKA_BROKER_STAMP := integration/kafka/target/.kafka-broker
 # Packages that never link DuckDB: fast to build, run with the race detector.
-NOCGO_PKGS   = $(shell $(GO) list ./... | grep -v -e /query -e /cmd/ -e /integration -e /bench -e /internal/deps)
+NOCGO_PKGS   = $(shell $(GO) list ./... | grep -v -e '/query$$' -e /cmd/ -e /integration -e /bench -e /internal/deps)
 
-.PHONY: bench-cluster bench-kafka bench-load all build run cluster tools paimon-check-jar jdbc-check-jar kafka-broker test test-kafka-cluster test-paimon test-go test-nocgo test-engine test-integration test-python test-fuzz fuzz deps py-deps go-deps bench bench-quick bench-read bench-stream bench-sustained soak clean tidy-check
+.PHONY: jars lint test-rest bench-cluster bench-kafka bench-load all build run cluster tools paimon-check-jar jdbc-check-jar kafka-broker test test-kafka-cluster test-paimon test-go test-nocgo test-engine test-integration test-python test-fuzz fuzz deps py-deps go-deps bench bench-quick bench-read bench-stream bench-sustained soak clean
 
 all: build
 
@@ -58,7 +62,14 @@ $(PVENV)/.installed: requirements-paimon.txt
 	$(PVENV)/bin/pip install --quiet -r requirements-paimon.txt
 	touch $@
 
-deps: go-deps py-deps tools paimon-check-jar jdbc-check-jar kafka-broker
+deps: go-deps py-deps tools jars
+
+# The Maven builds one after another: Maven 3.8 does not lock its local
+# repository against another Maven process downloading the same artifact.
+jars:
+	$(MAKE) paimon-check-jar
+	$(MAKE) jdbc-check-jar
+	$(MAKE) kafka-broker
 
 paimon-check-jar: $(PAIMON_CHECK_JAR)
 
@@ -82,15 +93,33 @@ $(KAFKA_BROKER_STAMP): integration/kafka/pom.xml
 	@ls $(KAFKA_LIB)/kafka_2.13-*.jar >/dev/null && touch $@
 
 # Test tools, built once per version (go install of a pinned version leaves go.mod alone).
-tools: $(VERSITYGW_STAMP)
+tools: $(VERSITYGW_STAMP) $(STATICCHECK_STAMP)
 
 $(VERSITYGW_STAMP):
 	mkdir -p $(TOOLS)
 	GOBIN=$(TOOLS) $(GO) install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
 	touch $@
 
-test: deps build
-	$(MAKE) test-nocgo test-engine test-integration test-python test-paimon test-fuzz
+$(STATICCHECK_STAMP):
+	mkdir -p $(TOOLS)
+	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	touch $@
+
+# Downloads and builds run side by side; then two lanes: the black-box
+# tests (test-integration, the longest) and everything else one after
+# another (test-rest). Each target's output is printed when it ends.
+test:
+	$(MAKE) -j4 deps build
+	$(MAKE) -j2 --output-sync=target test-integration test-rest
+
+test-rest:
+	$(MAKE) test-nocgo test-engine test-python test-paimon test-fuzz lint
+
+# go.mod tidy, go vet and staticcheck over every package.
+lint: tools
+	$(GO) mod tidy -diff
+	$(GO) vet -tags $(TAGS) ./...
+	$(STATICCHECK) -tags $(TAGS) ./...
 
 # Unit tests of every package that does not link DuckDB, with the race detector;
 # pypaimon reads what the lake package's compaction test wrote (LAKE_PYPAIMON).
@@ -102,9 +131,11 @@ test-engine: kafka-broker
 	FLIGHTD_KAFKA_LIB=$(KAFKA_LIB) $(GO) test -tags $(TAGS) -count=1 $(GOTESTFLAGS) ./query/... ./cmd/...
 
 # Black-box tests against the real binary (Go ADBC driver); the crash test
-# reads the snapshots with pypaimon through FLIGHTD_PAIMON_PYTHON.
+# reads the snapshots with pypaimon through FLIGHTD_PAIMON_PYTHON. Each test
+# starts its own servers, so they run 4 at a time (most of their time is
+# spent waiting on servers, brokers and JVMs).
 test-integration: build tools paimon-check-jar jdbc-check-jar kafka-broker py-deps
-	VERSITYGW=$(VERSITYGW) FLIGHTD_KAFKA_LIB=$(KAFKA_LIB) FLIGHTD_BIN=$(CURDIR)/$(BIN) FLIGHTD_PAIMON_PYTHON=$(PAIMON_PY) $(GO) test -count=1 -timeout 20m $(GOTESTFLAGS) ./integration/...
+	VERSITYGW=$(VERSITYGW) FLIGHTD_KAFKA_LIB=$(KAFKA_LIB) FLIGHTD_BIN=$(CURDIR)/$(BIN) FLIGHTD_PAIMON_PYTHON=$(PAIMON_PY) $(GO) test -count=1 -parallel 4 -timeout 30m $(GOTESTFLAGS) ./integration/...
 
 # The multi-broker Kafka tests (named *KafkaCluster*: 3 brokers, one killed
 # under load), one package at a time; not part of make test.
@@ -224,9 +255,6 @@ bench-kafka: build kafka-broker
 	FLIGHTD_BENCH_LOGS=badger,kafka FLIGHTD_KAFKA_LIB=$(KAFKA_LIB) FLIGHTD_BIN=$(CURDIR)/$(BIN) $(GO) test -tags $(TAGS) -run='^$$' -bench='Ingest/table=(append|pk4)/ack=stream/clients=1/' -benchtime=1x -count=2 -timeout 30m ./bench/
 	FLIGHTD_BENCH_LOGS=badger,kafka FLIGHTD_FRESHNESS_LOAD=500000 FLIGHTD_FRESHNESS_RATE=100 FLIGHTD_FRESHNESS_INTERVAL=30s FLIGHTD_KAFKA_LIB=$(KAFKA_LIB) FLIGHTD_BIN=$(CURDIR)/$(BIN) $(GO) test -tags $(TAGS) -run='^$$' -bench=Freshness -benchtime=3000x -timeout 30m ./bench/
 	FLIGHTD_KAFKA_LIB=$(KAFKA_LIB) $(GO) test -run='^$$' -bench=Append -benchtime=3s ./logstore/kafkalog/
-
-tidy-check:
-	$(GO) mod tidy && git diff --exit-code go.mod go.sum
 
 clean:
 	rm -rf bin integration/java/target integration/jdbc/target integration/kafka/target
