@@ -28,6 +28,7 @@ import (
 // driver against the real server. Each quirk below says what flightd does
 // and why; a suite test that a quirk skips names the reason there.
 func TestADBCValidation(t *testing.T) {
+	t.Parallel()
 	srv := testserver.Start(t, t.TempDir())
 	out, err := exec.Command(testserver.Binary(t), "version").Output()
 	require.NoError(t, err)
@@ -215,6 +216,7 @@ func (q *flightdQuirks) Alloc() memory.Allocator { return q.mem }
 // would below catalog depth: the tables of a database, with their columns
 // in order, found by filters.
 func TestADBCGetObjects(t *testing.T) {
+	t.Parallel()
 	srv := testserver.Start(t, t.TempDir())
 	c := connect(t, srv)
 	c.mustExec("CREATE DATABASE shop")

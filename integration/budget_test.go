@@ -14,6 +14,7 @@ import (
 // would cross it fails with a clear error, nothing of it lands, and the
 // server keeps serving reads.
 func TestDiskBudget(t *testing.T) {
+	t.Parallel()
 	srv := testserver.Start(t, t.TempDir(), "--log-disk-budget", "48MiB", "--tiering-interval", "1h")
 	c := connect(t, srv)
 	c.mustExec("CREATE TABLE ap (id BIGINT, v BIGINT)")

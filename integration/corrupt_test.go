@@ -18,6 +18,7 @@ import (
 // an error naming the table and the file; other tables keep serving, and
 // the read rewrites nothing.
 func TestCorruptLakeFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	srv := testserver.Start(t, dir)
 	c := connect(t, srv)

@@ -41,6 +41,7 @@ func crowdBatch(w, from, n int) arrow.RecordBatch {
 // holds them all), nothing answers INTERNAL, every acknowledged row is in
 // t$rt once, and after tiering in t once; the server serves on.
 func TestCrowdIsQueuedNotRefused(t *testing.T) {
+	t.Parallel()
 	srv := testserver.Start(t, t.TempDir(), "--max-concurrent-queries", "2", "--tiering-interval", "1s", "--memory-limit", "1GiB")
 	admin := connect(t, srv)
 	admin.mustExec("CREATE DATABASE crowd")
@@ -182,6 +183,7 @@ func TestCrowdIsQueuedNotRefused(t *testing.T) {
 // them; meanwhile point lookups run in the short lane, and afterwards a
 // scan runs too (it waits for a slot the stall timeout frees).
 func TestStalledReadersDoNotLockOutOthers(t *testing.T) {
+	t.Parallel()
 	srv := testserver.Start(t, t.TempDir(), "--max-concurrent-queries", "2", "--stall-timeout", "2s")
 	admin := connect(t, srv)
 	admin.mustExec("CREATE DATABASE st")

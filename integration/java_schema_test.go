@@ -23,6 +23,7 @@ import (
 // restart (SIGKILL) t$rt still reads (it used to panic: "number of
 // columns/fields mismatch").
 func TestJavaAddColumnWhileRowsWaitInLogStillTiers(t *testing.T) {
+	t.Parallel()
 	jar := paimonJar(t)
 	dir := t.TempDir()
 	wh := filepath.Join(dir, "warehouse")

@@ -531,6 +531,7 @@ func idRange(from, to int64) []int64 {
 // (primary key with 4 buckets and upserts over several rounds, append,
 // partitioned) with exactly the rows flightd serves.
 func TestJavaReadsFlightdTables(t *testing.T) {
+	t.Parallel()
 	jar := paimonJar(t)
 	dir := t.TempDir()
 	wh := filepath.Join(dir, "warehouse")
@@ -617,6 +618,7 @@ func TestJavaReadsFlightdTables(t *testing.T) {
 // TestJavaWrittenTablesReadByFlightd: tables created and written by Java
 // Paimon (two commits with updates and a delete) read in flightd as `t`.
 func TestJavaWrittenTablesReadByFlightd(t *testing.T) {
+	t.Parallel()
 	jar := paimonJar(t)
 	dir := t.TempDir()
 	wh := filepath.Join(dir, "warehouse")
@@ -729,6 +731,7 @@ func snapshotKinds(t *testing.T, tableDir string) []string {
 // then flightd writes and tiers more; both see the union, newest version per
 // key, no duplicate and no lost row.
 func TestJavaMixedCommits(t *testing.T) {
+	t.Parallel()
 	jar := paimonJar(t)
 	dir := t.TempDir()
 	wh := filepath.Join(dir, "warehouse")
@@ -946,6 +949,7 @@ func named(ids []int64, tag string, extra func(id int64) map[string]any) []map[s
 // bucket-unaware and bucketed, with rows deleted through deletion vectors before and after a
 // compaction) read in flightd exactly as in Java; flightd refuses to write into them.
 func TestJavaDeletionVectors(t *testing.T) {
+	t.Parallel()
 	jar := paimonJar(t)
 	dir := t.TempDir()
 	wh := filepath.Join(dir, "warehouse")
@@ -1042,6 +1046,7 @@ func TestJavaDeletionVectors(t *testing.T) {
 // nested ROW, a column dropped and re-added under the same name with another type) read in
 // flightd exactly as in Java: columns of older files are matched by field id.
 func TestJavaSchemaEvolution(t *testing.T) {
+	t.Parallel()
 	jar := paimonJar(t)
 	dir := t.TempDir()
 	wh := filepath.Join(dir, "warehouse")
@@ -1124,6 +1129,7 @@ func TestJavaSchemaEvolution(t *testing.T) {
 // null elements, empty collections and null fields) that Java writes read in flightd exactly as
 // in Java, in a primary-key table (merged across files) and an append table.
 func TestJavaNestedTypes(t *testing.T) {
+	t.Parallel()
 	jar := paimonJar(t)
 	dir := t.TempDir()
 	wh := filepath.Join(dir, "warehouse")
@@ -1181,6 +1187,7 @@ func TestJavaNestedTypes(t *testing.T) {
 // with exactly the rows flightd served; Java then appends and compacts on top, and flightd serves
 // what Java reads.
 func TestJavaReadsFlightdCompactedAppend(t *testing.T) {
+	t.Parallel()
 	jar := paimonJar(t)
 	dir := t.TempDir()
 	wh := filepath.Join(dir, "warehouse")

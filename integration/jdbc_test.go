@@ -22,6 +22,7 @@ import (
 )
 
 func TestJDBC(t *testing.T) {
+	t.Parallel()
 	srv := testserver.Start(t, t.TempDir())
 	runJdbcCheck(t, srv.Addr, "jdbc")
 }
@@ -29,6 +30,7 @@ func TestJDBC(t *testing.T) {
 // TestJDBCOlderDriver runs the same walk with the driver's 17.0.0
 // release, which tools still ship.
 func TestJDBCOlderDriver(t *testing.T) {
+	t.Parallel()
 	srv := testserver.Start(t, t.TempDir())
 	runJdbcCheckWith(t, "lib-17.0.0", srv.Addr, "jdbc17")
 }

@@ -47,6 +47,7 @@ func kafkaTopics(t *testing.T, addr, prefix string) map[string]int {
 // once, tiers them into the lake, keeps them across a SIGKILL, and names
 // one topic per table with a partition per bucket.
 func TestKafkaLog(t *testing.T) {
+	t.Parallel()
 	br := testkafka.Start(t)
 	srv := testserver.Start(t, t.TempDir(), "--log", "kafka://"+br.Addr(), "--kafka-topic-prefix", "fd.", "--tiering-interval", "1h")
 	c := connect(t, srv)
@@ -108,6 +109,7 @@ func TestKafkaLog(t *testing.T) {
 // naming the brokers, the lake (t) is still served, and everything resumes,
 // with nothing acknowledged lost, when the broker returns.
 func TestKafkaUnavailable(t *testing.T) {
+	t.Parallel()
 	br := testkafka.Start(t)
 	srv := testserver.Start(t, t.TempDir(), "--log", "kafka://"+br.Addr(), "--kafka-timeout", "6s", "--tiering-interval", "1h")
 	c := connect(t, srv)
@@ -199,6 +201,7 @@ func runFlightd(t *testing.T, args ...string) (string, error) {
 // `flightd log migrate` drains them and moves them, and back again, with
 // every acknowledged row kept.
 func TestLogMigrate(t *testing.T) {
+	t.Parallel()
 	br := testkafka.Start(t)
 	kafka := "kafka://" + br.Addr()
 	dir := t.TempDir()
@@ -251,6 +254,7 @@ func TestLogMigrate(t *testing.T) {
 // and sys.tiering's row counts; and a streaming read of t$rt on the Kafka
 // log delivers the current rows and then each change.
 func TestKafkaSameAsBadger(t *testing.T) {
+	t.Parallel()
 	br := testkafka.Start(t)
 	servers := map[string]*testserver.Server{
 		"badger": testserver.Start(t, t.TempDir(), "--tiering-interval", "1h"),
@@ -354,6 +358,7 @@ func TestKafkaSameAsBadger(t *testing.T) {
 // never show: they are refused, and so is t$rt, naming the fix; switching
 // the table's log off and on starts a new one.
 func TestLostLogIsRefusedNotIgnored(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	srv := testserver.Start(t, dir, "--tiering-interval", "100ms")
 	c := connect(t, srv)

@@ -20,6 +20,7 @@ import (
 // round by round until compaction has run, and t and t$rt give every value
 // back (lengths and md5) after each round; a 3 MiB value is read whole.
 func TestLongStringsAfterTieringAndCompaction(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	srv := testserver.Start(t, dir)
 	c := connect(t, srv)

@@ -63,6 +63,7 @@ func freeAddr(t *testing.T) string {
 // shows in the metrics and grows) until ALTER TABLE gives it '1 s' too.
 // Bad freshness values are refused with errors that name the option.
 func TestMetricsAndFreshness(t *testing.T) {
+	t.Parallel()
 	maddr := freeAddr(t)
 	srv := testserver.Start(t, t.TempDir(), "--tiering-interval", "30s", "--metrics-addr", maddr, "--log-disk-budget", "1GiB")
 	c := connect(t, srv)

@@ -19,6 +19,7 @@ import (
 // types (t$rt at once, t after the next round), and Java reads exactly
 // the rows flightd serves, old files included.
 func TestJavaReadsWidenedElementsAndValues(t *testing.T) {
+	t.Parallel()
 	jar := paimonJar(t)
 	dir := t.TempDir()
 	wh := filepath.Join(dir, "warehouse")

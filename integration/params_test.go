@@ -39,6 +39,7 @@ func paramBatch(ids []int64, names []*string) arrow.RecordBatch {
 // random keys, returns what the same query with the values written into its
 // text returns, before and after the rows are tiered into the lake.
 func TestParameters(t *testing.T) {
+	t.Parallel()
 	srv := testserver.Start(t, t.TempDir(), "--tiering-interval", "500ms")
 	c := connect(t, srv)
 	ctx := context.Background()

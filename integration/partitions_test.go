@@ -20,6 +20,7 @@ import (
 // while writers and tiering move the table on; a partition read twice
 // returns the same rows.
 func TestADBCPartitionedReadsAreOneRead(t *testing.T) {
+	t.Parallel()
 	srv := testserver.Start(t, t.TempDir(), "--min-endpoint-rows", "500", "--max-endpoints", "4", "--tiering-interval", "200ms")
 	c := connect(t, srv)
 	c.mustExec("CREATE DATABASE p")

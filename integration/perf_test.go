@@ -17,6 +17,7 @@ import (
 // benchmark (what bench/flightperf and arrow-flight-benchmark send) on its
 // Flight SQL port, for DoGet and DoPut, and keeps serving SQL beside it.
 func TestFlightBenchmarkProtocol(t *testing.T) {
+	t.Parallel()
 	srv := testserver.Start(t, t.TempDir())
 	c, err := flight.NewClientWithMiddleware(srv.Addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)

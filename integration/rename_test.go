@@ -19,6 +19,7 @@ import (
 // into the new directory, and Java Paimon reads the renamed table with
 // the rows flightd serves (the nested field as BIGINT in old files too).
 func TestJavaReadsRenamedTableWithWidenedNestedField(t *testing.T) {
+	t.Parallel()
 	jar := paimonJar(t)
 	dir := t.TempDir()
 	wh := filepath.Join(dir, "warehouse")

@@ -70,6 +70,7 @@ func fetch(cl *flightsql.Client, info *flight.FlightInfo, max int) (int64, error
 // fetched, and the benchmark requests that ran it out of memory; and it
 // still answers a query afterwards.
 func TestResource(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("prlimit"); err != nil {
 		t.Skip("prlimit not found")
 	}
@@ -190,6 +191,7 @@ func TestResource(t *testing.T) {
 // its ticket again, also after a restart, gives the same row count and
 // never writes twice.
 func TestResourceUpdateTicketAppliesOnce(t *testing.T) {
+	t.Parallel()
 	srv := testserver.Start(t, t.TempDir())
 	cl := sqlClient(t, srv)
 	c := connect(t, srv)
@@ -229,6 +231,7 @@ func affected(t *testing.T, cl *flightsql.Client, info *flight.FlightInfo) int64
 // TestResourceShutdownWithinGrace: SIGTERM ends the process within
 // --shutdown-grace while a statement that would run for hours is running.
 func TestResourceShutdownWithinGrace(t *testing.T) {
+	t.Parallel()
 	srv := testserver.Start(t, t.TempDir(), "--query-timeout", "0", "--shutdown-grace", "3s")
 	cl := sqlClient(t, srv)
 	errc := make(chan error, 1)

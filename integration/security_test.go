@@ -38,6 +38,7 @@ func requireInvalid(t *testing.T, err error, sql, want string, paths ...string) 
 // INVALID_ARGUMENT, no file appears outside the data dir, DuckDB's settings
 // are as the server set them, and the server answers afterwards.
 func TestSQLReachesOnlyFlightdTables(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	outside := t.TempDir() // where a successful attack would write
 	srv := testserver.Start(t, data)
@@ -145,6 +146,7 @@ func TestSQLReachesOnlyFlightdTables(t *testing.T) {
 // INVALID_ARGUMENT, NOT_FOUND or ALREADY_EXISTS, never INTERNAL or
 // UNKNOWN, and its message carries no path of the server's.
 func TestUserMistakesAreNeverInternal(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	srv := testserver.Start(t, data)
 	c := connect(t, srv)

@@ -23,6 +23,7 @@ import (
 //     log: t$rt shows the model's rows before tiering, and after tiering the
 //     lake, read by flightd and by Java, shows the same.
 func TestSequenceFieldMatchesJavaPaimon(t *testing.T) {
+	t.Parallel()
 	jar := paimonJar(t)
 	dir := t.TempDir()
 	wh := filepath.Join(dir, "warehouse")

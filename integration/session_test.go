@@ -58,6 +58,7 @@ func (c *client) option(key string) string {
 // where unqualified names resolve, for queries, INSERT, DDL and bulk
 // ingest; each connection has its own.
 func TestADBCSessionChoosesTheDatabase(t *testing.T) {
+	t.Parallel()
 	srv := testserver.Start(t, t.TempDir())
 	c := connectWithCookies(t, srv)
 	c.mustExec("CREATE DATABASE shop")

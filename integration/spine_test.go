@@ -63,6 +63,7 @@ func (c *client) idCustomer(table string) []string {
 
 // TestSpine drives the whole story of the spine issue through ADBC.
 func TestSpine(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	srv := testserver.Start(t, dir)
 	c := connect(t, srv)

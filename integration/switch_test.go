@@ -13,6 +13,7 @@ import (
 // drains the log into the lake; writes then land in the lake at once, and
 // t$rt is gone until the log is switched on again.
 func TestDisableLakeStream(t *testing.T) {
+	t.Parallel()
 	srv := testserver.Start(t, t.TempDir(), "--tiering-interval", "1h")
 	c := connect(t, srv)
 	c.mustExec("CREATE TABLE orders (id BIGINT, customer STRING, PRIMARY KEY (id) NOT ENFORCED)")

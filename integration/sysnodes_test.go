@@ -225,6 +225,7 @@ func TestClusterSysNodes(t *testing.T) {
 // every lake-stream table; sys.tiering's owner is NULL; its metrics have
 // no node label and no cluster gauges.
 func TestSysNodesAlone(t *testing.T) {
+	t.Parallel()
 	maddr := freeAddr(t)
 	srv := testserver.Start(t, t.TempDir(), "--metrics-addr", maddr)
 	c := connect(t, srv)

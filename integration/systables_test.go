@@ -83,6 +83,7 @@ func javaValue(t *testing.T, v any, timestamp bool) any {
 // answered NOT_FOUND. They hold what Java Paimon's system tables hold, for
 // snapshots flightd and Java committed and schemas both wrote.
 func TestSystemTablesMatchJavaPaimon(t *testing.T) {
+	t.Parallel()
 	jar := paimonJar(t)
 	dir := t.TempDir()
 	wh := filepath.Join(dir, "warehouse")
@@ -183,6 +184,7 @@ func TestSystemTablesMatchJavaPaimon(t *testing.T) {
 // values Java Paimon reads at scan.snapshot-id = n: the snapshot's own
 // schema, the dropped column's values included.
 func TestTimeTravelAcrossSchemaChangesMatchesJava(t *testing.T) {
+	t.Parallel()
 	jar := paimonJar(t)
 	dir := t.TempDir()
 	wh := filepath.Join(dir, "warehouse")
@@ -236,6 +238,7 @@ func TestTimeTravelAcrossSchemaChangesMatchesJava(t *testing.T) {
 // tiered before the change, values in those written after; a column
 // renamed keeps its values, one dropped is gone.
 func TestJavaReadsColumnsFlightdAdded(t *testing.T) {
+	t.Parallel()
 	jar := paimonJar(t)
 	dir := t.TempDir()
 	wh := filepath.Join(dir, "warehouse")
@@ -298,6 +301,7 @@ func TestJavaReadsColumnsFlightdAdded(t *testing.T) {
 // rendered as Java renders keys, statistics and partitions; file_path is
 // relative to the warehouse (Java shows its full path).
 func TestFileSystemTablesMatchJavaPaimon(t *testing.T) {
+	t.Parallel()
 	jar := paimonJar(t)
 	dir := t.TempDir()
 	wh := filepath.Join(dir, "warehouse")

@@ -21,6 +21,7 @@ import (
 // metrics while it backs off; once the file is gone it tiers by itself and
 // sys.tiering shows it healthy.
 func TestFailingTableReportsAndHeals(t *testing.T) {
+	t.Parallel()
 	maddr := freeAddr(t)
 	srv := testserver.Start(t, t.TempDir(), "--tiering-interval", "2s", "--metrics-addr", maddr)
 	c := connect(t, srv)

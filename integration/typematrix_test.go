@@ -658,6 +658,7 @@ func release(recs []arrow.RecordBatch) {
 // TestTypeMatrix writes every value of the type matrix through the real
 // binary and requires it back identically everywhere it can be read.
 func TestTypeMatrix(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	wh := filepath.Join(dir, "warehouse")
 	srv := testserver.Start(t, dir, "--tiering-interval", "1s")

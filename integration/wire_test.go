@@ -19,6 +19,7 @@ import (
 // one 32 MiB message, and the ADBC driver (16 MiB receive limit) refused
 // it. Plain scans, DuckDB results and metadata now all arrive.
 func TestWireBigResultsArriveThroughADBC(t *testing.T) {
+	t.Parallel()
 	srv := testserver.Start(t, t.TempDir())
 	c := connect(t, srv)
 	c.mustExec("CREATE TABLE big (i BIGINT, s STRING)")
@@ -84,6 +85,7 @@ func ptrTo[T any](v T) *T { return &v }
 // were dropped silently; now the statement is refused, naming the table,
 // its column count and the row, and writes nothing.
 func TestWireInsertWithTooManyValuesIsRefused(t *testing.T) {
+	t.Parallel()
 	srv := testserver.Start(t, t.TempDir())
 	c := connect(t, srv)
 	c.mustExec("CREATE TABLE t3 (a INT, b INT, s STRING)")
@@ -104,6 +106,7 @@ func TestWireInsertWithTooManyValuesIsRefused(t *testing.T) {
 // types that had no Paimon counterpart, or one that refused the batch it
 // was created from, through the ADBC driver.
 func TestWireIngestTypes(t *testing.T) {
+	t.Parallel()
 	srv := testserver.Start(t, t.TempDir())
 	c := connect(t, srv)
 	mem := memory.DefaultAllocator
