@@ -24,7 +24,7 @@ import (
 
 	"github.com/flightd/flightd/internal/testkafka"
 	"github.com/flightd/flightd/internal/testserver"
-	"github.com/flightd/flightd/lake"
+	s3fio "github.com/flightd/flightd/lake/fileio/s3"
 )
 
 // startNodes starts n flightd nodes over one Kafka broker and one warehouse
@@ -49,7 +49,7 @@ func startS3(t *testing.T) s3Cluster {
 	t.Helper()
 	endpoint, _ := testserver.StartVersityGW(t)
 	const bucket = "flightd-cluster"
-	fio, err := lake.NewS3FileIO(context.Background(), bucket, lake.S3Options{Endpoint: endpoint, Region: testserver.S3Region,
+	fio, err := s3fio.New(context.Background(), bucket, s3fio.Options{Endpoint: endpoint, Region: testserver.S3Region,
 		AccessKeyID: testserver.S3AccessKey, SecretAccessKey: testserver.S3SecretKey})
 	require.NoError(t, err)
 	_, err = fio.Client().CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String(bucket)})

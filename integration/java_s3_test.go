@@ -32,6 +32,7 @@ import (
 
 	"github.com/flightd/flightd/internal/testserver"
 	"github.com/flightd/flightd/lake"
+	s3fio "github.com/flightd/flightd/lake/fileio/s3"
 	"github.com/flightd/flightd/lakestream"
 )
 
@@ -216,7 +217,7 @@ func TestJavaS3MixedCommits(t *testing.T) {
 	endpoint, _ := testserver.StartVersityGW(t)
 	const bucket = "flightd-java"
 	ctx := context.Background()
-	fio, err := lake.NewS3FileIO(ctx, bucket, lake.S3Options{Endpoint: endpoint, Region: testserver.S3Region,
+	fio, err := s3fio.New(ctx, bucket, s3fio.Options{Endpoint: endpoint, Region: testserver.S3Region,
 		AccessKeyID: testserver.S3AccessKey, SecretAccessKey: testserver.S3SecretKey})
 	require.NoError(t, err)
 	_, err = fio.Client().CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)})

@@ -22,6 +22,7 @@ import (
 // once; a write that failed meanwhile is there entirely or not at all.
 // make test-kafka-cluster runs it (FLIGHTD_KAFKA_CLUSTER=1).
 func TestKafkaClusterBrokerKilledUnderLoad(t *testing.T) {
+	t.Parallel()
 	if !testkafka.ClusterEnabled() {
 		t.Skip("three brokers: make test-kafka-cluster (FLIGHTD_KAFKA_CLUSTER=1)")
 	}

@@ -13,15 +13,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/internal/testserver"
-	"github.com/flightd/flightd/lake"
+	s3fio "github.com/flightd/flightd/lake/fileio/s3"
 )
 
 // TestS3Warehouse runs flightd over a real S3 server (Versity S3 Gateway):
 // tables are created, written, tiered and read back, also after a restart.
 func TestS3Warehouse(t *testing.T) {
 	endpoint, _ := testserver.StartVersityGW(t)
-	opts := lake.S3Options{Endpoint: endpoint, Region: testserver.S3Region, AccessKeyID: testserver.S3AccessKey, SecretAccessKey: testserver.S3SecretKey}
-	fio, err := lake.NewS3FileIO(context.Background(), "flightd-wh", opts)
+	opts := s3fio.Options{Endpoint: endpoint, Region: testserver.S3Region, AccessKeyID: testserver.S3AccessKey, SecretAccessKey: testserver.S3SecretKey}
+	fio, err := s3fio.New(context.Background(), "flightd-wh", opts)
 	require.NoError(t, err)
 	_, err = fio.Client().CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String("flightd-wh")})
 	require.NoError(t, err)

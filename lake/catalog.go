@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/flightd/flightd/lake/fileio"
 )
 
 // Sentinel errors. Match with errors.Is.
@@ -29,54 +31,43 @@ const dbSuffix = ".db"
 // Catalog is a Paimon filesystem catalog over a warehouse directory: <warehouse>/<db>.db/<table>/.
 // Its own paths (those it gives its FileIO) are relative to the warehouse. Its methods do
 // their I/O under the ctx they are given, and one whose ctx is done returns its error before
-// touching storage (a LocalFileIO does not look at ctx itself).
+// touching storage (a local FileIO does not look at ctx itself).
 type Catalog struct {
-	warehouse string        // root as a path of the FileIO given to OpenCatalogFileIO
-	location  string        // warehouse URL when it differs from the FileIO path (s3://bucket/prefix)
-	fio       *rootedFileIO // FileIO rooted at warehouse
-	now       func() time.Time
+	fio *fileio.Rooted // FileIO rooted at the warehouse
+	now func() time.Time
 }
 
 // OpenCatalog opens (creating if missing) a warehouse on the local filesystem; a local
 // FileIO does not look at a context, so it takes none.
 func OpenCatalog(warehouse string) (*Catalog, error) {
-	return OpenCatalogFileIO(context.Background(), warehouse, LocalFileIO{})
+	return OpenCatalogFileIO(context.Background(), warehouse, fileio.Local{})
 }
 
-// OpenCatalogFileIO opens a warehouse through the given FileIO. A LocalFileIO (its zero
-// value) is confined to the warehouse by file descriptor (see package doc).
-func OpenCatalogFileIO(ctx context.Context, warehouse string, fio FileIO) (*Catalog, error) {
+// OpenCatalogFileIO opens (creating if missing) the warehouse at path warehouse of fio: a
+// directory for a fileio.Local, "/prefix" for an S3 FileIO (the bucket's root: "/"). The
+// catalog's FileIO is fio confined to the warehouse (fileio.NewRooted); a fileio.Local on
+// the operating system's file system (its zero value) is confined by file descriptor (see
+// package doc).
+func OpenCatalogFileIO(ctx context.Context, warehouse string, fio fileio.FileIO) (*Catalog, error) {
 	if warehouse == "" {
 		return nil, fmt.Errorf("lake: empty warehouse path")
 	}
-	local, isLocal := fio.(LocalFileIO)
-	if abs, err := filepath.Abs(warehouse); err == nil && isLocal {
-		warehouse = abs
+	r := fileio.NewRooted(fio, warehouse)
+	if err := fio.MkdirAll(ctx, r.Root()); err != nil {
+		return nil, fmt.Errorf("lake: create warehouse %s: %w", r.Location(), err)
 	}
-	if err := fio.MkdirAll(ctx, warehouse); err != nil {
-		return nil, fmt.Errorf("lake: create warehouse %s: %w", warehouse, err)
-	}
-	if isLocal && local.fs == nil {
-		// Beneath the warehouse, files are opened by descriptor, not by path text.
-		fio = LocalFileIO{fs: rootFS{dir: filepath.Clean(warehouse)}}
-	}
-	return &Catalog{warehouse: warehouse, fio: newRootedFileIO(fio, warehouse), now: time.Now}, nil
+	return &Catalog{fio: r, now: time.Now}, nil
 }
 
 // Warehouse returns the warehouse location: the local directory, or s3://bucket/prefix for a
-// catalog opened with OpenCatalogURL (Table.Path and other paths are FileIO paths).
-func (c *Catalog) Warehouse() string {
-	if c.location != "" {
-		return c.location
-	}
-	return c.warehouse
-}
+// warehouse in S3 (Table.Path and other paths are FileIO paths).
+func (c *Catalog) Warehouse() string { return c.fio.Location() }
 
 // FileIO returns the catalog's storage. Its paths are relative to the warehouse (absolute
 // paths of the underlying FileIO are accepted when they lie in the warehouse); any path that
 // resolves outside the warehouse (locally: through a symbolic link too), or that holds a NUL
-// byte, fails with ErrInvalidPath. Its errors name paths relative to the warehouse.
-func (c *Catalog) FileIO() FileIO { return c.fio }
+// byte, fails with fileio.ErrInvalidPath. Its errors name paths relative to the warehouse.
+func (c *Catalog) FileIO() fileio.FileIO { return c.fio }
 
 // dbPath and tablePath are relative to the warehouse, as all of the catalog's FileIO paths.
 func (c *Catalog) dbPath(db string) string { return db + dbSuffix }
@@ -162,7 +153,7 @@ func (c *Catalog) DropDatabase(ctx context.Context, name string, ignoreIfNotExis
 }
 
 // schemaIDs lists the schema ids present in a table directory, ascending.
-func schemaIDs(ctx context.Context, fio FileIO, tablePath string) ([]int64, error) {
+func schemaIDs(ctx context.Context, fio fileio.FileIO, tablePath string) ([]int64, error) {
 	ents, err := fio.List(ctx, filepath.Join(tablePath, "schema"))
 	if err != nil {
 		return nil, err
@@ -307,13 +298,13 @@ func (c *Catalog) GetTable(ctx context.Context, db, name string) (*Table, error)
 	return c.newTable(db, name, ts, data), nil
 }
 
-func readSchema(ctx context.Context, fio FileIO, tablePath string, id int64) (*TableSchema, error) {
+func readSchema(ctx context.Context, fio fileio.FileIO, tablePath string, id int64) (*TableSchema, error) {
 	ts, _, err := readSchemaFile(ctx, fio, tablePath, id)
 	return ts, err
 }
 
 // readSchemaFile reads schema-id, returning it parsed and as the bytes of its file.
-func readSchemaFile(ctx context.Context, fio FileIO, tablePath string, id int64) (*TableSchema, []byte, error) {
+func readSchemaFile(ctx context.Context, fio fileio.FileIO, tablePath string, id int64) (*TableSchema, []byte, error) {
 	p := schemaPath(tablePath, id)
 	data, err := fio.Read(ctx, p)
 	if err != nil {
@@ -369,7 +360,7 @@ func (c *Catalog) RenameTable(ctx context.Context, db, name, toDB, to string) er
 	if _, err := c.GetTable(ctx, db, name); err != nil {
 		return err
 	}
-	if !canRenameDirs(c.fio) {
+	if _, ok := c.fio.Unwrap().(fileio.DirRenamer); !ok {
 		return fmt.Errorf("lake: %s: %w: the warehouse %s is in an object store, which cannot rename a table's directory in one step: "+
 			"it would copy and delete each file on its own, and a failure midway would leave the table split between both names",
 			what, ErrUnsupported, c.Warehouse())
@@ -475,7 +466,7 @@ func (c *Catalog) alterSchema(ctx context.Context, db, name string, change func(
 // Table is an immutable view of one schema version of one table.
 type Table struct {
 	cat    *Catalog
-	fio    FileIO
+	fio    fileio.FileIO
 	db     string
 	name   string
 	path   string
@@ -508,7 +499,7 @@ func (t *Table) AtSchema(ts *TableSchema) *Table {
 // Path returns the table directory as a path of the FileIO the catalog was opened with
 // (Catalog.FileIO accepts it too). The lake's own paths, and its errors, are relative to the
 // warehouse ("db.db/t").
-func (t *Table) Path() string { return t.cat.fio.abs(t.path) }
+func (t *Table) Path() string { return t.cat.fio.Abs(t.path) }
 
 // FullName is db.table.
 func (t *Table) FullName() string { return t.db + "." + t.name }

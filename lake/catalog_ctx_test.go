@@ -7,11 +7,13 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/lake/fileio"
 )
 
 // recordingFileIO records the operation of every FileIO call.
 type recordingFileIO struct {
-	FileIO
+	fileio.FileIO
 	mu    sync.Mutex
 	calls []string
 }
@@ -35,7 +37,7 @@ func (r *recordingFileIO) Read(ctx context.Context, p string) ([]byte, error) {
 	return r.FileIO.Read(ctx, p)
 }
 
-func (r *recordingFileIO) Open(ctx context.Context, p string) (ReadAtSeekCloser, error) {
+func (r *recordingFileIO) Open(ctx context.Context, p string) (fileio.ReadAtSeekCloser, error) {
 	r.record("open", p)
 	return r.FileIO.Open(ctx, p)
 }
@@ -55,7 +57,7 @@ func (r *recordingFileIO) CreateExclusive(ctx context.Context, p string, data []
 	return r.FileIO.CreateExclusive(ctx, p, data)
 }
 
-func (r *recordingFileIO) List(ctx context.Context, dir string) ([]FileInfo, error) {
+func (r *recordingFileIO) List(ctx context.Context, dir string) ([]fileio.FileInfo, error) {
 	r.record("list", dir)
 	return r.FileIO.List(ctx, dir)
 }
@@ -93,7 +95,7 @@ func (r *recordingFileIO) SyncDir(ctx context.Context, dir string) error {
 // A catalog call whose context is cancelled returns context.Canceled and
 // touches no storage: a local FileIO does not look at the context itself.
 func TestCatalogCancelledContext(t *testing.T) {
-	fio := &recordingFileIO{FileIO: LocalFileIO{}}
+	fio := &recordingFileIO{FileIO: fileio.Local{}}
 	c, err := OpenCatalogFileIO(t.Context(), t.TempDir(), fio)
 	require.NoError(t, err)
 	require.NoError(t, c.CreateDatabase(t.Context(), "db", false))

@@ -18,6 +18,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/flightd/flightd/lake/fileio"
 )
 
 // System columns of primary-key data files.
@@ -73,7 +75,7 @@ func (t *Table) zstdLevel() int {
 	return n
 }
 
-func writeParquet(ctx context.Context, fio FileIO, path string, rec arrow.RecordBatch, codec compress.Compression, zstdLevel int, mem memory.Allocator) (int64, error) {
+func writeParquet(ctx context.Context, fio fileio.FileIO, path string, rec arrow.RecordBatch, codec compress.Compression, zstdLevel int, mem memory.Allocator) (int64, error) {
 	w, err := fio.Create(ctx, path)
 	if err != nil {
 		return 0, err
@@ -130,7 +132,7 @@ func writeParquet(ctx context.Context, fio FileIO, path string, rec arrow.Record
 
 // parquetFile is an open data file.
 type parquetFile struct {
-	f      ReadAtSeekCloser
+	f      fileio.ReadAtSeekCloser
 	pr     *file.Reader
 	fr     *pqarrow.FileReader
 	seekPR *file.Reader        // for seekRows: streams pages (nil until used)
@@ -152,13 +154,13 @@ const footerCost = 4
 
 var parquetFooters = newLRUCache[*metadata.FileMetaData](&FooterCacheBytes)
 
-func openParquet(ctx context.Context, fio FileIO, path string, mem memory.Allocator) (*parquetFile, error) {
+func openParquet(ctx context.Context, fio fileio.FileIO, path string, mem memory.Allocator) (*parquetFile, error) {
 	f, err := fio.Open(ctx, path)
 	if err != nil {
 		return nil, err
 	}
 	props := parquet.NewReaderProperties(mem)
-	if localReads(fio) {
+	if fileio.IsLocal(fio) {
 		// Read pages through a small buffer instead of each column chunk
 		// into a fresh buffer of its size: the allocation and zeroing of
 		// that buffer was a third of a one-column scan (BenchmarkScanDecode,

@@ -143,27 +143,29 @@
 //
 // Limitations (current): deduplicate merge engine only, deletion-vector tables read-only, no
 // dynamic-bucket HASH index (a PK table with bucket = -1 writes everything to bucket 0), Parquet only,
-// and rows of a Write are buffered in memory until Commit. All file access goes through FileIO:
-// LocalFileIO (a directory) or S3FileIO (an S3 bucket).
+// and rows of a Write are buffered in memory until Commit. All file access goes through a
+// fileio.FileIO (package fileio states what one promises): fileio.Local (a directory) or the
+// S3 FileIO of package fileio/s3 (an S3 bucket).
 //
 // Paths stay inside the warehouse:
 //
-//   - The catalog wraps its FileIO (Catalog.FileIO) so that every read, create and delete is
-//     checked in one place: the lake's paths are warehouse-relative ("db.db/t/..."), and a path
-//     that after cleaning (filepath.Clean locally, key normalisation on S3, s3:// URLs included)
-//     is not the warehouse or below it, or that holds a NUL byte, fails with ErrInvalidPath
-//     before the FileIO sees it. So do Java external paths (_EXTERNAL_PATH) outside the
-//     warehouse. RemoveAll of the warehouse itself is refused.
+//   - The catalog confines its FileIO to the warehouse (fileio.Rooted, Catalog.FileIO) so that
+//     every read, create and delete is checked in one place: the lake's paths are
+//     warehouse-relative ("db.db/t/..."), and a path that after cleaning (filepath.Clean
+//     locally, key normalisation on S3, s3:// URLs included) is not the warehouse or below it,
+//     or that holds a NUL byte, fails with fileio.ErrInvalidPath before the FileIO sees it. So
+//     do Java external paths (_EXTERNAL_PATH) outside the warehouse. RemoveAll of the
+//     warehouse itself is refused.
 //   - On a local warehouse that check of the text is not the only one: the catalog's
-//     LocalFileIO opens, creates, links, renames, lists, syncs and removes through an os.Root
+//     fileio.Local opens, creates, links, renames, lists, syncs and removes through an os.Root
 //     of the warehouse directory, so every path is resolved on the file system component by
 //     component from the directory's descriptor. A symbolic link inside the warehouse that
 //     points outside (relative or absolute), "..", or a directory swapped for such a link
-//     while in use cannot lead outside: the access fails with ErrInvalidPath, naming the
-//     warehouse-relative path. Relative links that stay inside the warehouse are followed
+//     while in use cannot lead outside: the access fails with fileio.ErrInvalidPath, naming
+//     the warehouse-relative path. Relative links that stay inside the warehouse are followed
 //     (an absolute link is refused, wherever it points); removing or replacing a link
 //     removes or replaces the link, never what it points to. The warehouse directory itself
-//     is found by its path at every access. (A LocalFileIO carrying a file system of its
+//     is found by its path at every access. (A fileio.Local carrying a file system of its
 //     own, as in the power-cut tests, and other FileIO implementations passed to
 //     OpenCatalogFileIO get the check of the text only.)
 //   - Database and table names are one path element: CreateDatabase and CreateTable refuse
@@ -181,14 +183,15 @@
 //     server's directory or the s3://bucket/prefix: the FileIO wrapper rewrites the errors of
 //     the underlying FileIO, of opened files and of files being written.
 //
-// S3 (OpenCatalogURL with s3://bucket/prefix, or NewS3FileIO + OpenCatalogFileIO):
+// S3 (OpenCatalogFileIO with the S3 FileIO of package fileio/s3 and "/prefix"; flightd opens
+// s3://bucket/prefix so):
 //
 //   - Same layout as on disk: object keys are <prefix>/<db>.db/<table>/..., so Java Paimon, pypaimon
 //     or paimon-rust read the warehouse at s3://bucket/prefix. Directories are key prefixes;
 //     CreateDatabase writes a zero-byte "<prefix>/<db>.db/" marker object (as Hadoop S3A does) so
 //     that an empty database exists. Table.Path is a FileIO path ("/<prefix>/..."); the lake's
 //     internal paths are relative to the warehouse; Catalog.Warehouse returns the s3:// URL;
-//     S3FileIO's errors name s3://bucket/key (the catalog's FileIO shows the key relative to
+//     the S3 FileIO's errors name s3://bucket/key (the catalog's FileIO shows the key relative to
 //     the warehouse), and a missing object matches fs.ErrNotExist.
 //   - snapshot-N, schema-N and manifests are created with a conditional PutObject
 //     (If-None-Match: *): the server publishes the object only if the key does not exist, so of
@@ -198,20 +201,20 @@
 //     S3 FileIO without a catalog lock), so such writers must not commit to the same table
 //     concurrently. Servers: AWS S3 (conditional writes since 2024-08) and Versity S3 Gateway
 //     (v1.8.0 tested, PutObject and CompleteMultipartUpload). A server that answers 501 fails the
-//     commit with an error naming S3Options.DisableConditionalWrites, which switches to
+//     commit with an error naming s3.Options.DisableConditionalWrites, which switches to
 //     HEAD-then-PUT: safe only with one writer per table.
 //   - LATEST is replaced with one PutObject (readers see the old or the new hint; it is only a
-//     hint). Data files are streamed: one PutObject below S3Options.PartSize (8 MiB), else a
+//     hint). Data files are streamed: one PutObject below s3.Options.PartSize (8 MiB), else a
 //     multipart upload that becomes visible only on Close and is aborted on error; a process
 //     killed mid-upload leaves an incomplete multipart upload (add a bucket lifecycle rule
 //     AbortIncompleteMultipartUpload). Parquet is read with one HEAD plus ranged GETs.
 //   - Consistency assumed: strong read-after-write for PUT, DELETE, HEAD and LIST (AWS S3 since
 //     2020-12, Versity's posix backend). The latest snapshot is LATEST if HEAD finds no
 //     snapshot-(LATEST+1), else the max of a LIST of snapshot/. A Table remembers the latest
-//     snapshot it found with its file's version (ETag and size; locally size and mtime) and
+//     snapshot it found with its file's version (ETag and size; locally size, mtime and inode) and
 //     keeps it while a HEAD finds the same version and no snapshot-(id+1): two HEADs at once
 //     per lookup, and a replaced, rolled back or expired snapshot file is noticed.
-//   - Credentials, endpoint and region come from S3Options, then $AWS_ENDPOINT_URL(_S3),
+//   - Credentials, endpoint and region come from s3.Options, then $AWS_ENDPOINT_URL(_S3),
 //     $AWS_REGION, $AWS_ACCESS_KEY_ID/$AWS_SECRET_ACCESS_KEY, then the SDK's default chain.
 //     Path-style addressing is the default when an endpoint is set.
 package lake

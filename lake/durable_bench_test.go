@@ -11,13 +11,15 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/lake/fileio"
 )
 
 // noSyncFS is the operating system without fsync: the lake as it was before it synced.
-type noSyncFS struct{ osFS }
+type noSyncFS struct{ fileio.OSFS }
 
-func (f noSyncFS) OpenFile(name string, flag int, perm fs.FileMode) (localFile, error) {
-	lf, err := f.osFS.OpenFile(name, flag, perm)
+func (f noSyncFS) OpenFile(name string, flag int, perm fs.FileMode) (fileio.File, error) {
+	lf, err := f.OSFS.OpenFile(name, flag, perm)
 	if err != nil {
 		return nil, err
 	}
@@ -25,18 +27,18 @@ func (f noSyncFS) OpenFile(name string, flag int, perm fs.FileMode) (localFile, 
 }
 func (noSyncFS) SyncDir(string) error { return nil }
 
-type noSyncFile struct{ localFile }
+type noSyncFile struct{ fileio.File }
 
 func (noSyncFile) Sync() error { return nil }
 
 // countingFS is the operating system, counting file and directory syncs.
 type countingFS struct {
-	osFS
+	fileio.OSFS
 	files, dirs *atomic.Int64
 }
 
-func (f countingFS) OpenFile(name string, flag int, perm fs.FileMode) (localFile, error) {
-	lf, err := f.osFS.OpenFile(name, flag, perm)
+func (f countingFS) OpenFile(name string, flag int, perm fs.FileMode) (fileio.File, error) {
+	lf, err := f.OSFS.OpenFile(name, flag, perm)
 	if err != nil {
 		return nil, err
 	}
@@ -45,17 +47,17 @@ func (f countingFS) OpenFile(name string, flag int, perm fs.FileMode) (localFile
 
 func (f countingFS) SyncDir(name string) error {
 	f.dirs.Add(1)
-	return f.osFS.SyncDir(name)
+	return f.OSFS.SyncDir(name)
 }
 
 type countingFile struct {
-	localFile
+	fileio.File
 	n *atomic.Int64
 }
 
 func (f countingFile) Sync() error {
 	f.n.Add(1)
-	return f.localFile.Sync()
+	return f.File.Sync()
 }
 
 // BenchmarkCommitSmallFiles commits one row into each of N partitions (N data files, each in
@@ -68,9 +70,9 @@ func BenchmarkCommitSmallFiles(b *testing.B) {
 			for _, mode := range []string{"nosync", "fsync"} {
 				b.Run(fmt.Sprintf("files=%d/%s/%s", n, parts, mode), func(b *testing.B) {
 					var files, dirs atomic.Int64
-					fio := LocalFileIO{fs: countingFS{files: &files, dirs: &dirs}}
+					fio := fileio.Local{FS: countingFS{files: &files, dirs: &dirs}}
 					if mode == "nosync" {
-						fio = LocalFileIO{fs: noSyncFS{}}
+						fio = fileio.Local{FS: noSyncFS{}}
 					}
 					ctx := context.Background()
 					c, err := OpenCatalogFileIO(ctx, b.TempDir(), fio)
@@ -115,7 +117,7 @@ func BenchmarkCommitSmallFiles(b *testing.B) {
 }
 
 // BenchmarkSyncDirs syncs 16 directories, each with a new entry (as a commit into 16
-// buckets), one after the other and as syncDirs does (concurrently).
+// buckets), one after the other and as fileio.SyncDirs does (concurrently).
 func BenchmarkSyncDirs(b *testing.B) {
 	root := b.TempDir()
 	dirs := map[string]bool{}
@@ -135,11 +137,11 @@ func BenchmarkSyncDirs(b *testing.B) {
 					require.NoError(b, f.Close())
 				}
 				if mode == "concurrent" {
-					require.NoError(b, syncDirs(context.Background(), LocalFileIO{}, dirs))
+					require.NoError(b, fileio.SyncDirs(context.Background(), fileio.Local{}, dirs))
 					continue
 				}
 				for d := range dirs {
-					require.NoError(b, osFS{}.SyncDir(d))
+					require.NoError(b, fileio.OSFS{}.SyncDir(d))
 				}
 			}
 		})

@@ -13,6 +13,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/lake/fileio"
 )
 
 // javaInt96 encodes epoch nanoseconds as Java Paimon's timestampToInt96
@@ -60,7 +62,7 @@ func TestInt96BeforeEpochFromJavaReads(t *testing.T) {
 
 	ctx := context.Background()
 	dir := t.TempDir()
-	fio := LocalFileIO{}
+	fio := fileio.Local{}
 	path := dir + "/java.parquet"
 	out, err := fio.Create(ctx, path)
 	require.NoError(t, err)

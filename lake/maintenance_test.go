@@ -22,19 +22,7 @@ var maintenanceScenarios = []lakeScenario{
 	{"RemoveOrphanFiles", scenarioOrphans},
 }
 
-func TestMaintenanceScenarios(t *testing.T) {
-	t.Run("local", func(t *testing.T) {
-		for _, sc := range maintenanceScenarios {
-			t.Run(sc.name, func(t *testing.T) { sc.run(t, localBackend(t)) })
-		}
-	})
-	t.Run("s3", func(t *testing.T) {
-		g := startVersityGW(t)
-		for _, sc := range maintenanceScenarios {
-			t.Run(sc.name, func(t *testing.T) { sc.run(t, s3Backend(t, g, "wh/"+sc.name)) })
-		}
-	})
-}
+func TestMaintenanceScenarios(t *testing.T) { runOnBackends(t, maintenanceScenarios) }
 
 // tierModel drives tiering-like commits (upserts and deletes with increasing sequence numbers)
 // and keeps the expected table content.

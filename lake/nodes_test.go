@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/lake/fileio"
 )
 
 // Several processes (flightd nodes) serve one warehouse, each through its
@@ -27,7 +29,7 @@ func scenarioTableOfOtherCatalogSeesItsDDL(t *testing.T, b lakeBackend) {
 	ctx := context.Background()
 	a := openWithDB(t, b)
 	counter := &countingFileIO{calls: map[string]int{}}
-	other := b.open(t, func(f FileIO) FileIO { counter.FileIO = f; return counter })
+	other := b.open(t, func(f fileio.FileIO) fileio.FileIO { counter.FileIO = f; return counter })
 	s := Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}
 	_, err := a.CreateTable(ctx, "db", "t", s, false)
 	require.NoError(t, err)

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/flightd/flightd/lake/fileio"
 )
 
 // RemoveOrphanFiles deletes files of the table that no snapshot and no tag references and that
@@ -66,7 +68,7 @@ func (t *Table) RemoveOrphanFiles(ctx context.Context, olderThan time.Duration, 
 		}
 	}
 
-	old := func(fi FileInfo) bool { return !fi.ModTime.IsZero() && fi.ModTime.Before(cutoff) }
+	old := func(fi fileio.FileInfo) bool { return !fi.ModTime.IsZero() && fi.ModTime.Before(cutoff) }
 	remove := func(p string) error {
 		if err := ctx.Err(); err != nil {
 			return err

@@ -10,6 +10,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
+
+	"github.com/flightd/flightd/lake/fileio"
 )
 
 // errNotConcatenable says that files cannot be joined byte for byte (a
@@ -29,9 +31,9 @@ var errNotConcatenable = errors.New("parquet files cannot be concatenated")
 //
 // Re-encoding is what append compaction spends its CPU on; copying costs
 // about as much as reading the bytes.
-func concatParquet(ctx context.Context, fio FileIO, dst string, srcs []string, codec compress.Compression) (size, rows int64, err error) {
+func concatParquet(ctx context.Context, fio fileio.FileIO, dst string, srcs []string, codec compress.Compression) (size, rows int64, err error) {
 	type source struct {
-		f  ReadAtSeekCloser
+		f  fileio.ReadAtSeekCloser
 		md *metadata.FileMetaData
 	}
 	var in []source

@@ -8,11 +8,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/lake/fileio/fileiotest"
 )
 
 // confinedCatalog opens a local warehouse at <dir>/wh, so that a path escaping it would land
@@ -36,24 +37,6 @@ func requireOnlyWarehouse(t *testing.T, dir string) {
 		names = append(names, e.Name())
 	}
 	require.Equal(t, []string{"wh"}, names, "files outside the warehouse")
-}
-
-// filesUnder lists the files below root, relative to it.
-func filesUnder(t *testing.T, root string) []string {
-	t.Helper()
-	var out []string
-	require.NoError(t, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() {
-			rel, _ := filepath.Rel(root, p)
-			out = append(out, filepath.ToSlash(rel))
-		}
-		return nil
-	}))
-	sort.Strings(out)
-	return out
 }
 
 func TestDataFilePrefixCannotEscapeTable(t *testing.T) {
@@ -103,7 +86,7 @@ func TestDataFilePrefixCannotEscapeTable(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalidOption)
 
 	requireOnlyWarehouse(t, dir)
-	for _, f := range filesUnder(t, filepath.Join(dir, "wh")) {
+	for _, f := range fileiotest.FilesUnder(t, filepath.Join(dir, "wh")) {
 		require.False(t, strings.Contains(f, "x-"), f)
 		if strings.HasSuffix(f, ".parquet") {
 			require.True(t, strings.HasPrefix(f, "db.db/t/bucket-0/part-"), f)
@@ -341,152 +324,6 @@ func scanErr(ctx context.Context, tb *Table, s *Snapshot) error {
 		return err
 	}
 	return errors.New("scan succeeded")
-}
-
-func TestFileIORefusesPathsOutsideWarehouse(t *testing.T) {
-	ctx := context.Background()
-	dir, c := confinedCatalog(t)
-	wh := filepath.Join(dir, "wh")
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "secret"), []byte("s"), 0o644))
-	require.NoError(t, os.Mkdir(filepath.Join(dir, "wh2"), 0o755)) // a sibling sharing the prefix
-	fio := c.FileIO()
-	outside := []string{
-		"../secret", "../x/y", "db.db/../../secret", "../wh2/f", "..",
-		filepath.Join(dir, "secret"), filepath.Join(dir, "wh2", "f"), "/etc/passwd",
-		"db.db/a\x00b", wh + "/../secret",
-	}
-	for _, p := range outside {
-		_, err := fio.Read(ctx, p)
-		require.ErrorIs(t, err, ErrInvalidPath, "%q", p)
-		requireRelative(t, err, dir)
-		_, err = fio.Open(ctx, p)
-		require.ErrorIs(t, err, ErrInvalidPath, "%q", p)
-		_, err = fio.Create(ctx, p)
-		require.ErrorIs(t, err, ErrInvalidPath, "%q", p)
-		require.ErrorIs(t, fio.WriteAtomic(ctx, p, []byte("x")), ErrInvalidPath, "%q", p)
-		require.ErrorIs(t, fio.CreateExclusive(ctx, p, []byte("x")), ErrInvalidPath, "%q", p)
-		_, err = fio.List(ctx, p)
-		require.ErrorIs(t, err, ErrInvalidPath, "%q", p)
-		_, err = fio.Exists(ctx, p)
-		require.ErrorIs(t, err, ErrInvalidPath, "%q", p)
-		_, err = fio.Version(ctx, p)
-		require.ErrorIs(t, err, ErrInvalidPath, "%q", p)
-		require.ErrorIs(t, fio.Remove(ctx, p), ErrInvalidPath, "%q", p)
-		require.ErrorIs(t, fio.RemoveAll(ctx, p), ErrInvalidPath, "%q", p)
-		require.ErrorIs(t, fio.MkdirAll(ctx, p), ErrInvalidPath, "%q", p)
-	}
-	require.ErrorIs(t, fio.RemoveAll(ctx, "."), ErrInvalidPath, "the warehouse itself")
-	require.ErrorIs(t, fio.RemoveAll(ctx, wh), ErrInvalidPath, "the warehouse itself")
-	ents, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	require.Len(t, ents, 3, "secret, wh and wh2 only")
-	got, err := os.ReadFile(filepath.Join(dir, "secret"))
-	require.NoError(t, err)
-	require.Equal(t, "s", string(got))
-	wh2, err := os.ReadDir(filepath.Join(dir, "wh2"))
-	require.NoError(t, err)
-	require.Empty(t, wh2)
-
-	// Inside: relative, absolute and uncleaned paths that stay in the warehouse.
-	require.NoError(t, fio.WriteAtomic(ctx, "db.db/f", []byte("1")))
-	got, err = fio.Read(ctx, filepath.Join(wh, "db.db", "f"))
-	require.NoError(t, err)
-	require.Equal(t, "1", string(got))
-	got, err = fio.Read(ctx, "db.db/x/../f")
-	require.NoError(t, err)
-	require.Equal(t, "1", string(got))
-	require.NoError(t, fio.Remove(ctx, "./db.db/f"))
-	require.Equal(t, []string{"db.db/"}, dirsUnder(t, wh))
-}
-
-func TestS3FileIOKeyCheck(t *testing.T) {
-	ctx := context.Background()
-	s3fio, err := NewS3FileIO(ctx, "bkt", S3Options{Endpoint: "http://127.0.0.1:1", Region: "us-east-1",
-		AccessKeyID: "k", SecretAccessKey: "s"})
-	require.NoError(t, err)
-	r := newRootedFileIO(s3fio, "/wh")
-	for p, want := range map[string]string{
-		"db.db/t/snapshot/snapshot-1": "/wh/db.db/t/snapshot/snapshot-1",
-		".":                           "/wh",
-		"":                            "/wh",
-		"/wh/db.db":                   "/wh/db.db",
-		"db.db/x/../t":                "/wh/db.db/t",
-		"s3://bkt/wh/db.db/t/f":       "/wh/db.db/t/f",
-		"s3a://bkt/wh/db.db/t/f":      "/wh/db.db/t/f",
-		"d.db/x:/y":                   "/wh/d.db/x:/y",
-	} {
-		got, err := r.resolve(p)
-		require.NoError(t, err, "%q", p)
-		require.Equal(t, want, got, "%q", p)
-	}
-	for _, p := range []string{"../x", "..", "/x", "/wh2/x", "/whx", "db.db/../../x", "s3://bkt/other/x",
-		"s3://bkt/wh2/x", "s3://other/wh/x", "s3://bkt/wh/../x", "db.db/\x00", "/"} {
-		_, err := r.resolve(p)
-		require.ErrorIs(t, err, ErrInvalidPath, "%q", p)
-		require.NotContains(t, err.Error(), "\x00")
-		// Refused before any request (the endpoint does not exist).
-		require.ErrorIs(t, r.WriteAtomic(ctx, p, []byte("x")), ErrInvalidPath, "%q", p)
-		require.ErrorIs(t, r.Remove(ctx, p), ErrInvalidPath, "%q", p)
-	}
-	// A bucket-wide warehouse holds every key, but never the bucket root itself for RemoveAll.
-	all := newRootedFileIO(s3fio, "/")
-	got, err := all.resolve("../../x")
-	require.NoError(t, err)
-	require.Equal(t, "/x", got)
-	require.ErrorIs(t, all.RemoveAll(ctx, ""), ErrInvalidPath)
-
-	// S3 errors name keys relative to the warehouse, not s3://bucket/prefix.
-	err = r.rel(s3fio.wrap("get", "wh/db.db/t/snapshot/snapshot-9", errors.New("boom")))
-	require.Equal(t, "lake: s3 get db.db/t/snapshot/snapshot-9: boom", err.Error())
-	err = r.rel(s3fio.wrap("list", "wh", errors.New("boom")))
-	require.Equal(t, "lake: s3 list .: boom", err.Error())
-}
-
-func TestS3FileIORefusesKeysOutsideWarehouse(t *testing.T) {
-	g := startVersityGW(t)
-	ctx := context.Background()
-	c, err := OpenCatalogURL(ctx, "s3://"+vgwBucket+"/tenant/wh", g.Options())
-	require.NoError(t, err)
-	require.NoError(t, c.CreateDatabase(ctx, "db", false))
-	fio := c.FileIO()
-	for _, p := range []string{"../x", "../../x", "db.db/../../x", "/tenant/x", "/tenant/wh2/x", "/x",
-		"s3://" + vgwBucket + "/tenant/x", "s3://" + vgwBucket + "/tenant/wh/../x", "db.db/a\x00b"} {
-		require.ErrorIs(t, fio.WriteAtomic(ctx, p, []byte("x")), ErrInvalidPath, "%q", p)
-		require.ErrorIs(t, fio.CreateExclusive(ctx, p, []byte("x")), ErrInvalidPath, "%q", p)
-		_, err := fio.Create(ctx, p)
-		require.ErrorIs(t, err, ErrInvalidPath, "%q", p)
-		require.ErrorIs(t, fio.MkdirAll(ctx, p), ErrInvalidPath, "%q", p)
-		require.ErrorIs(t, fio.Remove(ctx, p), ErrInvalidPath, "%q", p)
-		require.ErrorIs(t, fio.RemoveAll(ctx, p), ErrInvalidPath, "%q", p)
-		_, err = fio.Read(ctx, p)
-		require.ErrorIs(t, err, ErrInvalidPath, "%q", p)
-	}
-	require.Equal(t, []string{"wh"}, topDirs(t, filepath.Join(g.Root, vgwBucket, "tenant")), "nothing beside the warehouse")
-
-	// A table's files and errors stay inside: a missing snapshot is named relative to the
-	// warehouse, not as s3://bucket/prefix/....
-	tb, err := c.CreateTable(ctx, "db", "t", Schema{Columns: testCols}, false)
-	require.NoError(t, err)
-	_, err = tb.Snapshot(ctx, 5)
-	require.ErrorIs(t, err, fs.ErrNotExist)
-	t.Log(err)
-	require.NotContains(t, err.Error(), "s3://")
-	require.NotContains(t, err.Error(), "tenant")
-	require.Contains(t, err.Error(), "db.db/t/snapshot/snapshot-5")
-	_, err = c.AlterTableOptions(ctx, "db", "t", map[string]string{"data-file.prefix": "../../x-"})
-	require.ErrorIs(t, err, ErrInvalidOption)
-}
-
-// topDirs lists the entries of dir.
-func topDirs(t *testing.T, dir string) []string {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	var out []string
-	for _, e := range ents {
-		out = append(out, e.Name())
-	}
-	return out
 }
 
 // A float partition value whose shortest form has one significant digit

@@ -3,7 +3,6 @@ package lake
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"maps"
 	"sort"
 	"strconv"
@@ -15,56 +14,14 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/lake/fileio"
+	"github.com/flightd/flightd/lake/fileio/fileiotest"
 )
 
-// The power-cut tests run the lake over a strictMemFS (LocalFileIO's own code, with the
-// operating system replaced): they cut the power at every counted file system operation of a
+// The power-cut tests run the lake over a fileiotest.StrictMem (fileio.Local's own code, with
+// the operating system replaced): they cut the power at every counted file system operation of a
 // run in turn, and check what survives against a model.
-
-// TestStrictMemFSKeepsOnlyWhatWasSynced pins the file system model the power-cut tests rely on.
-func TestStrictMemFSKeepsOnlyWhatWasSynced(t *testing.T) {
-	m := newStrictMemFS()
-	require.NoError(t, m.Mkdir("/d", 0o755))
-	require.NoError(t, m.SyncDir("/"))
-	write := func(name, data string, sync bool) {
-		f, err := m.OpenFile(name, osCreateExcl, 0o644)
-		require.NoError(t, err)
-		_, err = f.Write([]byte(data))
-		require.NoError(t, err)
-		if sync {
-			require.NoError(t, f.Sync())
-		}
-		require.NoError(t, f.Close())
-	}
-	write("/d/unsynced-name", "x", true)
-	write("/d/unsynced-data", "x", false)
-	write("/d/kept", "abc", true)
-	require.NoError(t, m.SyncDir("/d"))
-	write("/d/late", "y", true)
-	require.NoError(t, m.Link("/d/kept", "/d/link"))
-	require.NoError(t, m.Remove("/d/unsynced-name"))
-	require.NoError(t, m.Mkdir("/e", 0o755)) // never synced in /
-
-	c := m.Crash()
-	ents, err := c.ReadDir("/d")
-	require.NoError(t, err)
-	var names []string
-	for _, e := range ents {
-		names = append(names, fmt.Sprintf("%s:%d", e.Name, e.Size))
-	}
-	require.Equal(t, []string{"kept:3", "unsynced-data:0", "unsynced-name:1"}, names)
-	_, err = c.Stat("/e")
-	require.ErrorIs(t, err, fs.ErrNotExist)
-
-	// A cut makes the operation and all later ones fail without effect.
-	m.CutAt(m.Ops())
-	require.ErrorIs(t, m.SyncDir("/d"), errPowerCut)
-	_, err = m.Stat("/d")
-	require.ErrorIs(t, err, errPowerCut)
-	ents, err = m.Crash().ReadDir("/d")
-	require.NoError(t, err)
-	require.Len(t, ents, 3)
-}
 
 // tableModel is what a table holds after a step: its latest snapshot, the content of every
 // snapshot by id, and the oldest snapshot that must still exist.
@@ -277,11 +234,11 @@ func (e *powerCutEnv) record(name string, s *Snapshot, content []string) {
 
 // runPowerCut runs the scenario until a step fails, returning how many steps returned
 // successfully and the model after every step (models[0] is before the first).
-func runPowerCut(fsys *strictMemFS) (acked int, models []lakeModel, err error) {
+func runPowerCut(fsys *fileiotest.StrictMem) (acked int, models []lakeModel, err error) {
 	ctx := context.Background()
 	e := &powerCutEnv{ctx: ctx, tables: map[string]*Table{}, model: lakeModel{}, pk: map[string]string{}, app: map[string]string{}}
 	models = append(models, e.model.clone())
-	e.cat, err = OpenCatalogFileIO(ctx, "/wh", LocalFileIO{fs: fsys})
+	e.cat, err = OpenCatalogFileIO(ctx, "/wh", fileio.Local{FS: fsys})
 	if err != nil {
 		return 0, models, err
 	}
@@ -296,9 +253,9 @@ func runPowerCut(fsys *strictMemFS) (acked int, models []lakeModel, err error) {
 
 // checkAfterPowerCut reopens the warehouse that survived and checks it against the models of
 // the acknowledged step and the step in progress.
-func checkAfterPowerCut(t *testing.T, fsys *strictMemFS, done, inProgress lakeModel) {
+func checkAfterPowerCut(t *testing.T, fsys *fileiotest.StrictMem, done, inProgress lakeModel) {
 	ctx := context.Background()
-	c, err := OpenCatalogFileIO(ctx, "/wh", LocalFileIO{fs: fsys})
+	c, err := OpenCatalogFileIO(ctx, "/wh", fileio.Local{FS: fsys})
 	require.NoError(t, err)
 	if len(done) > 0 {
 		ok, err := c.DatabaseExists(ctx, "db")
@@ -367,7 +324,7 @@ func checkAfterPowerCut(t *testing.T, fsys *strictMemFS, done, inProgress lakeMo
 // system operation of the scenario in turn: what survives holds every acknowledged commit, no
 // snapshot names a missing or short file, and the table takes a further commit.
 func TestPowerCutNeverLeavesSnapshotPointingAtMissingFile(t *testing.T) {
-	clean := newStrictMemFS()
+	clean := fileiotest.NewStrictMem()
 	acked, models, err := runPowerCut(clean)
 	require.NoError(t, err)
 	n := clean.Ops()
@@ -381,13 +338,13 @@ func TestPowerCutNeverLeavesSnapshotPointingAtMissingFile(t *testing.T) {
 	}
 	cuts := 0
 	for i := 0; i < n; i += stride {
-		fsys := newStrictMemFS()
+		fsys := fileiotest.NewStrictMem()
 		fsys.CutAt(i)
 		k, _, err := runPowerCut(fsys)
 		if err == nil {
 			continue // the cut fell on an operation whose failure was ignored at the end
 		}
-		require.ErrorIs(t, err, errPowerCut, "cut at %d", i)
+		require.ErrorIs(t, err, fileiotest.ErrPowerCut, "cut at %d", i)
 		cuts++
 		ok := t.Run(fmt.Sprintf("cut%03d", i), func(t *testing.T) {
 			checkAfterPowerCut(t, fsys.Crash(), models[k], models[k+1])
@@ -456,7 +413,7 @@ func scanStrings(ctx context.Context, tb *Table, snap *Snapshot) ([]string, erro
 }
 
 // failSnapshotSync fails the sync of a snapshot directory, as a failing fsync would.
-type failSnapshotSync struct{ FileIO }
+type failSnapshotSync struct{ fileio.FileIO }
 
 func (f failSnapshotSync) SyncDir(ctx context.Context, dir string) error {
 	if strings.HasSuffix(dir, "/snapshot") {
@@ -471,7 +428,7 @@ func (f failSnapshotSync) SyncDir(ctx context.Context, dir string) error {
 func TestCommitWhoseSnapshotSyncFailsKeepsItsFiles(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	c, err := OpenCatalogFileIO(ctx, dir, failSnapshotSync{LocalFileIO{}})
+	c, err := OpenCatalogFileIO(ctx, dir, failSnapshotSync{fileio.Local{}})
 	require.NoError(t, err)
 	require.NoError(t, c.CreateDatabase(ctx, "db", false))
 	tb, err := c.CreateTable(ctx, "db", "t", Schema{Columns: testCols}, false)

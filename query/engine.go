@@ -27,6 +27,7 @@ import (
 	"github.com/flightd/flightd/internal/membudget"
 	"github.com/flightd/flightd/internal/memguard"
 	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/fileio"
 	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/logstore"
 	"github.com/flightd/flightd/sqlparse"
@@ -472,7 +473,7 @@ func mapErr(err error) error {
 	case errors.Is(err, lake.ErrTableExists), errors.Is(err, lake.ErrDatabaseExists):
 		return fmt.Errorf("%w: %w", engine.ErrExists, err)
 	case errors.Is(err, lakestream.ErrInvalidBatch), errors.Is(err, lakestream.ErrInvalidOption),
-		errors.Is(err, lake.ErrInvalidName), errors.Is(err, lake.ErrInvalidPath):
+		errors.Is(err, lake.ErrInvalidName), errors.Is(err, fileio.ErrInvalidPath):
 		return fmt.Errorf("%w: %w", engine.ErrInvalid, err)
 	case errors.Is(err, lakestream.ErrNotRealtime), errors.Is(err, lakestream.ErrSchemaChanged), errors.Is(err, lakestream.ErrOtherLog), errors.Is(err, lakestream.ErrLogBehind),
 		errors.Is(err, logstore.ErrFenced),

@@ -14,6 +14,7 @@ import (
 
 	"github.com/flightd/flightd/engine"
 	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/fileio"
 	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/logstore"
 	"github.com/flightd/flightd/tiering"
@@ -293,7 +294,7 @@ func TestCommitOnOtherNodeIsReadByNextStatement(t *testing.T) {
 // metadataFS records the accesses to a table's metadata files (schema/,
 // snapshot/): what a statement pays on an object store, a request each.
 type metadataFS struct {
-	lake.LocalFileIO
+	fileio.Local
 	mu  sync.Mutex
 	ops []string
 }
@@ -319,22 +320,22 @@ func (m *metadataFS) take() []string {
 
 func (m *metadataFS) Read(ctx context.Context, p string) ([]byte, error) {
 	m.note("read", p)
-	return m.LocalFileIO.Read(ctx, p)
+	return m.Local.Read(ctx, p)
 }
 
 func (m *metadataFS) Exists(ctx context.Context, p string) (bool, error) {
 	m.note("exists", p)
-	return m.LocalFileIO.Exists(ctx, p)
+	return m.Local.Exists(ctx, p)
 }
 
 func (m *metadataFS) Version(ctx context.Context, p string) (string, error) {
 	m.note("version", p)
-	return m.LocalFileIO.Version(ctx, p)
+	return m.Local.Version(ctx, p)
 }
 
-func (m *metadataFS) List(ctx context.Context, p string) ([]lake.FileInfo, error) {
+func (m *metadataFS) List(ctx context.Context, p string) ([]fileio.FileInfo, error) {
 	m.note("list", p+"/")
-	return m.LocalFileIO.List(ctx, p)
+	return m.Local.List(ctx, p)
 }
 
 // TestPointQueryChecksItsTableOncePerPhase: checking that a table is still

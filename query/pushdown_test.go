@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/fileio"
 	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/logstore"
 	"github.com/flightd/flightd/tiering"
@@ -21,18 +22,18 @@ import (
 
 // countingFS counts the data files scans open.
 type countingFS struct {
-	lake.LocalFileIO
+	fileio.Local
 	mu     sync.Mutex
 	opened []string
 }
 
-func (c *countingFS) Open(ctx context.Context, path string) (lake.ReadAtSeekCloser, error) {
+func (c *countingFS) Open(ctx context.Context, path string) (fileio.ReadAtSeekCloser, error) {
 	if strings.HasSuffix(path, ".parquet") {
 		c.mu.Lock()
 		c.opened = append(c.opened, filepath.Base(path))
 		c.mu.Unlock()
 	}
-	return c.LocalFileIO.Open(ctx, path)
+	return c.Local.Open(ctx, path)
 }
 
 func (c *countingFS) reset() int {

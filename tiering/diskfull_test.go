@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/fileio"
 	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/logstore"
 )
@@ -22,7 +23,7 @@ import (
 // fullWarehouse is a local warehouse whose disk fills up on demand: while fault is
 // set, the writes it names fail with ENOSPC.
 type fullWarehouse struct {
-	lake.FileIO
+	fileio.FileIO
 
 	mu      sync.Mutex
 	fault   string // "", "data" (the writes of data files), "manifest", "snapshot"
@@ -99,7 +100,7 @@ func (f *fullWarehouse) CreateExclusive(ctx context.Context, p string, data []by
 func TestFullWarehouseDiskFailsTheRoundWhole(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	disk := &fullWarehouse{FileIO: lake.LocalFileIO{}}
+	disk := &fullWarehouse{FileIO: fileio.Local{}}
 	cat, err := lake.OpenCatalogFileIO(ctx, filepath.Join(dir, "warehouse"), disk)
 	require.NoError(t, err)
 	log, err := logstore.Open(filepath.Join(dir, "log"), logstore.DefaultOptions())

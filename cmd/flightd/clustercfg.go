@@ -12,7 +12,7 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/fileio"
 )
 
 // ClusterConfig makes the server one node of several over one warehouse
@@ -114,7 +114,7 @@ func (c ClusterConfig) String() string {
 // an object that exists (S3's If-None-Match: *; link(2) locally): with
 // several nodes, that refusal is the only fence between two snapshot
 // commits. It creates a probe object twice and removes it.
-func checkConditionalWrites(ctx context.Context, fio lake.FileIO, warehouse, node string) error {
+func checkConditionalWrites(ctx context.Context, fio fileio.FileIO, warehouse, node string) error {
 	probe := fmt.Sprintf("_flightd/conditional-write-probe.%s.%d", node, time.Now().UnixNano())
 	if err := fio.CreateExclusive(ctx, probe, []byte("probe")); err != nil {
 		return fmt.Errorf("--node-id: check that the warehouse %s refuses to overwrite on create: %w", warehouse, err)

@@ -7,11 +7,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/fileio"
 )
 
 // overwriting is a store that ignores conditional creates (as S3 servers
 // without If-None-Match do): a create replaces what is there.
-type overwriting struct{ lake.FileIO }
+type overwriting struct{ fileio.FileIO }
 
 func (o overwriting) CreateExclusive(ctx context.Context, path string, data []byte) error {
 	return o.WriteAtomic(ctx, path, data)

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/fileio/s3"
 )
 
 // Config is everything `flightd serve` can be told.
@@ -57,15 +57,15 @@ type Config struct {
 	Obsolete []string
 }
 
-// S3Options returns the lake's S3 options for this configuration.
-func (c Config) S3Options() lake.S3Options {
-	o := lake.S3Options{Endpoint: c.S3Endpoint, Region: c.S3Region, AccessKeyID: c.S3AccessKeyID, SecretAccessKey: c.S3SecretAccessKey,
+// S3Options returns the S3 options of the warehouse for this configuration.
+func (c Config) S3Options() s3.Options {
+	o := s3.Options{Endpoint: c.S3Endpoint, Region: c.S3Region, AccessKeyID: c.S3AccessKeyID, SecretAccessKey: c.S3SecretAccessKey,
 		RequestTimeout: c.S3RequestTimeout, MaxAttempts: c.S3MaxAttempts}
 	switch c.S3PathStyle {
 	case "true":
-		o.PathStyle = lake.Bool(true)
+		o.PathStyle = new(true)
 	case "false":
-		o.PathStyle = lake.Bool(false)
+		o.PathStyle = new(false)
 	}
 	return o
 }
@@ -97,7 +97,7 @@ func (c *Config) validate() error {
 	if c.Warehouse == "" {
 		c.Warehouse = filepath.Join(c.DataDir, "warehouse")
 	}
-	if _, _, ok := lake.ParseS3URL(c.Warehouse); ok {
+	if _, _, ok := s3.ParseURL(c.Warehouse); ok {
 		// s3://bucket/path or s3a://bucket/path
 	} else if strings.Contains(c.Warehouse, "://") && !strings.HasPrefix(c.Warehouse, "file://") {
 		return fmt.Errorf("--warehouse %q: want a directory, file:///dir or s3://bucket/path", c.Warehouse)
@@ -173,7 +173,7 @@ func (c Config) String() string {
 	if c.AuthPassword != "" {
 		s += fmt.Sprintf(" --auth-user=%s auth-password=(set)", c.AuthUser)
 	}
-	if _, _, ok := lake.ParseS3URL(c.Warehouse); ok {
+	if _, _, ok := s3.ParseURL(c.Warehouse); ok {
 		secret := ""
 		if c.S3SecretAccessKey != "" {
 			secret = "(set)"

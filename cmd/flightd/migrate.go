@@ -69,7 +69,7 @@ func migrate(args []string, out io.Writer) error {
 	lg := newLogger(cfg.LogLevel)
 	ctx := context.Background()
 	octx, cancel := context.WithTimeout(ctx, time.Minute)
-	cat, err := lake.OpenCatalogURL(octx, cfg.Warehouse, cfg.S3Options())
+	cat, err := openWarehouse(octx, cfg.Warehouse, cfg.S3Options())
 	cancel()
 	if err != nil {
 		return fmt.Errorf("open warehouse %s: %w", cfg.Warehouse, err)

@@ -50,7 +50,7 @@ func serve(args []string) error {
 		return fmt.Errorf("create data dir: %w", err)
 	}
 	octx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	cat, err := lake.OpenCatalogURL(octx, cfg.Warehouse, cfg.S3Options())
+	cat, err := openWarehouse(octx, cfg.Warehouse, cfg.S3Options())
 	cancel()
 	if err != nil {
 		return fmt.Errorf("open warehouse %s: %w", cfg.Warehouse, err)

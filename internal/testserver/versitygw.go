@@ -2,6 +2,7 @@ package testserver
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -9,6 +10,10 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
 // Fixed root credentials of the test S3 server.
@@ -74,6 +79,24 @@ func StartVersityGW(t testing.TB) (endpoint, root string) {
 	}
 	t.Fatal(lastErr)
 	return "", ""
+}
+
+// StartS3 starts a real S3 server (StartVersityGW) and creates bucket in it. It returns
+// the endpoint URL and the directory that holds the buckets (the bucket's objects are
+// files under root/bucket/).
+func StartS3(t testing.TB, bucket string) (endpoint, root string) {
+	t.Helper()
+	endpoint, root = StartVersityGW(t)
+	client := s3.New(s3.Options{
+		BaseEndpoint: aws.String(endpoint),
+		Region:       S3Region,
+		Credentials:  credentials.NewStaticCredentialsProvider(S3AccessKey, S3SecretKey, ""),
+		UsePathStyle: true,
+	})
+	if _, err := client.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
+		t.Fatalf("create bucket %s: %v", bucket, err)
+	}
+	return endpoint, root
 }
 
 func waitListening(addr string, exited <-chan error, timeout time.Duration) error {

@@ -1,4 +1,4 @@
-package lake
+package fileio_test
 
 import (
 	"context"
@@ -11,16 +11,19 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/flightd/flightd/lake/fileio"
+	"github.com/flightd/flightd/lake/fileio/fileiotest"
 )
 
-// TestSymlinkRacingIntoPathRefused swaps a directory of the warehouse with a link to outside,
+// TestSymlinkRacingIntoPathRefused swaps a directory of the root with a link to outside,
 // atomically and over and over (RENAME_EXCHANGE), while files are read, created and listed
 // through it: whatever the timing, nothing outside is read, created or changed.
 func TestSymlinkRacingIntoPathRefused(t *testing.T) {
 	ctx := context.Background()
-	dir, c := confinedCatalog(t)
+	dir, fio := confined(t)
 	wh := filepath.Join(dir, "wh")
-	out, unchanged := outsideDir(t, dir)
+	out, unchanged := fileiotest.OutsideDir(t, dir)
 	require.NoError(t, os.WriteFile(filepath.Join(out, "probe"), []byte("outside"), 0o644))
 	d := filepath.Join(wh, "db.db", "d")
 	require.NoError(t, os.Mkdir(d, 0o755))
@@ -43,7 +46,6 @@ func TestSymlinkRacingIntoPathRefused(t *testing.T) {
 			swaps.Add(1)
 		}
 	}()
-	fio := c.FileIO()
 	var readOutside, refused int
 	for i := 0; i < 2000; i++ {
 		// Errors other than a refusal are fine (a component that is a link one moment
@@ -52,7 +54,7 @@ func TestSymlinkRacingIntoPathRefused(t *testing.T) {
 		if err == nil && string(b) != "inside" {
 			readOutside++
 		}
-		if errors.Is(err, ErrInvalidPath) {
+		if errors.Is(err, fileio.ErrInvalidPath) {
 			refused++
 		}
 		_ = fio.WriteAtomic(ctx, "db.db/d/new", []byte("w"))

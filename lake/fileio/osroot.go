@@ -1,4 +1,4 @@
-package lake
+package fileio
 
 import (
 	"errors"
@@ -11,24 +11,25 @@ import (
 	"sync"
 )
 
-// rootFS is localFS confined to a directory (the warehouse) by file descriptor: every call
-// opens the directory as an os.Root and resolves its path beneath it, component by component
-// from the directory's descriptor, so no symbolic link, ".." or concurrent rename leads outside.
-// Symbolic links that stay inside the directory are followed. A path that would leave it fails
+// rootFS is an FS confined to a directory (a Rooted Local's root) by file descriptor: every
+// call opens the directory as an os.Root and resolves its path beneath it, component by
+// component from the directory's descriptor, so no symbolic link, ".." or concurrent rename
+// leads outside. Relative symbolic links that stay inside the directory are followed; an
+// absolute one is refused wherever it points. A path that would leave the directory fails
 // with an error matching ErrInvalidPath.
 //
 // Paths given to it and named in its errors are absolute (the directory's path joined with the
-// part beneath it), as those of osFS. The directory itself is found by its path at every call:
-// a warehouse moved or replaced is used at its path, as osFS does.
+// part beneath it), as those of OSFS. The directory itself is found by its path at every call:
+// a directory moved or replaced is used at its path, as OSFS does.
 type rootFS struct {
 	dir string // absolute and clean
 }
 
-var _ localFS = rootFS{}
+var _ FS = rootFS{}
 
-// errLeavesWarehouse is the cause of an access that os.Root refused because the path leads
-// outside the warehouse (a symbolic link pointing out, or "..").
-var errLeavesWarehouse = fmt.Errorf("%w: it leads outside the warehouse (a symbolic link or ..)", ErrInvalidPath)
+// errLeavesRoot is the cause of an access that os.Root refused because the path leads
+// outside the root (a symbolic link pointing out, or "..").
+var errLeavesRoot = fmt.Errorf("%w: it leads outside the root (a symbolic link or ..)", ErrInvalidPath)
 
 // pathEscapes is os.Root's (unexported) error for a path that leads outside its directory;
 // found once, from a Root, by a path that escapes by its text alone (no file is touched).
@@ -55,13 +56,13 @@ func isPathEscape(err error) bool {
 func (r rootFS) beneath(op, name string) (string, error) {
 	rel, err := filepath.Rel(r.dir, filepath.Clean(name))
 	if err != nil || !filepath.IsLocal(rel) {
-		return "", &fs.PathError{Op: op, Path: name, Err: errLeavesWarehouse}
+		return "", &fs.PathError{Op: op, Path: name, Err: errLeavesRoot}
 	}
 	return rel, nil
 }
 
 // in runs fn with the directory opened as a Root and name relative to it, and gives fn's
-// errors the absolute paths and plain operation names of osFS's.
+// errors the absolute paths and plain operation names of OSFS's.
 func (r rootFS) in(op, name string, fn func(root *os.Root, rel string) error) error {
 	rel, err := r.beneath(op, name)
 	if err != nil {
@@ -91,7 +92,7 @@ func (r rootFS) fix(err error) error {
 	}
 	cause := func(e error) error {
 		if isPathEscape(e) {
-			return errLeavesWarehouse
+			return errLeavesRoot
 		}
 		return e
 	}
@@ -110,7 +111,7 @@ func (r rootFS) fix(err error) error {
 	return err
 }
 
-func (r rootFS) OpenFile(name string, flag int, perm fs.FileMode) (localFile, error) {
+func (r rootFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
 	var f *os.File
 	err := r.in("open", name, func(root *os.Root, rel string) (err error) {
 		f, err = root.OpenFile(rel, flag, perm)
@@ -192,7 +193,7 @@ func (r rootFS) Link(oldpath, newpath string) error {
 func (r rootFS) in2(op, oldpath, newpath string, fn func(root *os.Root, from, to string) error) error {
 	to, err := r.beneath(op, newpath)
 	if err != nil {
-		return &os.LinkError{Op: op, Old: oldpath, New: newpath, Err: errLeavesWarehouse}
+		return &os.LinkError{Op: op, Old: oldpath, New: newpath, Err: errLeavesRoot}
 	}
 	return r.in(op, oldpath, func(root *os.Root, from string) error { return fn(root, from, to) })
 }

@@ -1,4 +1,4 @@
-package lake
+package s3
 
 import (
 	"bytes"
@@ -60,18 +60,18 @@ func newRequest(t *testing.T, body io.Reader) *http.Request {
 	return req
 }
 
-// TestS3StallTimeoutBoundsWaitsNotTransfers: RequestTimeout bounds each wait on the
+// TestStallTimeoutBoundsWaitsNotTransfers: RequestTimeout bounds each wait on the
 // server, not a transfer: a body that arrives (or an upload that is taken) a byte
 // every 3/4 of the timeout, for 15 timeouts in all, succeeds, and so does a caller
 // that stops reading for 5 timeouts; a server that stops sending the body, never
-// answers, or stops taking the upload fails the attempt with *S3StallError saying
+// answers, or stops taking the upload fails the attempt with *StallError saying
 // what it waited for.
-func TestS3StallTimeoutBoundsWaitsNotTransfers(t *testing.T) {
+func TestStallTimeoutBoundsWaitsNotTransfers(t *testing.T) {
 	const timeout = 200 * time.Millisecond
 	gap := timeout * 3 / 4
 	stalled := func(t *testing.T, err error, while string) {
 		t.Helper()
-		var se *S3StallError
+		var se *StallError
 		require.ErrorAs(t, err, &se)
 		require.Equal(t, while, se.While)
 		require.Equal(t, timeout, se.After)
@@ -157,8 +157,8 @@ func TestS3StallTimeoutBoundsWaitsNotTransfers(t *testing.T) {
 
 // ---- real HTTP servers on loopback ----
 
-func fastRetryOptions(endpoint string) S3Options {
-	return S3Options{Endpoint: endpoint, Region: "us-east-1", AccessKeyID: "k", SecretAccessKey: "s",
+func fastRetryOptions(endpoint string) Options {
+	return Options{Endpoint: endpoint, Region: "us-east-1", AccessKeyID: "k", SecretAccessKey: "s",
 		RequestTimeout: 200 * time.Millisecond, MaxAttempts: 3, MaxBackoff: time.Millisecond}
 }
 
@@ -203,21 +203,21 @@ func silentServer(t *testing.T) (endpoint string, accepted *atomic.Int64) {
 	return "http://" + ln.Addr().String(), accepted
 }
 
-// TestS3HungEndpointFailsEachAttempt: an endpoint that accepts connections and
-// never answers fails a read, and an upload it never takes, with *S3StallError
+// TestHungEndpointFailsEachAttempt: an endpoint that accepts connections and
+// never answers fails a read, and an upload it never takes, with *StallError
 // after MaxAttempts attempts (one connection each), not on the caller's context.
-func TestS3HungEndpointFailsEachAttempt(t *testing.T) {
+func TestHungEndpointFailsEachAttempt(t *testing.T) {
 	endpoint, accepted := silentServer(t)
-	fio, err := NewS3FileIO(context.Background(), "b", fastRetryOptions(endpoint))
+	fio, err := New(context.Background(), "b", fastRetryOptions(endpoint))
 	require.NoError(t, err)
 
 	ctx := guard(t)
 	_, err = fio.Read(ctx, "/k")
 	require.NoError(t, ctx.Err(), "the call returned on its own timeout")
-	var se *S3StallError
+	var se *StallError
 	require.ErrorAs(t, err, &se)
 	require.Equal(t, phaseHeaders, se.While)
-	require.ErrorContains(t, err, "s3 get s3://b/k")
+	require.ErrorContains(t, err, "s3: get s3://b/k")
 	require.ErrorContains(t, err, "no progress for 200ms")
 	require.EqualValues(t, 3, accepted.Load(), "one connection per attempt")
 
@@ -229,9 +229,9 @@ func TestS3HungEndpointFailsEachAttempt(t *testing.T) {
 	require.EqualValues(t, 3, accepted.Load())
 }
 
-// TestS3BodyStallFailsTheRead: a GET whose body stops arriving fails the read with
-// *S3StallError (the response had come: no retry).
-func TestS3BodyStallFailsTheRead(t *testing.T) {
+// TestBodyStallFailsTheRead: a GET whose body stops arriving fails the read with
+// *StallError (the response had come: no retry).
+func TestBodyStallFailsTheRead(t *testing.T) {
 	release := make(chan struct{})
 	var requests atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -247,12 +247,12 @@ func TestS3BodyStallFailsTheRead(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(release) })
-	fio, err := NewS3FileIO(context.Background(), "b", fastRetryOptions(srv.URL))
+	fio, err := New(context.Background(), "b", fastRetryOptions(srv.URL))
 	require.NoError(t, err)
 	ctx := guard(t)
 	_, err = fio.Read(ctx, "/k")
 	require.NoError(t, ctx.Err())
-	var se *S3StallError
+	var se *StallError
 	require.ErrorAs(t, err, &se)
 	require.Equal(t, phaseBody, se.While)
 	require.EqualValues(t, 1, requests.Load())
@@ -276,15 +276,15 @@ func flakyServer(t *testing.T, fail int64, code, body string) (*httptest.Server,
 	return srv, &requests
 }
 
-// TestS3RetriesUnavailable: 503 SlowDown (throttling) and 503 ServiceUnavailable are
+// TestRetriesUnavailable: 503 SlowDown (throttling) and 503 ServiceUnavailable are
 // retried: MaxAttempts-1 of them, then a success, is a success on the last attempt;
 // a server that always answers 503 fails after MaxAttempts attempts with an error
 // that names the status and the code.
-func TestS3RetriesUnavailable(t *testing.T) {
+func TestRetriesUnavailable(t *testing.T) {
 	for _, code := range []string{"SlowDown", "ServiceUnavailable"} {
 		t.Run(code, func(t *testing.T) {
 			srv, requests := flakyServer(t, 2, code, "hello")
-			fio, err := NewS3FileIO(context.Background(), "b", fastRetryOptions(srv.URL))
+			fio, err := New(context.Background(), "b", fastRetryOptions(srv.URL))
 			require.NoError(t, err)
 			got, err := fio.Read(guard(t), "/k")
 			require.NoError(t, err)
@@ -292,7 +292,7 @@ func TestS3RetriesUnavailable(t *testing.T) {
 			require.EqualValues(t, 3, requests.Load(), "two 503s, then the answer")
 
 			srv, requests = flakyServer(t, 1<<30, code, "")
-			fio, err = NewS3FileIO(context.Background(), "b", fastRetryOptions(srv.URL))
+			fio, err = New(context.Background(), "b", fastRetryOptions(srv.URL))
 			require.NoError(t, err)
 			_, err = fio.Read(guard(t), "/k")
 			require.Error(t, err)
@@ -305,28 +305,28 @@ func TestS3RetriesUnavailable(t *testing.T) {
 	}
 }
 
-// TestS3RetryDefaults: 30s per attempt and 4 attempts unless set; $AWS_MAX_ATTEMPTS
+// TestRetryDefaults: 30s per attempt and 4 attempts unless set; $AWS_MAX_ATTEMPTS
 // stands in for an unset MaxAttempts; a negative RequestTimeout turns the stall
 // timeout off.
-func TestS3RetryDefaults(t *testing.T) {
+func TestRetryDefaults(t *testing.T) {
 	ctx := context.Background()
-	base := S3Options{Endpoint: "http://127.0.0.1:1", Region: "us-east-1", AccessKeyID: "k", SecretAccessKey: "s"}
+	base := Options{Endpoint: "http://127.0.0.1:1", Region: "us-east-1", AccessKeyID: "k", SecretAccessKey: "s"}
 	t.Setenv("AWS_MAX_ATTEMPTS", "")
-	fio, err := NewS3FileIO(ctx, "b", base)
+	fio, err := New(ctx, "b", base)
 	require.NoError(t, err)
 	o := fio.Client().Options()
-	require.Equal(t, defaultS3MaxAttempts, o.Retryer.MaxAttempts())
+	require.Equal(t, defaultMaxAttempts, o.Retryer.MaxAttempts())
 	sc, ok := o.HTTPClient.(*stallClient)
 	require.True(t, ok)
-	require.Equal(t, defaultS3RequestTimeout, sc.timeout)
+	require.Equal(t, defaultRequestTimeout, sc.timeout)
 
 	t.Setenv("AWS_MAX_ATTEMPTS", "2")
-	fio, err = NewS3FileIO(ctx, "b", base)
+	fio, err = New(ctx, "b", base)
 	require.NoError(t, err)
 	require.Equal(t, 2, fio.Client().Options().Retryer.MaxAttempts())
 	o2 := base
 	o2.MaxAttempts, o2.RequestTimeout = 5, -1
-	fio, err = NewS3FileIO(ctx, "b", o2)
+	fio, err = New(ctx, "b", o2)
 	require.NoError(t, err)
 	require.Equal(t, 5, fio.Client().Options().Retryer.MaxAttempts(), "the option wins over the environment")
 	_, stall := fio.Client().Options().HTTPClient.(*stallClient)

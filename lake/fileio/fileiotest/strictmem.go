@@ -1,4 +1,4 @@
-package lake
+package fileiotest
 
 import (
 	"bytes"
@@ -12,20 +12,27 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/flightd/flightd/lake/fileio"
 )
 
-// errPowerCut is what every operation of a strictMemFS returns once its power was cut.
-var errPowerCut = errors.New("power cut")
+// ErrPowerCut is what every operation of a StrictMem returns once its power was cut.
+var ErrPowerCut = errors.New("fileiotest: power cut")
 
-// strictMemFS is a localFS in memory that keeps, when its power is cut, only what was synced
+// StrictMem is a fileio.FS in memory that keeps, when its power is cut, only what was synced
 // (after pebble's vfs.NewStrictMem): a file's content as of its last Sync, a directory's
 // entries (names of files and subdirectories, created, renamed, linked or removed) as of its
-// last SyncDir. Everything else is dropped or reverted by Crash.
+// last SyncDir. Everything else is dropped or reverted by Crash. fileio.Local{FS: m} runs
+// the local FileIO's own code over it.
 //
 // It counts the operations that change or sync something (create, mkdir, sync, sync of a
-// directory, rename, link, remove); cutAt makes operation number cutAt (from 0) and every
-// operation after it, reads included, fail with errPowerCut without effect.
-type strictMemFS struct {
+// directory, rename, link, remove); CutAt(n) makes operation number n (from 0) and every
+// operation after it, reads included, fail with ErrPowerCut without effect.
+//
+// Its modification times are the wall clock's, made unique: every counted operation is at
+// least a nanosecond after the one before, so that a rewritten file always gets another
+// fileio.Local Version.
+type StrictMem struct {
 	mu    sync.Mutex
 	root  *memNode
 	ops   int
@@ -47,17 +54,20 @@ func newDirNode() *memNode {
 	return &memNode{dir: true, entries: map[string]*memNode{}, durable: map[string]*memNode{}}
 }
 
-func newStrictMemFS() *strictMemFS { return &strictMemFS{root: newDirNode(), cutAt: -1} }
+// NewStrictMem returns an empty StrictMem (its root directory "/" exists).
+func NewStrictMem() *StrictMem { return &StrictMem{root: newDirNode(), cutAt: -1} }
+
+var _ fileio.FS = (*StrictMem)(nil)
 
 // Ops is the number of counted operations so far.
-func (m *strictMemFS) Ops() int {
+func (m *StrictMem) Ops() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.ops
 }
 
 // CutAt arms the power cut at operation n (counted from 0 over the file system's life).
-func (m *strictMemFS) CutAt(n int) {
+func (m *StrictMem) CutAt(n int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.cutAt = n
@@ -65,7 +75,7 @@ func (m *strictMemFS) CutAt(n int) {
 
 // Crash returns the file system as it is after a power cut now: only synced contents and
 // synced directory entries, reachable from the root by synced entries.
-func (m *strictMemFS) Crash() *strictMemFS {
+func (m *StrictMem) Crash() *StrictMem {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	seen := map[*memNode]*memNode{} // hard links stay one file
@@ -88,23 +98,23 @@ func (m *strictMemFS) Crash() *strictMemFS {
 		}
 		return c
 	}
-	return &strictMemFS{root: copyNode(m.root), cutAt: -1, clock: m.clock}
+	return &StrictMem{root: copyNode(m.root), cutAt: -1, clock: m.clock}
 }
 
 // step counts one operation; it fails once the power is cut. Called with mu held.
-func (m *strictMemFS) step(counted bool) error {
+func (m *StrictMem) step(counted bool) error {
 	if m.cut {
-		return errPowerCut
+		return ErrPowerCut
 	}
 	if !counted {
 		return nil
 	}
 	if m.ops == m.cutAt {
 		m.cut = true
-		return errPowerCut
+		return ErrPowerCut
 	}
 	m.ops++
-	m.clock++
+	m.clock = max(time.Now().UnixNano(), m.clock+1)
 	return nil
 }
 
@@ -117,7 +127,7 @@ func split(name string) []string {
 }
 
 // lookup finds a node by its live entries.
-func (m *strictMemFS) lookup(name string) (*memNode, error) {
+func (m *StrictMem) lookup(name string) (*memNode, error) {
 	n := m.root
 	for _, p := range split(name) {
 		if !n.dir {
@@ -133,7 +143,7 @@ func (m *strictMemFS) lookup(name string) (*memNode, error) {
 }
 
 // parent finds the directory holding name and name's last element.
-func (m *strictMemFS) parent(op, name string) (*memNode, string, error) {
+func (m *StrictMem) parent(op, name string) (*memNode, string, error) {
 	parts := split(name)
 	if len(parts) == 0 {
 		return nil, "", &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
@@ -148,7 +158,7 @@ func (m *strictMemFS) parent(op, name string) (*memNode, string, error) {
 	return d, parts[len(parts)-1], nil
 }
 
-func (m *strictMemFS) OpenFile(name string, flag int, _ fs.FileMode) (localFile, error) {
+func (m *StrictMem) OpenFile(name string, flag int, _ fs.FileMode) (fileio.File, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	create := flag&os.O_CREATE != 0
@@ -177,7 +187,7 @@ func (m *strictMemFS) OpenFile(name string, flag int, _ fs.FileMode) (localFile,
 	return &memFile{fs: m, n: n, name: name, r: bytes.NewReader(bytes.Clone(n.data))}, nil
 }
 
-func (m *strictMemFS) Mkdir(name string, _ fs.FileMode) error {
+func (m *StrictMem) Mkdir(name string, _ fs.FileMode) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.step(true); err != nil {
@@ -213,7 +223,7 @@ func (i memInfo) Mode() fs.FileMode {
 	return 0o644
 }
 
-func (m *strictMemFS) Stat(name string) (fs.FileInfo, error) {
+func (m *StrictMem) Stat(name string) (fs.FileInfo, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.step(false); err != nil {
@@ -226,7 +236,7 @@ func (m *strictMemFS) Stat(name string) (fs.FileInfo, error) {
 	return memInfo{name: filepath.Base(name), size: int64(len(n.data)), dir: n.dir, mtime: n.mtime}, nil
 }
 
-func (m *strictMemFS) ReadDir(name string) ([]FileInfo, error) {
+func (m *StrictMem) ReadDir(name string) ([]fileio.FileInfo, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.step(false); err != nil {
@@ -239,9 +249,9 @@ func (m *strictMemFS) ReadDir(name string) ([]FileInfo, error) {
 	if !n.dir {
 		return nil, &fs.PathError{Op: "readdir", Path: name, Err: syscall.ENOTDIR}
 	}
-	out := make([]FileInfo, 0, len(n.entries))
+	out := make([]fileio.FileInfo, 0, len(n.entries))
 	for k, c := range n.entries {
-		fi := FileInfo{Name: k, IsDir: c.dir}
+		fi := fileio.FileInfo{Name: k, IsDir: c.dir}
 		if !c.dir {
 			fi.Size = int64(len(c.data))
 			fi.ModTime = time.Unix(0, c.mtime)
@@ -252,14 +262,14 @@ func (m *strictMemFS) ReadDir(name string) ([]FileInfo, error) {
 	return out, nil
 }
 
-func (m *strictMemFS) Rename(oldpath, newpath string) error { return m.rename(oldpath, newpath, false) }
+func (m *StrictMem) Rename(oldpath, newpath string) error { return m.rename(oldpath, newpath, false) }
 
 // RenameNoReplace is Rename that fails when newpath exists, in one step.
-func (m *strictMemFS) RenameNoReplace(oldpath, newpath string) error {
+func (m *StrictMem) RenameNoReplace(oldpath, newpath string) error {
 	return m.rename(oldpath, newpath, true)
 }
 
-func (m *strictMemFS) rename(oldpath, newpath string, noReplace bool) error {
+func (m *StrictMem) rename(oldpath, newpath string, noReplace bool) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if noReplace { // refused before it counts, as a check before a rename
@@ -293,7 +303,7 @@ func (m *strictMemFS) rename(oldpath, newpath string, noReplace bool) error {
 	return nil
 }
 
-func (m *strictMemFS) ReadFile(name string) ([]byte, error) {
+func (m *StrictMem) ReadFile(name string) ([]byte, error) {
 	f, err := m.OpenFile(name, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
@@ -302,7 +312,7 @@ func (m *strictMemFS) ReadFile(name string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
-func (m *strictMemFS) Link(oldpath, newpath string) error {
+func (m *StrictMem) Link(oldpath, newpath string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.step(true); err != nil {
@@ -323,7 +333,7 @@ func (m *strictMemFS) Link(oldpath, newpath string) error {
 	return nil
 }
 
-func (m *strictMemFS) Remove(name string) error {
+func (m *StrictMem) Remove(name string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.step(true); err != nil {
@@ -344,7 +354,7 @@ func (m *strictMemFS) Remove(name string) error {
 	return nil
 }
 
-func (m *strictMemFS) RemoveAll(name string) error {
+func (m *StrictMem) RemoveAll(name string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.step(true); err != nil {
@@ -358,7 +368,7 @@ func (m *strictMemFS) RemoveAll(name string) error {
 	return nil
 }
 
-func (m *strictMemFS) SyncDir(name string) error {
+func (m *StrictMem) SyncDir(name string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.step(true); err != nil {
@@ -380,7 +390,7 @@ func (m *strictMemFS) SyncDir(name string) error {
 
 // memFile is an open file: a writer appending to the node, or a reader of its content at open.
 type memFile struct {
-	fs     *strictMemFS
+	fs     *StrictMem
 	n      *memNode
 	name   string
 	write  bool

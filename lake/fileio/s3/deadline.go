@@ -1,4 +1,4 @@
-package lake
+package s3
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 )
 
-// Deadlines and retries of S3 requests (S3Options.RequestTimeout, MaxAttempts,
+// Deadlines and retries of S3 requests (Options.RequestTimeout, MaxAttempts,
 // MaxBackoff). Without them a server that accepts a connection and never answers
 // holds a statement or a tiering round for good.
 //
@@ -31,28 +31,28 @@ import (
 // fails that read.
 
 const (
-	defaultS3RequestTimeout = 30 * time.Second
-	defaultS3MaxAttempts    = 4
-	defaultS3MaxBackoff     = 20 * time.Second
-	s3ConnectTimeout        = 10 * time.Second
+	defaultRequestTimeout = 30 * time.Second
+	defaultMaxAttempts    = 4
+	defaultMaxBackoff     = 20 * time.Second
+	connectTimeout        = 10 * time.Second
 )
 
-// s3Retryer is the SDK's standard retryer (throttling, 5xx and connection errors;
+// retryer is the SDK's standard retryer (throttling, 5xx and connection errors;
 // exponential backoff with full jitter, at most maxBackoff; a token bucket that stops
 // retrying when most attempts fail) with maxAttempts tries per request.
-func s3Retryer(maxAttempts int, maxBackoff time.Duration) aws.Retryer {
+func retryer(maxAttempts int, maxBackoff time.Duration) aws.Retryer {
 	return retry.NewStandard(func(o *retry.StandardOptions) {
 		o.MaxAttempts = maxAttempts
 		o.MaxBackoff = maxBackoff
 	})
 }
 
-// s3HTTPClient returns base's transport (the SDK's, with what the AWS config set on
+// httpClient returns base's transport (the SDK's, with what the AWS config set on
 // it, e.g. a CA bundle) under the stall timeout (timeout > 0). The transport's own
 // connect, TLS and response-header timeouts are a backstop at twice the stall timeout
 // (connect and TLS: at most their defaults), so that the stall timeout, which names
 // what the attempt waited for, is the one that fires.
-func s3HTTPClient(base aws.HTTPClient, timeout time.Duration) aws.HTTPClient {
+func httpClient(base aws.HTTPClient, timeout time.Duration) aws.HTTPClient {
 	bc, ok := base.(*awshttp.BuildableClient)
 	if !ok || bc == nil {
 		bc = awshttp.NewBuildableClient()
@@ -61,7 +61,7 @@ func s3HTTPClient(base aws.HTTPClient, timeout time.Duration) aws.HTTPClient {
 		return bc
 	}
 	bc = bc.WithDialerOptions(func(d *net.Dialer) {
-		d.Timeout = min(s3ConnectTimeout, 2*timeout)
+		d.Timeout = min(connectTimeout, 2*timeout)
 	}).WithTransportOptions(func(tr *http.Transport) {
 		tr.TLSHandshakeTimeout = min(awshttp.DefaultHTTPTransportTLSHandleshakeTimeout, 2*timeout)
 		tr.ResponseHeaderTimeout = 2 * timeout
@@ -125,23 +125,23 @@ func urlOp(method string) string {
 	return method[:1] + strings.ToLower(method[1:])
 }
 
-// S3StallError reports an attempt of an S3 request that waited on the server for
-// S3Options.RequestTimeout. It is a timeout (net.Error), which the retryer retries.
-type S3StallError struct {
+// StallError reports an attempt of an S3 request that waited on the server for
+// Options.RequestTimeout. It is a timeout (net.Error), which the retryer retries.
+type StallError struct {
 	Request string        // method and URL
 	While   string        // what the attempt waited for
-	After   time.Duration // S3Options.RequestTimeout
+	After   time.Duration // Options.RequestTimeout
 }
 
-func (e *S3StallError) Error() string {
-	return fmt.Sprintf("lake: s3: no progress for %s while %s (the per-attempt timeout, S3Options.RequestTimeout)", e.After, e.While)
+func (e *StallError) Error() string {
+	return fmt.Sprintf("s3: no progress for %s while %s (the per-attempt timeout, s3.Options.RequestTimeout)", e.After, e.While)
 }
 
 // Timeout marks the error as a timeout for the retryer and for net.Error checks.
-func (e *S3StallError) Timeout() bool { return true }
+func (e *StallError) Timeout() bool { return true }
 
 // Temporary: a stalled attempt may well succeed when tried again.
-func (e *S3StallError) Temporary() bool { return true }
+func (e *StallError) Temporary() bool { return true }
 
 const (
 	phaseSend    = "connecting and sending the request"
@@ -163,7 +163,7 @@ type stallWatch struct {
 	armed    bool // the attempt is waiting on the server
 	deadline time.Time
 	phase    string
-	fired    *S3StallError
+	fired    *StallError
 	stopped  bool
 }
 
@@ -189,7 +189,7 @@ func (w *stallWatch) fire() {
 		return
 	}
 	w.pending = false
-	w.fired = &S3StallError{Request: w.request, While: w.phase, After: w.d}
+	w.fired = &StallError{Request: w.request, While: w.phase, After: w.d}
 	err := w.fired
 	w.mu.Unlock()
 	w.cancel(err)
@@ -228,7 +228,7 @@ func (w *stallWatch) sent() {
 }
 
 // disarm ends a wait and returns the stall, if the watch fired.
-func (w *stallWatch) disarm() *S3StallError {
+func (w *stallWatch) disarm() *StallError {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.armed = false
@@ -236,7 +236,7 @@ func (w *stallWatch) disarm() *S3StallError {
 }
 
 // stop ends the watch for good and returns the stall, if it fired.
-func (w *stallWatch) stop() *S3StallError {
+func (w *stallWatch) stop() *StallError {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.armed, w.stopped = false, true

@@ -1,8 +1,9 @@
-package lake
+package s3
 
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -19,15 +20,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/flightd/flightd/lake/fileio"
 )
 
-// S3Options configures S3FileIO. Empty fields fall back to the environment (see each field), then to
+// Options configures FileIO. Empty fields fall back to the environment (see each field), then to
 // the AWS SDK's default configuration chain (shared config/credentials files, web identity, IMDS …).
-type S3Options struct {
+type Options struct {
 	// Endpoint is the S3 endpoint URL, e.g. http://127.0.0.1:7070 for an S3-compatible server.
 	// Fallback: $AWS_ENDPOINT_URL_S3, then $AWS_ENDPOINT_URL; empty means AWS S3.
 	Endpoint string
@@ -57,7 +60,7 @@ type S3Options struct {
 	// connect and send the request, for the response headers, and within each read of
 	// the response body. It does not bound a whole transfer: a large GET or upload that
 	// keeps moving bytes takes as long as it needs. A stalled attempt fails with
-	// *S3StallError and is retried. Default 30s; negative: no timeout.
+	// *StallError and is retried. Default 30s; negative: no timeout.
 	RequestTimeout time.Duration
 	// MaxAttempts is how often a request is tried, the first time included, by the
 	// SDK's standard retryer: throttling (503 SlowDown), 5xx, connection errors and
@@ -68,9 +71,6 @@ type S3Options struct {
 	MaxBackoff time.Duration
 }
 
-// Bool returns a pointer to v (for S3Options.PathStyle).
-func Bool(v bool) *bool { return &v }
-
 func firstEnv(names ...string) string {
 	for _, n := range names {
 		if v := os.Getenv(n); v != "" {
@@ -80,29 +80,29 @@ func firstEnv(names ...string) string {
 	return ""
 }
 
-// S3FileIO is FileIO over one S3 bucket. Its paths are slash-separated keys with a leading "/"
+// FileIO is a fileio.FileIO over one S3 bucket. Its paths are slash-separated keys with a leading "/"
 // ("/wh/db.db/t/snapshot/snapshot-1" is the key "wh/db.db/t/snapshot/snapshot-1"); "s3://bucket/…"
 // is accepted too. Directories are key prefixes; MkdirAll writes a zero-byte "dir/" marker object
 // (as Hadoop S3A does) so that empty databases exist.
-type S3FileIO struct {
-	client   *s3.Client
+type FileIO struct {
+	client   *awss3.Client
 	bucket   string
 	partSize int64
 	conc     int
 	cond     bool
 }
 
-var _ FileIO = (*S3FileIO)(nil)
+var _ fileio.ObjectStore = (*FileIO)(nil)
 
 const (
 	defaultPartSize = 8 << 20
 	minPartSize     = 5 << 20
 )
 
-// NewS3FileIO makes an S3FileIO for bucket. It does not contact the server.
-func NewS3FileIO(ctx context.Context, bucket string, opts S3Options) (*S3FileIO, error) {
+// New makes an FileIO for bucket. It does not contact the server.
+func New(ctx context.Context, bucket string, opts Options) (*FileIO, error) {
 	if bucket == "" {
-		return nil, fmt.Errorf("lake: s3: empty bucket name")
+		return nil, fmt.Errorf("s3: empty bucket name")
 	}
 	if opts.Endpoint == "" {
 		opts.Endpoint = firstEnv("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")
@@ -118,7 +118,7 @@ func NewS3FileIO(ctx context.Context, bucket string, opts S3Options) (*S3FileIO,
 		}
 	}
 	if (opts.AccessKeyID == "") != (opts.SecretAccessKey == "") {
-		return nil, fmt.Errorf("lake: s3: access key id and secret access key must be given together")
+		return nil, fmt.Errorf("s3: access key id and secret access key must be given together")
 	}
 	var lo []func(*config.LoadOptions) error
 	if opts.Region != "" {
@@ -135,7 +135,7 @@ func NewS3FileIO(ctx context.Context, bucket string, opts S3Options) (*S3FileIO,
 		config.WithResponseChecksumValidation(aws.ResponseChecksumValidationWhenRequired))
 	cfg, err := config.LoadDefaultConfig(ctx, lo...)
 	if err != nil {
-		return nil, fmt.Errorf("lake: s3: load AWS config: %w", err)
+		return nil, fmt.Errorf("s3: load AWS config: %w", err)
 	}
 	if cfg.Region == "" {
 		cfg.Region = "us-east-1"
@@ -146,31 +146,31 @@ func NewS3FileIO(ctx context.Context, bucket string, opts S3Options) (*S3FileIO,
 	}
 	if opts.Endpoint != "" {
 		if u, err := url.Parse(opts.Endpoint); err != nil || u.Scheme == "" || u.Host == "" {
-			return nil, fmt.Errorf("lake: s3: invalid endpoint %q (want e.g. http://127.0.0.1:7070)", opts.Endpoint)
+			return nil, fmt.Errorf("s3: invalid endpoint %q (want e.g. http://127.0.0.1:7070)", opts.Endpoint)
 		}
 	}
 	timeout := opts.RequestTimeout
 	if timeout == 0 {
-		timeout = defaultS3RequestTimeout
+		timeout = defaultRequestTimeout
 	}
 	attempts := opts.MaxAttempts
 	if attempts <= 0 {
 		attempts = cfg.RetryMaxAttempts
 	}
 	if attempts <= 0 {
-		attempts = defaultS3MaxAttempts
+		attempts = defaultMaxAttempts
 	}
 	backoff := opts.MaxBackoff
 	if backoff <= 0 {
-		backoff = defaultS3MaxBackoff
+		backoff = defaultMaxBackoff
 	}
-	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
+	client := awss3.NewFromConfig(cfg, func(o *awss3.Options) {
 		if opts.Endpoint != "" {
 			o.BaseEndpoint = aws.String(opts.Endpoint)
 		}
 		o.UsePathStyle = pathStyle
-		o.HTTPClient = s3HTTPClient(cfg.HTTPClient, timeout)
-		o.Retryer = s3Retryer(attempts, backoff)
+		o.HTTPClient = httpClient(cfg.HTTPClient, timeout)
+		o.Retryer = retryer(attempts, backoff)
 		o.RetryMaxAttempts = 0 // in the retryer already
 	})
 	ps := opts.PartSize
@@ -184,22 +184,25 @@ func NewS3FileIO(ctx context.Context, bucket string, opts S3Options) (*S3FileIO,
 	if conc <= 0 {
 		conc = 2
 	}
-	return &S3FileIO{client: client, bucket: bucket, partSize: ps, conc: conc, cond: !opts.DisableConditionalWrites}, nil
+	return &FileIO{client: client, bucket: bucket, partSize: ps, conc: conc, cond: !opts.DisableConditionalWrites}, nil
 }
 
 // Client returns the underlying S3 client.
-func (f *S3FileIO) Client() *s3.Client { return f.client }
+func (f *FileIO) Client() *awss3.Client { return f.client }
 
 // Bucket returns the bucket name.
-func (f *S3FileIO) Bucket() string { return f.bucket }
+func (f *FileIO) Bucket() string { return f.bucket }
+
+// urlSchemes are the prefixes of the URLs a FileIO accepts as paths.
+var urlSchemes = []string{"s3://", "s3:/", "s3a://", "s3a:/"}
 
 // key maps a FileIO path to an object key ("" is the bucket root).
-func (f *S3FileIO) key(p string) (string, error) {
-	for _, scheme := range []string{"s3://", "s3:/", "s3a://", "s3a:/"} {
+func (f *FileIO) key(p string) (string, error) {
+	for _, scheme := range urlSchemes {
 		if rest, ok := strings.CutPrefix(p, scheme); ok {
 			b, k, _ := strings.Cut(rest, "/")
 			if b != f.bucket {
-				return "", fmt.Errorf("lake: s3: path %s is not in bucket %s", p, f.bucket)
+				return "", fmt.Errorf("s3: path %s is not in bucket %s", p, f.bucket)
 			}
 			p = k
 			break
@@ -209,8 +212,23 @@ func (f *S3FileIO) key(p string) (string, error) {
 	return k, nil
 }
 
-// URL returns s3://bucket/key for a FileIO path.
-func (f *S3FileIO) URL(p string) string {
+// PathOf implements fileio.ObjectStore: the path ("/key") of s3://bucket/key (or s3a://);
+// a URL of another bucket is an error.
+func (f *FileIO) PathOf(u string) (p string, isURL bool, err error) {
+	for _, scheme := range urlSchemes {
+		if strings.HasPrefix(u, scheme) {
+			k, err := f.key(u)
+			if err != nil {
+				return "", true, err
+			}
+			return "/" + k, true, nil
+		}
+	}
+	return "", false, nil
+}
+
+// URL implements fileio.ObjectStore: s3://bucket/key for a FileIO path.
+func (f *FileIO) URL(p string) string {
 	k, err := f.key(p)
 	if err != nil {
 		return p
@@ -218,7 +236,7 @@ func (f *S3FileIO) URL(p string) string {
 	return "s3://" + f.bucket + "/" + k
 }
 
-func (f *S3FileIO) loc(key string) string { return "s3://" + f.bucket + "/" + key }
+func (f *FileIO) loc(key string) string { return "s3://" + f.bucket + "/" + key }
 
 func httpStatus(err error) int {
 	var re *smithyhttp.ResponseError
@@ -246,23 +264,23 @@ func isNotFound(err error) bool {
 }
 
 // wrap names the object in err; a missing object matches fs.ErrNotExist.
-func (f *S3FileIO) wrap(op, key string, err error) error {
+func (f *FileIO) wrap(op, key string, err error) error {
 	if isNotFound(err) {
-		return fmt.Errorf("lake: s3 %s %s: %w", op, f.loc(key), fs.ErrNotExist)
+		return fmt.Errorf("s3: %s %s: %w", op, f.loc(key), fs.ErrNotExist)
 	}
 	if apiCode(err) == "NoSuchBucket" {
-		return fmt.Errorf("lake: s3 %s %s: bucket %q does not exist: %w", op, f.loc(key), f.bucket, err)
+		return fmt.Errorf("s3: %s %s: bucket %q does not exist: %w", op, f.loc(key), f.bucket, err)
 	}
-	return fmt.Errorf("lake: s3 %s %s: %w", op, f.loc(key), err)
+	return fmt.Errorf("s3: %s %s: %w", op, f.loc(key), err)
 }
 
 // Read implements FileIO.
-func (f *S3FileIO) Read(ctx context.Context, p string) ([]byte, error) {
+func (f *FileIO) Read(ctx context.Context, p string) ([]byte, error) {
 	key, err := f.key(p)
 	if err != nil {
 		return nil, err
 	}
-	out, err := f.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &f.bucket, Key: &key})
+	out, err := f.client.GetObject(ctx, &awss3.GetObjectInput{Bucket: &f.bucket, Key: &key})
 	if err != nil {
 		return nil, f.wrap("get", key, err)
 	}
@@ -278,12 +296,12 @@ func (f *S3FileIO) Read(ctx context.Context, p string) ([]byte, error) {
 }
 
 // Open implements FileIO: one HEAD for the size, then one ranged GET per ReadAt (or Read).
-func (f *S3FileIO) Open(ctx context.Context, p string) (ReadAtSeekCloser, error) {
+func (f *FileIO) Open(ctx context.Context, p string) (fileio.ReadAtSeekCloser, error) {
 	key, err := f.key(p)
 	if err != nil {
 		return nil, err
 	}
-	out, err := f.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &f.bucket, Key: &key})
+	out, err := f.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &f.bucket, Key: &key})
 	if err != nil {
 		return nil, f.wrap("head", key, err)
 	}
@@ -293,7 +311,7 @@ func (f *S3FileIO) Open(ctx context.Context, p string) (ReadAtSeekCloser, error)
 // s3Reader reads an immutable object with ranged GETs.
 type s3Reader struct {
 	ctx  context.Context
-	f    *S3FileIO
+	f    *FileIO
 	key  string
 	size int64
 	mu   sync.Mutex
@@ -305,7 +323,7 @@ func (r *s3Reader) Size() int64 { return r.size }
 
 func (r *s3Reader) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {
-		return 0, fmt.Errorf("lake: s3 read %s: negative offset", r.f.loc(r.key))
+		return 0, fmt.Errorf("s3: read %s: negative offset", r.f.loc(r.key))
 	}
 	if off >= r.size {
 		return 0, io.EOF
@@ -320,7 +338,7 @@ func (r *s3Reader) ReadAt(p []byte, off int64) (int, error) {
 		eof = io.EOF
 	}
 	rng := fmt.Sprintf("bytes=%d-%d", off, off+n-1)
-	out, err := r.f.client.GetObject(r.ctx, &s3.GetObjectInput{Bucket: &r.f.bucket, Key: &r.key, Range: &rng})
+	out, err := r.f.client.GetObject(r.ctx, &awss3.GetObjectInput{Bucket: &r.f.bucket, Key: &r.key, Range: &rng})
 	if err != nil {
 		return 0, r.f.wrap("get "+rng, r.key, err)
 	}
@@ -353,10 +371,10 @@ func (r *s3Reader) Seek(offset int64, whence int) (int64, error) {
 	case io.SeekEnd:
 		offset += r.size
 	default:
-		return 0, fmt.Errorf("lake: s3 seek %s: bad whence %d", r.f.loc(r.key), whence)
+		return 0, fmt.Errorf("s3: seek %s: bad whence %d", r.f.loc(r.key), whence)
 	}
 	if offset < 0 {
-		return 0, fmt.Errorf("lake: s3 seek %s: negative position", r.f.loc(r.key))
+		return 0, fmt.Errorf("s3: seek %s: negative position", r.f.loc(r.key))
 	}
 	r.off = offset
 	return offset, nil
@@ -364,7 +382,7 @@ func (r *s3Reader) Seek(offset int64, whence int) (int64, error) {
 
 func (r *s3Reader) Close() error { return nil }
 
-func (f *S3FileIO) ifNoneMatch() *string {
+func (f *FileIO) ifNoneMatch() *string {
 	if f.cond {
 		return aws.String("*")
 	}
@@ -382,13 +400,13 @@ func isConditionalConflict(err error) bool {
 	return httpStatus(err) == http.StatusConflict || apiCode(err) == "ConditionalRequestConflict"
 }
 
-func (f *S3FileIO) condError(op, key string, err error) error {
+func (f *FileIO) condError(op, key string, err error) error {
 	if isPreconditionFailed(err) {
-		return fmt.Errorf("lake: s3 %s %s: %w", op, f.loc(key), fs.ErrExist)
+		return fmt.Errorf("s3: %s %s: %w", op, f.loc(key), fs.ErrExist)
 	}
 	if f.cond && (httpStatus(err) == http.StatusNotImplemented || apiCode(err) == "NotImplemented") {
-		return fmt.Errorf("lake: s3 %s %s: the server does not support conditional writes (If-None-Match: *); "+
-			"set S3Options.DisableConditionalWrites for a single-writer best effort: %w", op, f.loc(key), err)
+		return fmt.Errorf("s3: %s %s: the server does not support conditional writes (If-None-Match: *); "+
+			"set s3.Options.DisableConditionalWrites for a single-writer best effort: %w", op, f.loc(key), err)
 	}
 	return f.wrap(op, key, err)
 }
@@ -397,7 +415,7 @@ func (f *S3FileIO) condError(op, key string, err error) error {
 // than one part, otherwise a multipart upload (parts uploaded in the background). The object
 // becomes visible only on a successful Close; it is created with If-None-Match: * so an existing
 // object is never replaced.
-func (f *S3FileIO) Create(ctx context.Context, p string) (io.WriteCloser, error) {
+func (f *FileIO) Create(ctx context.Context, p string) (io.WriteCloser, error) {
 	key, err := f.key(p)
 	if err != nil {
 		return nil, err
@@ -407,7 +425,7 @@ func (f *S3FileIO) Create(ctx context.Context, p string) (io.WriteCloser, error)
 
 type s3Writer struct {
 	ctx      context.Context
-	f        *S3FileIO
+	f        *FileIO
 	key      string
 	buf      []byte
 	uploadID *string
@@ -436,7 +454,7 @@ func (w *s3Writer) getErr() error {
 
 func (w *s3Writer) Write(p []byte) (int, error) {
 	if w.closed {
-		return 0, fmt.Errorf("lake: s3 write %s: writer closed", w.f.loc(w.key))
+		return 0, fmt.Errorf("s3: write %s: writer closed", w.f.loc(w.key))
 	}
 	if err := w.getErr(); err != nil {
 		return 0, err
@@ -462,7 +480,7 @@ func (w *s3Writer) Write(p []byte) (int, error) {
 // flushPart hands the full buffer to a background part upload.
 func (w *s3Writer) flushPart() error {
 	if w.uploadID == nil {
-		out, err := w.f.client.CreateMultipartUpload(w.ctx, &s3.CreateMultipartUploadInput{Bucket: &w.f.bucket, Key: &w.key})
+		out, err := w.f.client.CreateMultipartUpload(w.ctx, &awss3.CreateMultipartUploadInput{Bucket: &w.f.bucket, Key: &w.key})
 		if err != nil {
 			err = w.f.wrap("create multipart upload", w.key, err)
 			w.setErr(err)
@@ -485,7 +503,7 @@ func (w *s3Writer) flushPart() error {
 		if w.getErr() != nil {
 			return
 		}
-		out, err := w.f.client.UploadPart(w.ctx, &s3.UploadPartInput{Bucket: &w.f.bucket, Key: &w.key,
+		out, err := w.f.client.UploadPart(w.ctx, &awss3.UploadPartInput{Bucket: &w.f.bucket, Key: &w.key,
 			UploadId: w.uploadID, PartNumber: aws.Int32(num), Body: bytes.NewReader(data), ContentLength: aws.Int64(int64(len(data)))})
 		if err != nil {
 			w.setErr(w.f.wrap(fmt.Sprintf("upload part %d", num), w.key, err))
@@ -504,7 +522,7 @@ func (w *s3Writer) abort() {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.ctx), 30*time.Second)
 	defer cancel()
-	_, _ = w.f.client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: &w.f.bucket, Key: &w.key, UploadId: w.uploadID})
+	_, _ = w.f.client.AbortMultipartUpload(ctx, &awss3.AbortMultipartUploadInput{Bucket: &w.f.bucket, Key: &w.key, UploadId: w.uploadID})
 }
 
 // Close publishes the object (or aborts the upload on an earlier error).
@@ -514,7 +532,7 @@ func (w *s3Writer) Close() error {
 	}
 	w.closed = true
 	if w.uploadID == nil && w.getErr() == nil {
-		_, err := w.f.client.PutObject(w.ctx, &s3.PutObjectInput{Bucket: &w.f.bucket, Key: &w.key,
+		_, err := w.f.client.PutObject(w.ctx, &awss3.PutObjectInput{Bucket: &w.f.bucket, Key: &w.key,
 			Body: bytes.NewReader(w.buf), ContentLength: aws.Int64(int64(len(w.buf))), IfNoneMatch: w.f.ifNoneMatch()})
 		w.buf = nil
 		if err != nil {
@@ -531,7 +549,7 @@ func (w *s3Writer) Close() error {
 		return err
 	}
 	sort.Slice(w.parts, func(i, j int) bool { return *w.parts[i].PartNumber < *w.parts[j].PartNumber })
-	_, err := w.f.client.CompleteMultipartUpload(w.ctx, &s3.CompleteMultipartUploadInput{Bucket: &w.f.bucket, Key: &w.key,
+	_, err := w.f.client.CompleteMultipartUpload(w.ctx, &awss3.CompleteMultipartUploadInput{Bucket: &w.f.bucket, Key: &w.key,
 		UploadId: w.uploadID, MultipartUpload: &s3types.CompletedMultipartUpload{Parts: w.parts}, IfNoneMatch: w.f.ifNoneMatch()})
 	if err != nil {
 		w.abort()
@@ -542,12 +560,12 @@ func (w *s3Writer) Close() error {
 
 // WriteAtomic implements FileIO with one PutObject: S3 never shows a partial object, readers see
 // the old or the new content.
-func (f *S3FileIO) WriteAtomic(ctx context.Context, p string, data []byte) error {
+func (f *FileIO) WriteAtomic(ctx context.Context, p string, data []byte) error {
 	key, err := f.key(p)
 	if err != nil {
 		return err
 	}
-	_, err = f.client.PutObject(ctx, &s3.PutObjectInput{Bucket: &f.bucket, Key: &key,
+	_, err = f.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &f.bucket, Key: &key,
 		Body: bytes.NewReader(data), ContentLength: aws.Int64(int64(len(data)))})
 	if err != nil {
 		return f.wrap("put", key, err)
@@ -557,9 +575,12 @@ func (f *S3FileIO) WriteAtomic(ctx context.Context, p string, data []byte) error
 
 // CreateExclusive implements FileIO with a conditional PutObject (If-None-Match: *): the server
 // publishes the object only if the key does not exist, atomically against concurrent creators;
-// HTTP 412 becomes fs.ErrExist, unless the existing object has exactly data (a retried request
-// whose first attempt succeeded). With DisableConditionalWrites it is a HEAD then a PUT (racy).
-func (f *S3FileIO) CreateExclusive(ctx context.Context, p string, data []byte) error {
+// HTTP 412 becomes fs.ErrExist. Each call tags its object with a token of its own (user
+// metadata createMetaKey): a 412 on an object that carries the call's token is a retried
+// request whose first attempt published the object (its response was lost), and a success.
+// So exactly one creator succeeds, also when several write the same bytes. With
+// DisableConditionalWrites it is a HEAD then a PUT (racy).
+func (f *FileIO) CreateExclusive(ctx context.Context, p string, data []byte) error {
 	key, err := f.key(p)
 	if err != nil {
 		return err
@@ -570,20 +591,23 @@ func (f *S3FileIO) CreateExclusive(ctx context.Context, p string, data []byte) e
 			return err
 		}
 		if ok {
-			return fmt.Errorf("lake: s3 put %s: %w", f.loc(key), fs.ErrExist)
+			return fmt.Errorf("s3: put %s: %w", f.loc(key), fs.ErrExist)
 		}
 	}
+	token := rand.Text()
 	backoff := 20 * time.Millisecond
 	for attempt := 0; ; attempt++ {
-		_, err = f.client.PutObject(ctx, &s3.PutObjectInput{Bucket: &f.bucket, Key: &key,
-			Body: bytes.NewReader(data), ContentLength: aws.Int64(int64(len(data))), IfNoneMatch: f.ifNoneMatch()})
+		_, err = f.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &f.bucket, Key: &key,
+			Body: bytes.NewReader(data), ContentLength: aws.Int64(int64(len(data))), IfNoneMatch: f.ifNoneMatch(),
+			Metadata: map[string]string{createMetaKey: token}})
 		if err == nil {
 			return nil
 		}
 		if isPreconditionFailed(err) && f.cond {
 			// The SDK retries a PUT whose response was lost; if the first attempt had published
-			// the object, the retry fails with 412. Identical bytes mean it is ours.
-			if got, rerr := f.Read(ctx, p); rerr == nil && bytes.Equal(got, data) {
+			// the object, the retry fails with 412. Our token means it is ours.
+			out, herr := f.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &f.bucket, Key: &key})
+			if herr == nil && out.Metadata[createMetaKey] == token {
 				return nil
 			}
 		}
@@ -599,8 +623,12 @@ func (f *S3FileIO) CreateExclusive(ctx context.Context, p string, data []byte) e
 	}
 }
 
+// createMetaKey is the user metadata (x-amz-meta-flightd-create) that holds the token of
+// the CreateExclusive call that created an object.
+const createMetaKey = "flightd-create"
+
 // List implements FileIO: one level under dir ("/" delimiter); sub-prefixes are directories.
-func (f *S3FileIO) List(ctx context.Context, dir string) ([]FileInfo, error) {
+func (f *FileIO) List(ctx context.Context, dir string) ([]fileio.FileInfo, error) {
 	key, err := f.key(dir)
 	if err != nil {
 		return nil, err
@@ -609,8 +637,8 @@ func (f *S3FileIO) List(ctx context.Context, dir string) ([]FileInfo, error) {
 	if prefix != "" {
 		prefix += "/"
 	}
-	var out []FileInfo
-	pg := s3.NewListObjectsV2Paginator(f.client, &s3.ListObjectsV2Input{Bucket: &f.bucket, Prefix: &prefix, Delimiter: aws.String("/")})
+	var out []fileio.FileInfo
+	pg := awss3.NewListObjectsV2Paginator(f.client, &awss3.ListObjectsV2Input{Bucket: &f.bucket, Prefix: &prefix, Delimiter: aws.String("/")})
 	for pg.HasMorePages() {
 		page, err := pg.NextPage(ctx)
 		if err != nil {
@@ -619,7 +647,7 @@ func (f *S3FileIO) List(ctx context.Context, dir string) ([]FileInfo, error) {
 		for _, cp := range page.CommonPrefixes {
 			name := strings.TrimSuffix(strings.TrimPrefix(aws.ToString(cp.Prefix), prefix), "/")
 			if name != "" {
-				out = append(out, FileInfo{Name: name, IsDir: true})
+				out = append(out, fileio.FileInfo{Name: name, IsDir: true})
 			}
 		}
 		for _, o := range page.Contents {
@@ -627,7 +655,7 @@ func (f *S3FileIO) List(ctx context.Context, dir string) ([]FileInfo, error) {
 			if name == "" || strings.Contains(name, "/") { // the directory's own marker
 				continue
 			}
-			out = append(out, FileInfo{Name: name, Size: aws.ToInt64(o.Size), ModTime: aws.ToTime(o.LastModified)})
+			out = append(out, fileio.FileInfo{Name: name, Size: aws.ToInt64(o.Size), ModTime: aws.ToTime(o.LastModified)})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -635,13 +663,13 @@ func (f *S3FileIO) List(ctx context.Context, dir string) ([]FileInfo, error) {
 }
 
 // Exists implements FileIO: an object, or a directory (a marker or any key under the prefix).
-func (f *S3FileIO) Exists(ctx context.Context, p string) (bool, error) {
+func (f *FileIO) Exists(ctx context.Context, p string) (bool, error) {
 	key, err := f.key(p)
 	if err != nil {
 		return false, err
 	}
 	if key == "" {
-		if _, err := f.client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &f.bucket}); err != nil {
+		if _, err := f.client.HeadBucket(ctx, &awss3.HeadBucketInput{Bucket: &f.bucket}); err != nil {
 			if httpStatus(err) == http.StatusNotFound {
 				return false, nil
 			}
@@ -649,7 +677,7 @@ func (f *S3FileIO) Exists(ctx context.Context, p string) (bool, error) {
 		}
 		return true, nil
 	}
-	_, err = f.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &f.bucket, Key: &key})
+	_, err = f.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &f.bucket, Key: &key})
 	if err == nil {
 		return true, nil
 	}
@@ -657,7 +685,7 @@ func (f *S3FileIO) Exists(ctx context.Context, p string) (bool, error) {
 		return false, f.wrap("head", key, err)
 	}
 	prefix := key + "/"
-	out, err := f.client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: &f.bucket, Prefix: &prefix, MaxKeys: aws.Int32(1)})
+	out, err := f.client.ListObjectsV2(ctx, &awss3.ListObjectsV2Input{Bucket: &f.bucket, Prefix: &prefix, MaxKeys: aws.Int32(1)})
 	if err != nil {
 		return false, f.wrap("list", prefix, err)
 	}
@@ -665,12 +693,12 @@ func (f *S3FileIO) Exists(ctx context.Context, p string) (bool, error) {
 }
 
 // Version implements FileIO: one HEAD.
-func (f *S3FileIO) Version(ctx context.Context, p string) (string, error) {
+func (f *FileIO) Version(ctx context.Context, p string) (string, error) {
 	key, err := f.key(p)
 	if err != nil {
 		return "", err
 	}
-	out, err := f.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &f.bucket, Key: &key})
+	out, err := f.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &f.bucket, Key: &key})
 	if err != nil {
 		return "", f.wrap("head", key, err)
 	}
@@ -678,12 +706,12 @@ func (f *S3FileIO) Version(ctx context.Context, p string) (string, error) {
 }
 
 // Remove implements FileIO.
-func (f *S3FileIO) Remove(ctx context.Context, p string) error {
+func (f *FileIO) Remove(ctx context.Context, p string) error {
 	key, err := f.key(p)
 	if err != nil {
 		return err
 	}
-	if _, err := f.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &f.bucket, Key: &key}); err != nil && !isNotFound(err) {
+	if _, err := f.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &f.bucket, Key: &key}); err != nil && !isNotFound(err) {
 		return f.wrap("delete", key, err)
 	}
 	return nil
@@ -691,17 +719,17 @@ func (f *S3FileIO) Remove(ctx context.Context, p string) error {
 
 // RemoveAll implements FileIO: the object p and every key under p/ (objects first, then directory
 // markers, deepest first).
-func (f *S3FileIO) RemoveAll(ctx context.Context, p string) error {
+func (f *FileIO) RemoveAll(ctx context.Context, p string) error {
 	key, err := f.key(p)
 	if err != nil {
 		return err
 	}
 	if key == "" {
-		return fmt.Errorf("lake: s3: refusing to remove the whole bucket %s", f.bucket)
+		return fmt.Errorf("s3: refusing to remove the whole bucket %s", f.bucket)
 	}
 	prefix := key + "/"
 	var files, markers []string
-	pg := s3.NewListObjectsV2Paginator(f.client, &s3.ListObjectsV2Input{Bucket: &f.bucket, Prefix: &prefix})
+	pg := awss3.NewListObjectsV2Paginator(f.client, &awss3.ListObjectsV2Input{Bucket: &f.bucket, Prefix: &prefix})
 	for pg.HasMorePages() {
 		page, err := pg.NextPage(ctx)
 		if err != nil {
@@ -724,7 +752,7 @@ func (f *S3FileIO) RemoveAll(ctx context.Context, p string) error {
 		for i := range batch {
 			ids[i] = s3types.ObjectIdentifier{Key: aws.String(batch[i])}
 		}
-		out, err := f.client.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: &f.bucket,
+		out, err := f.client.DeleteObjects(ctx, &awss3.DeleteObjectsInput{Bucket: &f.bucket,
 			Delete: &s3types.Delete{Objects: ids, Quiet: aws.Bool(true)}})
 		if err != nil {
 			return f.wrap("delete objects under", prefix, err)
@@ -733,13 +761,13 @@ func (f *S3FileIO) RemoveAll(ctx context.Context, p string) error {
 			if aws.ToString(e.Code) == "NoSuchKey" {
 				continue
 			}
-			return fmt.Errorf("lake: s3 delete %s: %s: %s", f.loc(aws.ToString(e.Key)), aws.ToString(e.Code), aws.ToString(e.Message))
+			return fmt.Errorf("s3: delete %s: %s: %s", f.loc(aws.ToString(e.Key)), aws.ToString(e.Code), aws.ToString(e.Message))
 		}
 	}
 	markers = append(markers, prefix)
 	sort.Slice(markers, func(i, j int) bool { return len(markers[i]) > len(markers[j]) })
 	for _, m := range markers {
-		if _, err := f.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &f.bucket, Key: aws.String(m)}); err != nil && !isNotFound(err) {
+		if _, err := f.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &f.bucket, Key: aws.String(m)}); err != nil && !isNotFound(err) {
 			return f.wrap("delete", m, err)
 		}
 	}
@@ -748,26 +776,26 @@ func (f *S3FileIO) RemoveAll(ctx context.Context, p string) error {
 
 // MkdirAll implements FileIO: it writes a zero-byte "dir/" marker unless something is already
 // under the prefix; for the bucket root it checks that the bucket is reachable.
-func (f *S3FileIO) MkdirAll(ctx context.Context, dir string) error {
+func (f *FileIO) MkdirAll(ctx context.Context, dir string) error {
 	key, err := f.key(dir)
 	if err != nil {
 		return err
 	}
 	if key == "" {
-		if _, err := f.client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &f.bucket}); err != nil {
+		if _, err := f.client.HeadBucket(ctx, &awss3.HeadBucketInput{Bucket: &f.bucket}); err != nil {
 			return f.wrap("head bucket", key, err)
 		}
 		return nil
 	}
 	prefix := key + "/"
-	out, err := f.client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: &f.bucket, Prefix: &prefix, MaxKeys: aws.Int32(1)})
+	out, err := f.client.ListObjectsV2(ctx, &awss3.ListObjectsV2Input{Bucket: &f.bucket, Prefix: &prefix, MaxKeys: aws.Int32(1)})
 	if err != nil {
 		return f.wrap("list", prefix, err)
 	}
 	if len(out.Contents) > 0 || len(out.CommonPrefixes) > 0 {
 		return nil
 	}
-	if _, err := f.client.PutObject(ctx, &s3.PutObjectInput{Bucket: &f.bucket, Key: &prefix,
+	if _, err := f.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &f.bucket, Key: &prefix,
 		Body: bytes.NewReader(nil), ContentLength: aws.Int64(0)}); err != nil {
 		return f.wrap("put", prefix, err)
 	}
@@ -775,11 +803,11 @@ func (f *S3FileIO) MkdirAll(ctx context.Context, dir string) error {
 }
 
 // SyncDir implements FileIO: a completed PUT or DELETE is durable, there is nothing to sync.
-func (f *S3FileIO) SyncDir(context.Context, string) error { return nil }
+func (f *FileIO) SyncDir(context.Context, string) error { return nil }
 
-// ParseS3URL splits s3://bucket/prefix (or s3a://) into bucket and prefix (no leading or trailing
+// ParseURL splits s3://bucket/prefix (or s3a://) into bucket and prefix (no leading or trailing
 // slash); ok is false for other strings.
-func ParseS3URL(u string) (bucket, prefix string, ok bool) {
+func ParseURL(u string) (bucket, prefix string, ok bool) {
 	var rest string
 	switch {
 	case strings.HasPrefix(u, "s3://"):
@@ -792,29 +820,4 @@ func ParseS3URL(u string) (bucket, prefix string, ok bool) {
 	bucket, prefix, _ = strings.Cut(rest, "/")
 	prefix = strings.Trim(path.Clean("/"+prefix), "/")
 	return bucket, prefix, bucket != ""
-}
-
-// OpenCatalogURL opens a warehouse given as a URL: s3://bucket/path (or s3a://) through
-// S3FileIO with opts, file:///path or a plain path on the local filesystem (opts unused).
-// The S3 bucket must exist; the warehouse prefix is created (a marker object) if missing.
-func OpenCatalogURL(ctx context.Context, warehouse string, opts S3Options) (*Catalog, error) {
-	if bucket, prefix, ok := ParseS3URL(warehouse); ok {
-		fio, err := NewS3FileIO(ctx, bucket, opts)
-		if err != nil {
-			return nil, err
-		}
-		c, err := OpenCatalogFileIO(ctx, "/"+prefix, fio)
-		if err != nil {
-			return nil, err
-		}
-		c.location = strings.TrimSuffix("s3://"+bucket+"/"+prefix, "/")
-		return c, nil
-	}
-	if strings.HasPrefix(warehouse, "s3:") || strings.HasPrefix(warehouse, "s3a:") {
-		return nil, fmt.Errorf("lake: invalid S3 warehouse %q (want s3://bucket/path)", warehouse)
-	}
-	if rest, ok := strings.CutPrefix(warehouse, "file://"); ok {
-		warehouse = rest
-	}
-	return OpenCatalogFileIO(ctx, warehouse, LocalFileIO{})
 }

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package lake
+package fileio
 
 import (
 	"io/fs"
