@@ -9,7 +9,7 @@ PY          := $(VENV)/bin/python
 PVENV       := .venv-paimon
 PAIMON_PY   := $(CURDIR)/$(PVENV)/bin/python
 GOTESTFLAGS ?=
-# Versity S3 Gateway: the real S3 server of the lake's S3 tests (lake/s3_test.go).
+# Versity S3 Gateway: the real S3 server of the S3 tests (lake/fileio/s3, lake, integration).
 TOOLS             := $(CURDIR)/bin/tools
 VERSITYGW_VERSION := v1.8.0
 VERSITYGW         := $(TOOLS)/versitygw
@@ -169,7 +169,7 @@ FUZZ_TARGETS := \
 	./internal/logcodec:FuzzDecode \
 	./lakestream:FuzzIngestBatch \
 	./sqlparse:FuzzParse \
-	./query:FuzzPart \
+	./query/plan:FuzzPart \
 	./query:FuzzStatementSplitAgreesWithDuckDB
 FUZZ_TAGGED := ./query
 FUZZTIME    ?= 2m

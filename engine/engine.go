@@ -72,33 +72,78 @@ type ColumnInfo struct {
 
 // Engine runs SQL and writes batches. Implementations are safe for
 // concurrent use.
+//
+// A statement's text is read once, where it enters the server: Analyze
+// returns the Statement that the calls describing or running it take, so
+// that none of them reads the text again.
 type Engine interface {
-	Execute(ctx context.Context, sql string) (Result, error)
-	Prepare(ctx context.Context, sql string) (Prepared, error)
+	// Analyze reads sql: its kind, its parameters and whatever else the
+	// calls below need of it. It never fails and does no I/O: what is
+	// wrong with the text is the error of the call that describes or runs
+	// the statement.
+	Analyze(sql string) Statement
+	Execute(ctx context.Context, st Statement) (Result, error)
+	Prepare(ctx context.Context, st Statement) (Prepared, error)
 	// Ingest appends every batch of r to db.table and returns the row count.
 	// With create, a missing table is created from r's schema (append table).
 	Ingest(ctx context.Context, db, table string, create bool, r array.RecordReader) (int64, error)
+	// Bind returns the statements that run st with the parameter rows of
+	// params (one column per parameter, in order; a row per execution),
+	// each placeholder replaced by its value written as a SQL literal
+	// (Literal), so that a bound statement runs exactly as the same
+	// statement written with literals. An INSERT INTO t ... VALUES (...)
+	// whose one row holds every placeholder becomes one statement with a
+	// row per parameter row (unless the row holds something evaluated once
+	// per row: a subquery, random(), nextval()); any other statement
+	// becomes one statement per parameter row. A statement without
+	// placeholders accepts no values (nil or zero columns).
+	Bind(st Statement, params arrow.RecordBatch) ([]string, error)
 	// InsertParams writes the parameter rows of params as the rows of an
 	// INSERT INTO t [(cols)] VALUES (?, ..., ?) whose row holds nothing but
 	// placeholders, each once, without going through SQL: executemany and
 	// JDBC executeBatch then load as fast as bulk ingest. ok is false, and
 	// nothing is written, for any other statement or values that only SQL
-	// converts; then run BindParams's statements instead.
-	InsertParams(ctx context.Context, sql string, params arrow.RecordBatch) (n int64, ok bool, err error)
-	// Partition plans the query sql as parts that DoGets read in parallel,
+	// converts; then run Bind's statements instead.
+	InsertParams(ctx context.Context, st Statement, params arrow.RecordBatch) (n int64, ok bool, err error)
+	// Partition plans the query st as parts that DoGets read in parallel,
 	// each a part of the same cut of its table (engine.WithPart runs one):
-	// parts is nil, and one DoGet runs sql whole, unless sql is a scan of
+	// parts is nil, and one DoGet runs st whole, unless st is a scan of
 	// one table worth splitting into at most max parts. rows is the
 	// result's row count, -1 when unknown.
-	Partition(ctx context.Context, sql string, max int) (parts []string, rows int64, err error)
+	Partition(ctx context.Context, st Statement, max int) (parts []string, rows int64, err error)
 	Databases(ctx context.Context) ([]string, error)
 	Tables(ctx context.Context, db string) ([]TableInfo, error)
-	// ShortWork reports whether running sql costs little whatever the
+	// ShortWork reports whether running st costs little whatever the
 	// tables hold (a point lookup, a few rows written, SELECT 1): the
 	// server admits it in a lane of its own, so that it never waits
 	// behind scans. When unsure, it says false.
-	ShortWork(ctx context.Context, sql string) bool
+	ShortWork(ctx context.Context, st Statement) bool
 }
+
+// Statement is a statement as Engine.Analyze read it. The server keeps it
+// while it describes and runs the statement (a prepared statement's for as
+// long as the handle lives) and may use it from several goroutines at once.
+type Statement interface {
+	// SQL is the statement's text.
+	SQL() string
+	// Kind says how the server treats the statement.
+	Kind() Kind
+}
+
+// Kind says how the server treats a statement.
+type Kind int
+
+const (
+	// KindUpdate changes something, or is refused: it runs once, where it
+	// arrives (GetFlightInfo or a DoPut), and no DoGet runs it.
+	KindUpdate Kind = iota
+	// KindQuery only reads: GetFlightInfo describes it, and each DoGet of
+	// its ticket runs it.
+	KindQuery
+	// KindSession is USE or SET: it runs once, changes the session, and
+	// prepared, it answers its one-row result as through GetFlightInfo.
+	KindSession
+)
 
 // DefaultDatabase is where unqualified names resolve in a session that
 // chose no database.
@@ -118,6 +163,15 @@ func Database(ctx context.Context) string {
 		return db
 	}
 	return DefaultDatabase
+}
+
+// DatabaseOf is db, or when db is "" (a name written unqualified) the
+// database unqualified names resolve in under ctx.
+func DatabaseOf(ctx context.Context, db string) string {
+	if db == "" {
+		return Database(ctx)
+	}
+	return db
 }
 
 // FindName finds name among names as SQL compares names: exactly, else

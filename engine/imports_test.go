@@ -32,3 +32,19 @@ func TestOnlyQueryLinksDuckDB(t *testing.T) {
 		}
 	}
 }
+
+// TestServerLeavesSQLToTheEngine: the Flight SQL server reads no SQL
+// itself; the engine reads each statement once where it enters
+// (Engine.Analyze). So neither the server nor this interface links the
+// statement lexer.
+func TestServerLeavesSQLToTheEngine(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "github.com/flightd/flightd/flightsql").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if dep == "github.com/flightd/flightd/sqlparse" {
+			t.Errorf("package flightsql depends on %s: the engine reads statements (Engine.Analyze)", dep)
+		}
+	}
+}

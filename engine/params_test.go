@@ -19,42 +19,6 @@ func params(t *testing.T, fields []arrow.Field, rowsJSON string) arrow.RecordBat
 	return rec
 }
 
-func TestBindParams(t *testing.T) {
-	two := []arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, {Name: "b", Type: arrow.BinaryTypes.String, Nullable: true}}
-	rows := params(t, two, `[{"a": 1, "b": "x'y"}, {"a": null, "b": "?"}]`)
-	one := params(t, two, `[{"a": 7, "b": "k"}]`)
-
-	got, err := BindParams("SELECT * FROM t WHERE a = ? AND b = ? AND c = '?'", one)
-	require.NoError(t, err)
-	require.Equal(t, []string{"SELECT * FROM t WHERE a = CAST(7 AS BIGINT) AND b = 'k' AND c = '?'"}, got)
-
-	// A one-row VALUES insert takes every row in one statement.
-	got, err = BindParams("INSERT INTO t (a, b) VALUES (?, upper(?));", rows)
-	require.NoError(t, err)
-	require.Equal(t, []string{"INSERT INTO t (a, b) VALUES (CAST(1 AS BIGINT), upper('x''y')), (CAST(NULL AS BIGINT), upper('?'));"}, got)
-
-	// A row with something evaluated per row stays a statement per row.
-	got, err = BindParams("INSERT INTO t VALUES (?, (SELECT max(x) FROM u) || ?)", rows)
-	require.NoError(t, err)
-	require.Len(t, got, 2)
-	// Anything else runs once per row.
-	got, err = BindParams("INSERT INTO t SELECT $2, $1", rows)
-	require.NoError(t, err)
-	require.Equal(t, []string{"INSERT INTO t SELECT 'x''y', CAST(1 AS BIGINT)", "INSERT INTO t SELECT '?', CAST(NULL AS BIGINT)"}, got)
-
-	got, err = BindParams("SELECT 1", nil)
-	require.NoError(t, err)
-	require.Equal(t, []string{"SELECT 1"}, got)
-
-	_, err = BindParams("SELECT ?", rows)
-	require.ErrorIs(t, err, ErrInvalid)
-	require.ErrorContains(t, err, "takes 1 parameter(s) but 2 value column(s)")
-	_, err = BindParams("SELECT 1", one)
-	require.ErrorContains(t, err, "takes 0 parameter(s) but 2")
-	_, err = BindParams("SELECT ?, $1", one)
-	require.ErrorContains(t, err, "mixes")
-}
-
 func TestLiteral(t *testing.T) {
 	ts := &arrow.TimestampType{Unit: arrow.Microsecond}
 	for _, tc := range []struct {

@@ -26,9 +26,10 @@ type endlessEngine struct {
 	released chan struct{}
 }
 
-func (e *endlessEngine) Execute(ctx context.Context, sql string) (engine.Result, error) {
+func (e *endlessEngine) Execute(ctx context.Context, st engine.Statement) (engine.Result, error) {
+	sql := st.SQL()
 	if !strings.HasPrefix(sql, "SELECT ENDLESS") {
-		return e.fakeEngine.Execute(ctx, sql)
+		return e.fakeEngine.Execute(ctx, st)
 	}
 	e.started <- struct{}{}
 	return engine.Result{Schema: numSchema, Reader: &endlessReader{ctx: ctx, released: e.released}}, nil
@@ -136,11 +137,11 @@ type partsEngine struct {
 	parts []string
 }
 
-func (e *partsEngine) Execute(ctx context.Context, sql string) (engine.Result, error) {
+func (e *partsEngine) Execute(ctx context.Context, st engine.Statement) (engine.Result, error) {
 	e.mu.Lock()
 	e.parts = append(e.parts, engine.Database(ctx)+":"+engine.Part(ctx))
 	e.mu.Unlock()
-	return e.fakeEngine.Execute(ctx, sql)
+	return e.fakeEngine.Execute(ctx, st)
 }
 
 // TestLargeScanHasAnEndpointPerPart: GetFlightInfo gave one endpoint and

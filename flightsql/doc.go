@@ -2,6 +2,13 @@
 // flightsql.BaseServer. It knows nothing of Badger or Paimon: it runs
 // statements and ingests through the engine.Engine interface.
 //
+// It does not read SQL itself. Where a statement enters (GetFlightInfo,
+// the DoGet of a ticket, a DoPut, CreatePreparedStatement), the engine
+// reads it once (engine.Analyze), and what it read travels with the
+// statement: its kind (engine.Kind) decides whether it is described or
+// run and whether a DoGet may run it, and the engine's calls that admit,
+// describe and run it take it instead of the text.
+//
 // What it serves:
 //
 //   - statement queries (GetFlightInfo + DoGet): GetFlightInfo does not run
@@ -28,7 +35,7 @@
 //     placeholder) and stay bound to the handle until the next DoPut. A
 //     query runs with one row of values; an update runs for all rows (an
 //     INSERT whose VALUES row is all placeholders writes them as a batch,
-//     engine.InsertParams; else engine.BindParams: one statement for an
+//     engine.InsertParams; else engine.Bind: one statement for an
 //     INSERT ... VALUES row, one per row otherwise) and returns the rows
 //     written;
 //   - bulk ingest (CommandStatementIngest): append mode, and create mode

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
+	"github.com/flightd/flightd/engine"
 	"github.com/flightd/flightd/internal/admit"
 	"github.com/flightd/flightd/internal/background"
 )
@@ -47,14 +48,14 @@ type work struct {
 // FlightInfo): short whatever sql does when it runs.
 func describing(sql string) work { return work{sql: sql, kind: "describe", lane: admit.Short} }
 
-// toRun is the work of running sql: its lane is the engine's judgement
+// toRun is the work of running st: its lane is the engine's judgement
 // of its cost (engine.ShortWork).
-func (s *Server) toRun(ctx context.Context, sql, kind string) work {
+func (s *Server) toRun(ctx context.Context, st engine.Statement, kind string) work {
 	lane := admit.Long
-	if s.eng.ShortWork(ctx, sql) {
+	if s.eng.ShortWork(ctx, st) {
 		lane = admit.Short
 	}
-	return work{sql: sql, kind: kind, lane: lane}
+	return work{sql: st.SQL(), kind: kind, lane: lane}
 }
 
 type stmtKey struct{}

@@ -36,7 +36,8 @@ type countingEngine struct {
 	started  chan struct{} // gets a value when a blocking statement runs
 }
 
-func (c *countingEngine) Execute(ctx context.Context, sql string) (engine.Result, error) {
+func (c *countingEngine) Execute(ctx context.Context, st engine.Statement) (engine.Result, error) {
+	sql := st.SQL()
 	c.executes.Add(1)
 	switch sql {
 	case "SELECT block":
@@ -50,7 +51,7 @@ func (c *countingEngine) Execute(ctx context.Context, sql string) (engine.Result
 	case "SELECT oom":
 		return engine.Result{}, errors.Join(engine.ErrInvalid, errors.New("Out of Memory Error: failed to allocate data of size 2.0 MiB (1.0 GiB/1.0 GiB used)"))
 	}
-	return c.fakeEngine.Execute(ctx, sql)
+	return c.fakeEngine.Execute(ctx, st)
 }
 
 // endless yields one-row batches until its context ends.

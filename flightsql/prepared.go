@@ -17,7 +17,6 @@ import (
 	"github.com/flightd/flightd/engine"
 	"github.com/flightd/flightd/internal/admit"
 	"github.com/flightd/flightd/internal/arrowutil"
-	"github.com/flightd/flightd/sqlparse"
 )
 
 // CreatePreparedStatement describes the statement; queries get their schema.
@@ -31,11 +30,12 @@ func (s *Server) CreatePreparedStatement(ctx context.Context, req flightsql.Acti
 		return none, err
 	}
 	ctx = inSession(ctx)
-	p, err := s.prepare(ctx, sql)
+	st := s.eng.Analyze(sql)
+	p, err := s.prepare(ctx, st)
 	if err != nil {
 		return none, err
 	}
-	if k := sqlparse.Classify(sql); k == sqlparse.KindUse || k == sqlparse.KindSet {
+	if st.Kind() == engine.KindSession {
 		// USE answers its one-row result, as any statement run through
 		// GetFlightInfo does, so that clients run it with GetFlightInfo:
 		// the new session reaches them in that call's response headers,
@@ -48,7 +48,7 @@ func (s *Server) CreatePreparedStatement(ctx context.Context, req flightsql.Acti
 		s.mu.Unlock()
 		return none, s.tooManyPrepared()
 	}
-	s.prepared[h] = &preparedStmt{sql: sql, db: engine.Database(ctx), streaming: engine.Streaming(ctx), prep: p, lastUsed: s.opts.Now()}
+	s.prepared[h] = &preparedStmt{st: st, db: engine.Database(ctx), streaming: engine.Streaming(ctx), prep: p, lastUsed: s.opts.Now()}
 	s.mu.Unlock()
 	update := p.Update
 	res := flightsql.ActionCreatePreparedStatementResult{Handle: []byte(h), IsUpdate: &update}
@@ -59,14 +59,14 @@ func (s *Server) CreatePreparedStatement(ctx context.Context, req flightsql.Acti
 	return res, nil
 }
 
-// prepare describes sql under a slot and the statement timeout.
-func (s *Server) prepare(ctx context.Context, sql string) (engine.Prepared, error) {
-	qctx, done, err := s.begin(ctx, describing(sql))
+// prepare describes st under a slot and the statement timeout.
+func (s *Server) prepare(ctx context.Context, st engine.Statement) (engine.Prepared, error) {
+	qctx, done, err := s.begin(ctx, describing(st.SQL()))
 	if err != nil {
 		return engine.Prepared{}, err
 	}
 	defer done()
-	p, err := s.eng.Prepare(qctx, sql)
+	p, err := s.eng.Prepare(qctx, st)
 	p.DatasetSchema = resultSchema(p.DatasetSchema)
 	return p, s.statementStatus(qctx, err)
 }
@@ -126,15 +126,19 @@ func (s *Server) GetFlightInfoPreparedStatement(ctx context.Context, cmd flights
 	if err != nil {
 		return nil, err
 	}
-	if sql == ps.sql && !ps.prep.Update && ps.prep.DatasetSchema != nil && isQuery(sql) {
+	if sql != ps.st.SQL() {
+		// bound: its text enters here
+		return s.flightInfo(ps.in(ctx), sql, nil, desc, true)
+	}
+	if !ps.prep.Update && ps.prep.DatasetSchema != nil && ps.st.Kind() == engine.KindQuery {
 		qctx, done, err := s.begin(ps.in(ctx), describing(sql))
 		if err != nil {
 			return nil, err
 		}
 		defer done()
-		return s.queryInfo(qctx, sql, true, ps.prep.DatasetSchema, desc)
+		return s.queryInfo(qctx, sql, ps.st, true, ps.prep.DatasetSchema, desc)
 	}
-	return s.flightInfo(ps.in(ctx), sql, desc, true)
+	return s.flightInfo(ps.in(ctx), sql, ps.st, desc, true)
 }
 
 // GetSchemaPreparedStatement returns the schema found at prepare time.
@@ -182,7 +186,7 @@ func (s *Server) DoPutPreparedStatementQuery(ctx context.Context, cmd flightsql.
 		return h, nil
 	}
 	defer params.Release()
-	stmts, err := engine.BindParams(ps.sql, params)
+	stmts, err := s.eng.Bind(ps.st, params)
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -202,7 +206,7 @@ func (s *Server) DoPutPreparedStatementQuery(ctx context.Context, cmd flightsql.
 // DoPutPreparedStatementUpdate runs a prepared DDL or INSERT for all the
 // parameter rows it is sent and returns the rows written. An INSERT whose
 // VALUES row is all placeholders writes them as one batch
-// (engine.InsertParams); other statements run as engine.BindParams renders
+// (engine.InsertParams); other statements run as engine.Bind renders
 // them: one statement for an INSERT ... VALUES row, else one per row, and
 // an error after some of those ran says how many rows they wrote.
 func (s *Server) DoPutPreparedStatementUpdate(ctx context.Context, cmd flightsql.PreparedStatementUpdate, r flight.MessageReader) (int64, error) {
@@ -219,29 +223,29 @@ func (s *Server) DoPutPreparedStatementUpdate(ctx context.Context, cmd flightsql
 		if ps.params() > 0 {
 			return 0, unbound(ps)
 		}
-		return s.update(ctx, ps.sql)
+		return s.update(ctx, ps.st)
 	}
 	defer params.Release()
 	// Rows of parameter values: a batch load, long work.
-	qctx, done, err := s.begin(ctx, work{sql: ps.sql, kind: "update", lane: admit.Long})
+	qctx, done, err := s.begin(ctx, work{sql: ps.st.SQL(), kind: "update", lane: admit.Long})
 	if err != nil {
 		return 0, err
 	}
 	defer done()
-	n, ok, err := s.eng.InsertParams(qctx, ps.sql, params)
+	n, ok, err := s.eng.InsertParams(qctx, ps.st, params)
 	if err != nil {
 		return n, s.statementStatus(qctx, err)
 	}
 	if ok {
 		return n, nil
 	}
-	stmts, err := engine.BindParams(ps.sql, params)
+	stmts, err := s.eng.Bind(ps.st, params)
 	if err != nil {
 		return 0, toStatus(err)
 	}
 	var total int64
 	for i, sql := range stmts {
-		n, err := s.execUpdate(qctx, sql)
+		n, err := s.execUpdate(qctx, s.eng.Analyze(sql))
 		if err != nil {
 			if i > 0 {
 				st := status.Convert(err)
@@ -268,7 +272,7 @@ func (s *Server) boundQuery(handle []byte) (string, error) {
 	case bound == nil && ps.params() > 0:
 		return "", unbound(ps)
 	case bound == nil:
-		return ps.sql, nil
+		return ps.st.SQL(), nil
 	}
 	// Several rows of values: the query runs once per row and the results
 	// follow each other (the Flight SQL spec). NUL separates them, which no
@@ -340,8 +344,8 @@ type rowsReader struct {
 	array.RecordReader // the current row's result
 	ctx                context.Context
 	eng                engine.Engine
-	rest               []string // the statements of the rows still to run
-	row                int      // the current row, from 0
+	rest               []engine.Statement // the statements of the rows still to run
+	row                int                // the current row, from 0
 	err                error
 }
 

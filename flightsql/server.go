@@ -23,7 +23,6 @@ import (
 	"github.com/flightd/flightd/engine"
 	"github.com/flightd/flightd/internal/admit"
 	"github.com/flightd/flightd/internal/background"
-	"github.com/flightd/flightd/sqlparse"
 )
 
 // Options configure the server. Zero values take the defaults (the
@@ -112,13 +111,13 @@ type Server struct {
 }
 
 type preparedStmt struct {
-	sql       string
-	db        string // the session's database when it was prepared
-	streaming bool   // whether the session streamed when it was prepared
+	st        engine.Statement // as the engine read it when it was prepared
+	db        string           // the session's database when it was prepared
+	streaming bool             // whether the session streamed when it was prepared
 	prep      engine.Prepared
 	lastUsed  time.Time
-	// bound is what the parameter values bound last make of sql
-	// (engine.BindParams); nil until values are bound.
+	// bound is what the parameter values bound last make of the
+	// statement (engine.Bind); nil until values are bound.
 	bound []string
 }
 
@@ -334,8 +333,10 @@ func (s *Server) affectedReader(n int64) array.RecordReader {
 //
 // With rows, sql may be a query bound with several rows of parameter
 // values, its statements separated by NUL (boundQuery); client text never
-// is: the engine refuses a NUL in it.
-func (s *Server) flightInfo(ctx context.Context, sql string, desc *flight.FlightDescriptor, rows bool) (*flight.FlightInfo, error) {
+// is: the engine refuses a NUL in it. st is the engine's reading of sql's
+// first statement when the caller has it (a prepared statement's), nil
+// to read it here: each statement is read once where it enters.
+func (s *Server) flightInfo(ctx context.Context, sql string, st engine.Statement, desc *flight.FlightDescriptor, rows bool) (*flight.FlightInfo, error) {
 	if err := s.checkSQL(sql); err != nil {
 		return nil, err
 	}
@@ -343,29 +344,33 @@ func (s *Server) flightInfo(ctx context.Context, sql string, desc *flight.Flight
 	if rows {
 		first, _, several = strings.Cut(sql, "\x00")
 	}
+	if st == nil {
+		st = s.eng.Analyze(first)
+	}
+	query := st.Kind() == engine.KindQuery
 	// A query is only described here (short work); anything else runs
 	// here, in the lane its cost asks for.
 	w := describing(first)
-	if !isQuery(first) {
-		w = s.toRun(ctx, first, "update")
+	if !query {
+		w = s.toRun(ctx, st, "update")
 	}
 	qctx, done, err := s.begin(ctx, w)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	p, err := s.eng.Prepare(qctx, first)
+	p, err := s.eng.Prepare(qctx, st)
 	if err != nil {
 		s.lg.Debug("statement failed", "sql", first, "err", err)
 		return nil, s.statementStatus(qctx, err)
 	}
-	if !p.Update && p.DatasetSchema != nil && isQuery(first) {
-		return s.queryInfo(qctx, sql, !several, resultSchema(p.DatasetSchema), desc)
+	if !p.Update && p.DatasetSchema != nil && query {
+		return s.queryInfo(qctx, sql, st, !several, resultSchema(p.DatasetSchema), desc)
 	}
 	if several {
 		return nil, status.Error(codes.InvalidArgument, "flightd: several rows of parameter values are bound to a statement that is not a query; run it as an update (ExecuteUpdate), which runs every row")
 	}
-	n, err := s.execUpdate(qctx, sql)
+	n, err := s.execUpdate(qctx, st)
 	if err != nil {
 		return nil, err
 	}
@@ -382,28 +387,24 @@ func (s *Server) flightInfo(ctx context.Context, sql string, desc *flight.Flight
 	}, nil
 }
 
-// isQuery reports whether sql only reads: the only statements a ticket
-// runs. Everything else runs once, where it arrives (GetFlightInfo or a
-// DoPut).
-func isQuery(sql string) bool { return sqlparse.Classify(sql) == sqlparse.KindQuery }
-
 // errRunsOnce refuses to run a statement with effects from a DoGet.
 func errRunsOnce() error {
 	return status.Error(codes.FailedPrecondition, "flightd: this ticket names a statement that changes things; such statements run once, when GetFlightInfo plans them or through a DoPut (ExecuteUpdate), and a DoGet never runs them again")
 }
 
 // queryInfo is the FlightInfo of a query whose DoGets run sql in the
-// database of ctx's session. With split, a large scan is planned as parts
+// database of ctx's session; st is the engine's reading of sql's first
+// statement. With split, a large scan is planned as parts
 // (engine.Partition), an endpoint each, which clients fetch in parallel,
 // in a cluster from several nodes (locations); other queries have one
 // endpoint. The row count is there when the engine knows it before the
 // query runs.
-func (s *Server) queryInfo(ctx context.Context, sql string, split bool, sc *arrow.Schema, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+func (s *Server) queryInfo(ctx context.Context, sql string, st engine.Statement, split bool, sc *arrow.Schema, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
 	parts, rows := []string{""}, int64(-1)
 	if engine.Streaming(ctx) {
 		parts = []string{streamPart}
 	} else if split && s.opts.MaxEndpoints > 1 {
-		ps, n, err := s.eng.Partition(ctx, sql, s.opts.MaxEndpoints)
+		ps, n, err := s.eng.Partition(ctx, st, s.opts.MaxEndpoints)
 		if err != nil {
 			return nil, s.statementStatus(ctx, err)
 		}
@@ -436,7 +437,7 @@ func (s *Server) queryInfo(ctx context.Context, sql string, split bool, sc *arro
 // GetFlightInfoStatement describes a query, or runs a statement that
 // changes things.
 func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd flightsql.StatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	return s.flightInfo(inSession(ctx), cmd.GetQuery(), desc, false)
+	return s.flightInfo(inSession(ctx), cmd.GetQuery(), nil, desc, false)
 }
 
 // GetSchemaStatement describes the statement without running it.
@@ -444,7 +445,7 @@ func (s *Server) GetSchemaStatement(ctx context.Context, cmd flightsql.Statement
 	if err := s.checkSQL(cmd.GetQuery()); err != nil {
 		return nil, err
 	}
-	p, err := s.prepare(inSession(ctx), cmd.GetQuery())
+	p, err := s.prepare(inSession(ctx), s.eng.Analyze(cmd.GetQuery()))
 	if err != nil {
 		return nil, err
 	}
@@ -491,9 +492,10 @@ func (s *Server) runStream(ctx context.Context, h, sql string) (*arrow.Schema, <
 	if err := s.checkSQL(sql); err != nil {
 		return nil, nil, err
 	}
-	stmts := strings.Split(sql, "\x00") // one per row of bound values
-	for _, st := range stmts {
-		if !isQuery(st) {
+	texts := strings.Split(sql, "\x00") // one per row of bound values
+	stmts := make([]engine.Statement, len(texts))
+	for i, text := range texts {
+		if stmts[i] = s.eng.Analyze(text); stmts[i].Kind() != engine.KindQuery {
 			return nil, nil, errRunsOnce()
 		}
 	}
@@ -527,7 +529,7 @@ func (s *Server) runStream(ctx context.Context, h, sql string) (*arrow.Schema, <
 	}()
 	res, err := s.eng.Execute(qctx, stmts[0])
 	if err != nil {
-		s.lg.Debug("statement failed", "sql", stmts[0], "err", err)
+		s.lg.Debug("statement failed", "sql", texts[0], "err", err)
 		return nil, nil, s.statementStatus(qctx, err)
 	}
 	r := res.Reader
@@ -602,29 +604,32 @@ func (s *Server) stream(qctx context.Context, done func(), r array.RecordReader)
 
 // DoPutCommandStatementUpdate runs DDL and INSERT.
 func (s *Server) DoPutCommandStatementUpdate(ctx context.Context, cmd flightsql.StatementUpdate) (int64, error) {
-	return s.update(inSession(ctx), cmd.GetQuery())
+	if err := s.checkSQL(cmd.GetQuery()); err != nil {
+		return 0, err
+	}
+	return s.update(inSession(ctx), s.eng.Analyze(cmd.GetQuery()))
 }
 
 // update runs one statement as an update, under a slot and the timeout.
-func (s *Server) update(ctx context.Context, sql string) (int64, error) {
-	if err := s.checkSQL(sql); err != nil {
+func (s *Server) update(ctx context.Context, st engine.Statement) (int64, error) {
+	if err := s.checkSQL(st.SQL()); err != nil {
 		return 0, err
 	}
-	qctx, done, err := s.begin(ctx, s.toRun(ctx, sql, "update"))
+	qctx, done, err := s.begin(ctx, s.toRun(ctx, st, "update"))
 	if err != nil {
 		return 0, err
 	}
 	defer done()
-	return s.execUpdate(qctx, sql)
+	return s.execUpdate(qctx, st)
 }
 
-// execUpdate runs sql under qctx (from begin) and returns the rows it
+// execUpdate runs st under qctx (from begin) and returns the rows it
 // wrote; a query run as an update returns the rows it produced. A USE hands
 // the client its new session.
-func (s *Server) execUpdate(qctx context.Context, sql string) (int64, error) {
-	res, err := s.eng.Execute(qctx, sql)
+func (s *Server) execUpdate(qctx context.Context, st engine.Statement) (int64, error) {
+	res, err := s.eng.Execute(qctx, st)
 	if err != nil {
-		s.lg.Debug("statement failed", "sql", sql, "err", err)
+		s.lg.Debug("statement failed", "sql", st.SQL(), "err", err)
 		return 0, s.statementStatus(qctx, err)
 	}
 	if err := afterUse(qctx, res); err != nil {

@@ -33,7 +33,40 @@ type fakeEngine struct {
 
 var numSchema = arrow.NewSchema([]arrow.Field{{Name: "n", Type: arrow.PrimitiveTypes.Int64}}, nil)
 
-func (f *fakeEngine) Execute(ctx context.Context, sql string) (engine.Result, error) {
+// fakeStatement is a statement as fakeEngine reads it: a query when it
+// starts with SELECT, a session's statement with USE or SET, else an
+// update.
+type fakeStatement struct{ sql string }
+
+func (f fakeStatement) SQL() string { return f.sql }
+
+func (f fakeStatement) Kind() engine.Kind {
+	switch word, _, _ := strings.Cut(f.sql, " "); word {
+	case "SELECT":
+		return engine.KindQuery
+	case "USE", "SET":
+		return engine.KindSession
+	}
+	return engine.KindUpdate
+}
+
+func (f *fakeEngine) Analyze(sql string) engine.Statement { return fakeStatement{sql} }
+
+// Bind runs the statement once per row of params, its text as it is, and
+// once without values.
+func (f *fakeEngine) Bind(st engine.Statement, params arrow.RecordBatch) ([]string, error) {
+	if params == nil || params.NumCols() == 0 {
+		return []string{st.SQL()}, nil
+	}
+	out := make([]string, params.NumRows())
+	for i := range out {
+		out[i] = st.SQL()
+	}
+	return out, nil
+}
+
+func (f *fakeEngine) Execute(ctx context.Context, st engine.Statement) (engine.Result, error) {
+	sql := st.SQL()
 	switch {
 	case strings.HasPrefix(sql, "SELECT FAILING"):
 		return engine.Result{Schema: numSchema, Reader: &failingReader{}}, nil
@@ -58,7 +91,8 @@ func (f *fakeEngine) Execute(ctx context.Context, sql string) (engine.Result, er
 	return engine.Result{Update: true, Affected: 3}, nil
 }
 
-func (f *fakeEngine) Prepare(ctx context.Context, sql string) (engine.Prepared, error) {
+func (f *fakeEngine) Prepare(ctx context.Context, st engine.Statement) (engine.Prepared, error) {
+	sql := st.SQL()
 	if strings.HasPrefix(sql, "SELECT") {
 		return engine.Prepared{DatasetSchema: numSchema}, nil
 	}
@@ -76,12 +110,13 @@ func (f *fakeEngine) Ingest(ctx context.Context, db, table string, create bool, 
 	return n, r.Err()
 }
 
-func (f *fakeEngine) InsertParams(ctx context.Context, sql string, params arrow.RecordBatch) (int64, bool, error) {
+func (f *fakeEngine) InsertParams(ctx context.Context, st engine.Statement, params arrow.RecordBatch) (int64, bool, error) {
 	return 0, false, nil
 }
 
 // Partition splits "SELECT PARTS" into three parts of three rows each.
-func (f *fakeEngine) Partition(ctx context.Context, sql string, max int) ([]string, int64, error) {
+func (f *fakeEngine) Partition(ctx context.Context, st engine.Statement, max int) ([]string, int64, error) {
+	sql := st.SQL()
 	if !strings.HasPrefix(sql, "SELECT PARTS") {
 		return nil, -1, nil
 	}
@@ -89,7 +124,8 @@ func (f *fakeEngine) Partition(ctx context.Context, sql string, max int) ([]stri
 }
 
 // ShortWork: statements starting "SELECT SHORT" or "INSERT" are short.
-func (f *fakeEngine) ShortWork(ctx context.Context, sql string) bool {
+func (f *fakeEngine) ShortWork(ctx context.Context, st engine.Statement) bool {
+	sql := st.SQL()
 	return strings.HasPrefix(sql, "SELECT SHORT") || strings.HasPrefix(sql, "INSERT")
 }
 
@@ -256,11 +292,11 @@ func ptr[T any](v T) *T { return &v }
 // panicEngine fails every statement with a panic.
 type panicEngine struct{ fakeEngine }
 
-func (p *panicEngine) Execute(ctx context.Context, sql string) (engine.Result, error) {
+func (p *panicEngine) Execute(ctx context.Context, st engine.Statement) (engine.Result, error) {
 	panic("boom")
 }
 
-func (p *panicEngine) Prepare(ctx context.Context, sql string) (engine.Prepared, error) {
+func (p *panicEngine) Prepare(ctx context.Context, st engine.Statement) (engine.Prepared, error) {
 	panic("boom")
 }
 

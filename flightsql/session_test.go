@@ -45,7 +45,8 @@ func (e *sessionEngine) db(sql string) string {
 	return e.ran[sql]
 }
 
-func (e *sessionEngine) Execute(ctx context.Context, sql string) (engine.Result, error) {
+func (e *sessionEngine) Execute(ctx context.Context, st engine.Statement) (engine.Result, error) {
+	sql := st.SQL()
 	e.saw(ctx, sql)
 	if db, ok := strings.CutPrefix(sql, "USE "); ok {
 		if !strings.EqualFold(db, "shop") && !strings.EqualFold(db, "default") {
@@ -57,12 +58,13 @@ func (e *sessionEngine) Execute(ctx context.Context, sql string) (engine.Result,
 		on := v == "true"
 		return engine.Result{Update: true, Streaming: &on}, nil
 	}
-	return e.fakeEngine.Execute(ctx, sql)
+	return e.fakeEngine.Execute(ctx, st)
 }
 
-func (e *sessionEngine) Prepare(ctx context.Context, sql string) (engine.Prepared, error) {
+func (e *sessionEngine) Prepare(ctx context.Context, st engine.Statement) (engine.Prepared, error) {
+	sql := st.SQL()
 	e.saw(ctx, "prepare "+sql)
-	return e.fakeEngine.Prepare(ctx, sql)
+	return e.fakeEngine.Prepare(ctx, st)
 }
 
 // cookieClient is a Flight SQL client that keeps cookies, as JDBC always

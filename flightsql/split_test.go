@@ -23,11 +23,12 @@ type bigEngine struct{ fakeEngine }
 
 var strSchema = arrow.NewSchema([]arrow.Field{{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
 
-func (b *bigEngine) Prepare(ctx context.Context, sql string) (engine.Prepared, error) {
+func (b *bigEngine) Prepare(ctx context.Context, st engine.Statement) (engine.Prepared, error) {
 	return engine.Prepared{DatasetSchema: strSchema}, nil
 }
 
-func (b *bigEngine) Execute(ctx context.Context, sql string) (engine.Result, error) {
+func (b *bigEngine) Execute(ctx context.Context, st engine.Statement) (engine.Result, error) {
+	sql := st.SQL()
 	bld := array.NewRecordBuilder(memory.DefaultAllocator, strSchema)
 	defer bld.Release()
 	sb := bld.Field(0).(*array.StringBuilder)

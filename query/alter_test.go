@@ -12,6 +12,7 @@ import (
 
 	"github.com/flightd/flightd/engine"
 	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/query/plan"
 )
 
 // TestAddColumnKeepsEveryRow: ALTER TABLE ... ADD COLUMN was refused
@@ -146,7 +147,7 @@ func TestTimeTravelOptionsAreHonouredOrRefused(t *testing.T) {
 	require.Equal(t, [][]string{{"1"}}, run(t, e, "SELECT * FROM t"))
 	require.Equal(t, [][]string{{"2"}}, run(t, e, "SELECT count(*) FROM t AT (VERSION => 2)"), "AT says which snapshot")
 	run(t, e, "ALTER TABLE t SET ('scan.snapshot-id' = '', 'scan.timestamp-millis' = '1')")
-	_, err := e.Execute(ctx, "SELECT * FROM t")
+	_, err := e.Execute(ctx, plan.Analyze("SELECT * FROM t"))
 	require.True(t, errors.Is(err, engine.ErrNotFound), "%v", err)
 	require.ErrorContains(t, err, "scan.timestamp-millis")
 	run(t, e, "ALTER TABLE t RESET ('scan.timestamp-millis')")
@@ -160,7 +161,7 @@ func TestTimeTravelOptionsAreHonouredOrRefused(t *testing.T) {
 	})
 
 	run(t, e, "CREATE TABLE r (id BIGINT) WITH ('scan.snapshot-id' = '1')")
-	_, err = e.Execute(ctx, `SELECT * FROM "r$rt"`)
+	_, err = e.Execute(ctx, plan.Analyze(`SELECT * FROM "r$rt"`))
 	require.True(t, errors.Is(err, engine.ErrUnsupported), "%v", err)
 	require.ErrorContains(t, err, "RESET ('scan.snapshot-id')")
 	run(t, e, "ALTER TABLE r RESET ('scan.snapshot-id')")
@@ -172,11 +173,11 @@ func TestTimeTravelOptionsAreHonouredOrRefused(t *testing.T) {
 		"ALTER TABLE t SET ('scan.snapshot-id' = '1', 'scan.tag-name' = 'v1')",
 		"CREATE TABLE u (id BIGINT) WITH ('scan.watermark' = '1700000000000')",
 	} {
-		_, err := e.Execute(ctx, q)
+		_, err := e.Execute(ctx, plan.Analyze(q))
 		require.True(t, errors.Is(err, engine.ErrUnsupported), "%s: %v", q, err)
 	}
 	run(t, e, "ALTER TABLE t SET ('scan.mode' = 'latest')")
-	_, err = e.Execute(ctx, "SELECT * FROM t /*+ OPTIONS('scan.snapshot-id'='3') */")
+	_, err = e.Execute(ctx, plan.Analyze("SELECT * FROM t /*+ OPTIONS('scan.snapshot-id'='3') */"))
 	require.True(t, errors.Is(err, engine.ErrInvalid), "%v", err)
 	require.ErrorContains(t, err, "hint comment")
 	require.Equal(t, [][]string{{"2"}}, run(t, e, "SELECT count(*) FROM t /* a plain comment */"))
@@ -187,7 +188,7 @@ func TestTimeTravelOptionsAreHonouredOrRefused(t *testing.T) {
 func requireRefusedSaying(t *testing.T, e *Engine, want map[string]string) {
 	t.Helper()
 	for q, says := range want {
-		_, err := e.Execute(context.Background(), q)
+		_, err := e.Execute(context.Background(), plan.Analyze(q))
 		require.ErrorContains(t, err, says, q)
 	}
 }
@@ -197,7 +198,7 @@ func requireRefusedSaying(t *testing.T, e *Engine, want map[string]string) {
 func requireRefused(t *testing.T, e *Engine, want map[string]error) {
 	t.Helper()
 	for q, w := range want {
-		_, err := e.Execute(context.Background(), q)
+		_, err := e.Execute(context.Background(), plan.Analyze(q))
 		require.True(t, errors.Is(err, w), "%s: %v", q, err)
 	}
 }
@@ -241,7 +242,7 @@ func TestRenameTableKeepsLakeAndLogRows(t *testing.T) {
 		"ALTER TABLE pk ADD COLUMN n INT": engine.ErrNotFound,
 	})
 	for _, q := range []string{"SELECT * FROM pk", `SELECT * FROM "pk$rt"`} {
-		_, err := e.Execute(ctx, q)
+		_, err := e.Execute(ctx, plan.Analyze(q))
 		require.ErrorContains(t, err, "default.pk does not exist")
 	}
 	require.Empty(t, run(t, e, "SELECT table_name FROM information_schema.tables WHERE table_name LIKE 'pk%'"))
@@ -432,6 +433,6 @@ func TestAlterTableIfExists(t *testing.T) {
 		"ALTER TABLE nope ADD COLUMN z INT":             engine.ErrNotFound,
 		`ALTER TABLE IF EXISTS "t$rt" ADD COLUMN y INT`: engine.ErrInvalid,
 	})
-	_, err := e.Execute(context.Background(), `SELECT * FROM other`)
+	_, err := e.Execute(context.Background(), plan.Analyze(`SELECT * FROM other`))
 	require.Error(t, err, "the missing table was not renamed into being")
 }

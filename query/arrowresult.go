@@ -157,20 +157,9 @@ func interruptOn(ctx context.Context, conn bindings.Connection) (stop func()) {
 // onClose runs when the reader's last reference is released (not when
 // queryArrow fails).
 func (c *conn) queryArrow(ctx context.Context, st *duckdb.Stmt, onClose func()) (*arrowResult, error) {
-	dc, ok := c.c.(*duckdb.Conn)
-	if !ok {
-		return nil, errors.New("query: not a DuckDB connection")
-	}
-	conn, err := rawHandle[bindings.Connection](dc, "conn")
+	conn, ps, err := c.handles(st)
 	if err != nil {
 		return nil, err
-	}
-	ps, err := rawHandle[*bindings.PreparedStatement](st, "preparedStmt")
-	if err != nil {
-		return nil, err
-	}
-	if ps == nil {
-		return nil, errors.New("query: statement not prepared")
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, context.Cause(ctx)
@@ -214,6 +203,56 @@ func (c *conn) queryArrow(ctx context.Context, st *duckdb.Stmt, onClose func()) 
 	r.schema = utcSchema(sc)
 	r.refs.Store(1)
 	return r, nil
+}
+
+// preparedSchema is the Arrow schema of the result st (prepared on c)
+// streams when it runs (queryArrow), made from the prepared statement's
+// column types and the connection's Arrow options: the same schema,
+// without running st.
+func (c *conn) preparedSchema(st *duckdb.Stmt) (*arrow.Schema, error) {
+	conn, ps, err := c.handles(st)
+	if err != nil {
+		return nil, err
+	}
+	var opts bindings.ArrowOptions
+	bindings.ConnectionGetArrowOptions(conn, &opts)
+	defer bindings.DestroyArrowOptions(&opts)
+	cc := bindings.PreparedStatementColumnCount(*ps)
+	names := make([]string, cc)
+	types := make([]bindings.LogicalType, cc)
+	for i := range cc {
+		names[i] = bindings.PreparedStatementColumnName(*ps, i)
+		types[i] = bindings.PreparedStatementColumnLogicalType(*ps, i)
+	}
+	sc, ed := bindings.NewArrowSchema(opts, types, names)
+	for i := range types {
+		bindings.DestroyLogicalType(&types[i])
+	}
+	if err := errorData(ed); err != nil {
+		return nil, fmt.Errorf("query: arrow schema of the result: %w", err)
+	}
+	return utcSchema(sc), nil
+}
+
+// handles are the C handles of c and of st, prepared on c, which
+// duckdb-go keeps to itself (rawHandle).
+func (c *conn) handles(st *duckdb.Stmt) (bindings.Connection, *bindings.PreparedStatement, error) {
+	dc, ok := c.c.(*duckdb.Conn)
+	if !ok {
+		return bindings.Connection{}, nil, errors.New("query: not a DuckDB connection")
+	}
+	conn, err := rawHandle[bindings.Connection](dc, "conn")
+	if err != nil {
+		return bindings.Connection{}, nil, err
+	}
+	ps, err := rawHandle[*bindings.PreparedStatement](st, "preparedStmt")
+	if err != nil {
+		return bindings.Connection{}, nil, err
+	}
+	if ps == nil {
+		return bindings.Connection{}, nil, errors.New("query: statement not prepared")
+	}
+	return conn, ps, nil
 }
 
 // utcSchema labels the time zone of every TIMESTAMP WITH TIME ZONE as

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/engine"
+	"github.com/flightd/flightd/query/plan"
 )
 
 // TestChangelogView: db."t$changelog" is the table's full changelog in SQL,
@@ -52,7 +53,7 @@ func TestChangelogView(t *testing.T) {
 	}
 	require.Equal(t, []string{"kv", "kv$rt", "kv$changelog"}, names)
 
-	_, err = e.Execute(context.Background(), `SELECT * FROM "nope$changelog"`)
+	_, err = e.Execute(context.Background(), plan.Analyze(`SELECT * FROM "nope$changelog"`))
 	require.ErrorIs(t, err, engine.ErrNotFound)
 	require.ErrorContains(t, err, "changelog")
 }

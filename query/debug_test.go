@@ -10,6 +10,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/query/plan"
 )
 
 // TestResultStrings: string values of Arrow results read back as garbage
@@ -22,14 +24,14 @@ import (
 func TestResultStrings(t *testing.T) {
 	e := newTestEngine(t)
 	const n = 20000 // about ten DuckDB chunks
-	res, err := e.Execute(context.Background(), fmt.Sprintf(`SELECT i,
+	res, err := e.Execute(context.Background(), plan.Analyze(fmt.Sprintf(`SELECT i,
 		repeat('ab', 20) || i::VARCHAR AS long,
 		'x' AS short,
 		CASE WHEN i %% 7 = 0 THEN NULL ELSE 's' || i::VARCHAR END AS maybe,
 		['k' || i::VARCHAR, repeat('l', 30) || i::VARCHAR] AS list,
 		{'a': 'v' || i::VARCHAR, 'b': repeat('w', 40) || i::VARCHAR} AS st,
 		MAP {'key' || i::VARCHAR: repeat('m', 20) || i::VARCHAR} AS m
-		FROM range(%d) AS r(i) ORDER BY i`, n))
+		FROM range(%d) AS r(i) ORDER BY i`, n)))
 	require.NoError(t, err)
 	_, ok := res.Reader.(*arrowResult)
 	require.True(t, ok, "the result must come through DuckDB's Arrow output, got %T", res.Reader)

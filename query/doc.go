@@ -1,11 +1,16 @@
 // Package query is flightd's SQL engine and the only package that links
 // DuckDB (cgo, build tag duckdb_arrow).
 //
-// Statements are routed by their leading keywords (package sqlparse):
+// A statement is read once, where it enters the server (Engine.Analyze:
+// plan.Statement, one pass of package sqlparse's lexer for its kind, hint
+// comment and parameters, and a query's shape), and what was read travels
+// with it to every call that admits, describes and runs it; DuckDB's parse
+// tree of it, once a stage has it, travels too. Statements are routed by
+// their leading keywords:
 //
 //   - DDL (CREATE/DROP DATABASE, CREATE/DROP TABLE, ALTER TABLE SET/RESET,
 //     ADD/RENAME/DROP/ALTER COLUMN, RENAME TO) goes to the lake catalog
-//     through package lakestream, never to DuckDB's catalog.
+//     through package lakestream, never to DuckDB's catalog (package ddl).
 //   - INSERT INTO t [(cols)] <query> runs <query> on DuckDB, casts the result
 //     to t's column types and appends it to t's log; it returns once durable.
 //   - INSERT OVERWRITE, UPDATE and DELETE on lake-stream tables are rejected:
@@ -27,12 +32,12 @@
 //     conjuncts of the form column op constant (=, <, <=, >, >=, IN,
 //     BETWEEN; integer, string and DATE constants) only the partitions,
 //     buckets and data files whose values or key/value statistics can match
-//     (pushdown.go). Pruning only skips files; DuckDB applies the whole
+//     (package plan). Pruning only skips files; DuckDB applies the whole
 //     WHERE, so a result never depends on it
 //     (TestPushdownNeverChangesResults). Several DuckDB threads read one
 //     scan, each taking the next batch, handed over in C without a copy.
 //
-// Time travel (travel.go): a reference t AT (VERSION => n | 'tag') or AT
+// Time travel (travel.go, plan.TravelOf): a reference t AT (VERSION => n | 'tag') or AT
 // (TIMESTAMP => t) reads that snapshot of the lake. DuckDB refuses AT on a
 // view, so the reference's text (located from the parse tree and lexed to
 // the end of its AT clause) is replaced by a view of its own, t$at<id>,
@@ -54,7 +59,7 @@
 // statements run in the short admission lane (their cost is bounded by
 // their text); sys.statements lists what the server's admission
 // controller runs and queues, and CALL sys.cancel(id) ends one. Ingest
-// streams share Options.IngestMemory (insert.go, ingestMemory): admitted
+// streams share Options.IngestMemory (package ingest): admitted
 // once, in arrival order, they never wait for each other.
 //
 // The cluster: sys.nodes lists the nodes serving the warehouse and the
@@ -62,11 +67,11 @@
 // Options.Cluster says (lakestream.Service.Nodes and StatusIn; a node
 // alone is lakestream.Alone: one row with an empty node_id, owner NULL).
 //
-// Ingest (Engine.Ingest) brings each batch to the table's Arrow types
-// exactly (convert.go: Arrow's safe casts, plus lists, maps and structs
+// Ingest (Engine.Ingest, package ingest) brings each batch to the table's
+// Arrow types exactly (Arrow's safe casts, plus lists, maps and structs
 // rebuilt around converted children, dictionaries decoded, narrow decimals
 // widened). A table created by ingest gets the Paimon type that holds every
-// value of each Arrow column (types.go), or the ingest is refused up front
+// value of each Arrow column, or the ingest is refused up front
 // naming the column; it is created only once the first batch has been
 // converted, so a refused create leaves nothing behind.
 //
@@ -85,19 +90,24 @@
 // that are gone, whose log is off or whose columns changed (views.go), so
 // that the catalog does not list what another process dropped.
 //
+// Prepare describes a query from its prepared statement: its schema is
+// made from the prepared statement's column types, and nothing of it
+// runs, unless a column takes the row path (below), whose types come from
+// a result: the statement then runs under LIMIT 0.
+//
 // Prepare describes a statement with parameter placeholders too
 // (params.go): a query's parameter types are what DuckDB infers with the
 // statement's tables bound (a string where it cannot tell; integers as
 // Int64, decimals as Float64, timestamps in milliseconds, the types the
 // Arrow Flight SQL JDBC driver binds correctly), an INSERT's are its VALUES
-// columns' types. Values are bound as SQL literals (engine.BindParams), so a
+// columns' types. Values are bound as SQL literals (Engine.Bind), so a
 // bound statement runs exactly as the same statement written with literals:
 // point lookups, pruning and the parse cache apply.
 //
 // DuckDB connections are reused (at most 8 idle), each with its prepared
 // json_serialize_sql statement. Parse trees are
 // cached by statement shape, the text without its integer and string
-// literals (parsecache.go): a shape is learnt only when a second parse with
+// literals (plan.ShapeCache): a shape is learnt only when a second parse with
 // other literals differs in nothing but one constant per literal, so a
 // cached tree is the one DuckDB would give.
 //

@@ -17,6 +17,7 @@ import (
 	"github.com/flightd/flightd/lake"
 	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/logstore"
+	"github.com/flightd/flightd/query/plan"
 )
 
 func newTestEngine(t testing.TB) *Engine {
@@ -58,7 +59,7 @@ func newTestEngineAt(t testing.TB, dir string, opts Options) *Engine {
 
 func run(t *testing.T, e *Engine, sql string) [][]string {
 	t.Helper()
-	res, err := e.Execute(context.Background(), sql)
+	res, err := e.Execute(context.Background(), plan.Analyze(sql))
 	require.NoError(t, err, sql)
 	if res.Reader == nil {
 		return nil
@@ -96,18 +97,18 @@ func TestEngineRoutesStatements(t *testing.T) {
 	require.Equal(t, [][]string{{"2"}}, run(t, e, `SELECT count(*) FROM shop."t$rt" x JOIN shop."t$rt" y USING (id)`))
 	require.Empty(t, run(t, e, `SELECT * FROM shop.t`), "nothing tiered yet")
 
-	p, err := e.Prepare(context.Background(), `SELECT id FROM shop."t$rt"`)
+	p, err := e.Prepare(context.Background(), plan.Analyze(`SELECT id FROM shop."t$rt"`))
 	require.NoError(t, err)
 	require.Equal(t, "id", p.DatasetSchema.Field(0).Name)
-	p, err = e.Prepare(context.Background(), `INSERT INTO shop.t VALUES (3, 'x')`)
+	p, err = e.Prepare(context.Background(), plan.Analyze(`INSERT INTO shop.t VALUES (3, 'x')`))
 	require.NoError(t, err)
 	require.True(t, p.Update)
 
-	_, err = e.Execute(context.Background(), `UPDATE shop.t SET s = 'x'`)
+	_, err = e.Execute(context.Background(), plan.Analyze(`UPDATE shop.t SET s = 'x'`))
 	require.ErrorIs(t, err, engine.ErrInvalid)
-	_, err = e.Execute(context.Background(), `SELECT * FROM shop.missing`)
+	_, err = e.Execute(context.Background(), plan.Analyze(`SELECT * FROM shop.missing`))
 	require.ErrorIs(t, err, engine.ErrNotFound)
-	_, err = e.Execute(context.Background(), `CREATE VIEW v AS SELECT 1`)
+	_, err = e.Execute(context.Background(), plan.Analyze(`CREATE VIEW v AS SELECT 1`))
 	require.ErrorIs(t, err, engine.ErrInvalid)
 	// DuckDB's own names still work.
 	require.Equal(t, [][]string{{"3"}}, run(t, e, `SELECT count(*) FROM range(3)`))
@@ -141,16 +142,16 @@ func TestPlainScansSkipDuckDB(t *testing.T) {
 		{"bound key", `SELECT * FROM "t$rt" WHERE a = CAST(1 AS BIGINT)`, [][]string{{"1", "z"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tree, ok := func() (*object, bool) {
+			tree, ok := func() (*plan.Object, bool) {
 				c, err := e.connect(context.Background())
 				require.NoError(t, err)
 				defer c.close()
 				js, err := c.serialize(context.Background(), tc.sql)
 				require.NoError(t, err)
-				return parseTree(js)
+				return plan.ParseTree(js)
 			}()
 			require.True(t, ok)
-			_, plain := asPlainScan(tree, e.resolver(context.Background()))
+			_, plain := plan.PlainScan(tree, e.resolver(context.Background()))
 			require.True(t, plain, "must take the fast path")
 			got := run(t, e, tc.sql)
 			sortRows(got)
@@ -160,7 +161,7 @@ func TestPlainScansSkipDuckDB(t *testing.T) {
 	// Anything more goes through DuckDB and still works.
 	require.Equal(t, [][]string{{"z"}}, run(t, e, `SELECT b FROM "t$rt" WHERE a = 1`))
 	require.Equal(t, [][]string{{"1"}}, run(t, e, `SELECT a AS x FROM "t$rt" ORDER BY a LIMIT 1`))
-	_, err := e.Execute(context.Background(), `SELECT nope FROM "t$rt"`)
+	_, err := e.Execute(context.Background(), plan.Analyze(`SELECT nope FROM "t$rt"`))
 	require.ErrorContains(t, err, "nope")
 }
 
@@ -188,7 +189,7 @@ func TestSystemTableShowsLag(t *testing.T) {
 // fixed-bucket tables, and names the key to declare.
 func TestKeyWithoutPartitionColumnIsRefused(t *testing.T) {
 	e := newTestEngine(t)
-	_, err := e.Execute(context.Background(), "CREATE TABLE p (id INT, dt STRING, v STRING, PRIMARY KEY (id) NOT ENFORCED) PARTITIONED BY (dt)")
+	_, err := e.Execute(context.Background(), plan.Analyze("CREATE TABLE p (id INT, dt STRING, v STRING, PRIMARY KEY (id) NOT ENFORCED) PARTITIONED BY (dt)"))
 	require.ErrorIs(t, err, engine.ErrUnsupported)
 	require.ErrorContains(t, err, "PRIMARY KEY (id, dt)")
 	run(t, e, "CREATE TABLE p (id INT, dt STRING, v STRING, PRIMARY KEY (id, dt) NOT ENFORCED) PARTITIONED BY (dt)")
@@ -198,7 +199,7 @@ func TestKeyWithoutPartitionColumnIsRefused(t *testing.T) {
 
 func TestCreateTableRefusesUnsupportedOptions(t *testing.T) {
 	e := newTestEngine(t)
-	_, err := e.Execute(context.Background(), "CREATE TABLE p (id BIGINT, v BIGINT, PRIMARY KEY (id) NOT ENFORCED) WITH ('merge-engine' = 'partial-update')")
+	_, err := e.Execute(context.Background(), plan.Analyze("CREATE TABLE p (id BIGINT, v BIGINT, PRIMARY KEY (id) NOT ENFORCED) WITH ('merge-engine' = 'partial-update')"))
 	require.ErrorIs(t, err, engine.ErrUnsupported)
 	require.ErrorContains(t, err, "partial-update")
 }
@@ -208,9 +209,9 @@ func TestCreateTableRefusesUnsupportedOptions(t *testing.T) {
 // streams, and returns it with the rows.
 func preparedAsRun(t *testing.T, e *Engine, prepare, sql string) (*arrow.Schema, [][]string) {
 	t.Helper()
-	p, err := e.Prepare(context.Background(), prepare)
+	p, err := e.Prepare(context.Background(), plan.Analyze(prepare))
 	require.NoError(t, err, prepare)
-	res, err := e.Execute(context.Background(), sql)
+	res, err := e.Execute(context.Background(), plan.Analyze(sql))
 	require.NoError(t, err, sql)
 	got := res.Reader.Schema()
 	rows := drain(t, res.Reader)
@@ -312,7 +313,7 @@ func TestWritesToReadOnlyNamesSayWhy(t *testing.T) {
 		{`CREATE TABLE shop."fresh$rt" (i INT)`, engine.ErrInvalid, `may not end in "$rt"`},
 		{`CREATE TABLE shop."fresh$changelog" (i INT)`, engine.ErrInvalid, `may not end in "$changelog"`},
 	} {
-		_, err := e.Execute(ctx, c.sql)
+		_, err := e.Execute(ctx, plan.Analyze(c.sql))
 		require.ErrorIs(t, err, c.want, c.sql)
 		require.ErrorContains(t, err, c.says, c.sql)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/flightd/flightd/lake"
 	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/logstore"
+	"github.com/flightd/flightd/query/plan"
 	"github.com/flightd/flightd/tiering"
 )
 
@@ -72,7 +73,7 @@ func ingestOne(e *Engine, table string, create bool, rec arrow.RecordBatch) (int
 // per row (as Arrow prints it), with the column's type.
 func readColumn(t *testing.T, e *Engine, table string) ([]string, arrow.DataType) {
 	t.Helper()
-	res, err := e.Execute(context.Background(), fmt.Sprintf(`SELECT c FROM "%s"`, table))
+	res, err := e.Execute(context.Background(), plan.Analyze(fmt.Sprintf(`SELECT c FROM "%s"`, table)))
 	require.NoError(t, err)
 	defer res.Reader.Release()
 	var out []string

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/engine"
+	"github.com/flightd/flightd/query/plan"
 )
 
 // TestInsertWithTooManyValuesIsRefused: INSERT INTO t VALUES with six
@@ -31,12 +32,12 @@ func TestInsertWithTooManyValuesIsRefused(t *testing.T) {
 		{`INSERT INTO t (a) SELECT 1, 2`, `the column list names 1 column but the query returns 2`},
 		{`INSERT INTO t VALUES (1, 2, 'x', 4) ORDER BY 1`, `the table has 3 columns but the query returns 4`},
 	} {
-		_, err := e.Execute(ctx, c.sql)
+		_, err := e.Execute(ctx, plan.Analyze(c.sql))
 		require.ErrorIs(t, err, engine.ErrInvalid, c.sql)
 		require.ErrorContains(t, err, c.want, c.sql)
 	}
 	// A prepared INSERT with a placeholder too many is refused when prepared.
-	_, err := e.Prepare(ctx, `INSERT INTO t VALUES (?, ?, ?, ?)`)
+	_, err := e.Prepare(ctx, plan.Analyze(`INSERT INTO t VALUES (?, ?, ?, ?)`))
 	require.ErrorIs(t, err, engine.ErrInvalid)
 	require.ErrorContains(t, err, `the table has 3 columns but VALUES row 1 (?, ?, ?, ?) has 4 values`)
 	require.Empty(t, run(t, e, `SELECT * FROM "t$rt"`), "a refused INSERT writes nothing")

@@ -6,8 +6,10 @@ import (
 	"context"
 	"strings"
 
+	"github.com/flightd/flightd/engine"
 	"github.com/flightd/flightd/lake"
 	"github.com/flightd/flightd/lakestream"
+	"github.com/flightd/flightd/query/plan"
 	"github.com/flightd/flightd/sqlparse"
 )
 
@@ -26,54 +28,51 @@ const maxShortText = 16 << 10
 // point lookup: pages of one bucket, lake/lookup.go). Anything else, text
 // longer than maxShortText, or anything it cannot tell without running,
 // is long work.
-func (e *Engine) ShortWork(ctx context.Context, sql string) bool {
-	if len(sql) > maxShortText {
+func (e *Engine) ShortWork(ctx context.Context, est engine.Statement) bool {
+	st := statementOf(est)
+	if len(st.SQL()) > maxShortText {
 		return false
 	}
-	switch sqlparse.Classify(sql) {
+	switch st.Class() {
 	case sqlparse.KindUse, sqlparse.KindSet, sqlparse.KindCall:
 		return true
 	case sqlparse.KindInsert:
-		ins, err := sqlparse.ParseInsert(sql)
+		ins, err := st.Insert()
 		return err == nil && len(ins.Query) >= 6 && strings.EqualFold(ins.Query[:6], "values")
 	case sqlparse.KindQuery:
-		return e.shortQuery(ctx, sql)
+		return e.shortQuery(ctx, st)
 	}
 	return false
 }
 
-// shortQuery is ShortWork of a query.
-func (e *Engine) shortQuery(ctx context.Context, sql string) bool {
+// shortQuery is ShortWork of a query. The tree it reads is the one the
+// statement then runs from (plan.Statement.Tree).
+func (e *Engine) shortQuery(ctx context.Context, st *plan.Statement) bool {
 	ctx = lakestream.Planning(ctx) // each table checked once
-	c, err := e.connect(ctx)
-	if err != nil {
-		return false
-	}
-	defer e.release(c)
-	tree, parsed, err := e.parse(ctx, c, sql)
+	tree, parsed, err := e.treeOf(ctx, st)
 	if err != nil || !parsed {
 		return false
 	}
 	resolve := e.resolver(ctx)
-	if ps, ok := asPlainScan(tree, resolve); ok {
-		return ps.ref.system || e.pointLookup(ctx, ps)
+	if ps, ok := plan.PlainScan(tree, resolve); ok {
+		return ps.Ref.System || e.pointLookup(ctx, ps)
 	}
-	return readsNoData(tree, resolve)
+	return plan.ReadsNoData(tree, resolve)
 }
 
 // pointLookup reports whether ps fixes every primary-key column of its
 // table with = or IN.
-func (e *Engine) pointLookup(ctx context.Context, ps plainScan) bool {
-	if ps.ref.whole() || ps.ref.snapshot > 0 || ps.ref.tag != "" {
+func (e *Engine) pointLookup(ctx context.Context, ps plan.Scan) bool {
+	if ps.Ref.Whole() || ps.Ref.Snapshot > 0 || ps.Ref.Tag != "" {
 		return false
 	}
-	t, err := e.ls.Table(ctx, ps.ref.db, ps.ref.table)
+	t, err := e.ls.Table(ctx, ps.Ref.DB, ps.Ref.Table)
 	if err != nil || !t.Schema().HasPrimaryKey() {
 		return false
 	}
 	for _, k := range t.Schema().PrimaryKeys {
 		fixed := false
-		for _, p := range ps.filter {
+		for _, p := range ps.Filter {
 			if strings.EqualFold(p.Column, k) && (p.Op == lake.OpEq || p.Op == lake.OpIn && len(p.Values) <= 64) {
 				fixed = true
 				break
@@ -81,42 +80,6 @@ func (e *Engine) pointLookup(ctx context.Context, ps plainScan) bool {
 		}
 		if !fixed {
 			return false
-		}
-	}
-	return true
-}
-
-// readsNoData reports whether every table the parse tree reads is a system
-// table or none (FROM-less SELECTs, DuckDB's catalog views): no scan of a
-// flightd table, no table function such as range().
-func readsNoData(n any, resolve resolver) bool {
-	switch v := n.(type) {
-	case []any:
-		for _, c := range v {
-			if !readsNoData(c, resolve) {
-				return false
-			}
-		}
-	case *object:
-		switch v.get("type") {
-		case "TABLE_FUNCTION":
-			return false
-		case "BASE_TABLE":
-			schema, _ := v.get("schema_name").(string)
-			table, _ := v.get("table_name").(string)
-			ref, ours, err := resolve(schema, table)
-			if err != nil {
-				return false
-			}
-			if ours {
-				return ref.system
-			}
-			return duckSchema(schema)
-		}
-		for _, k := range v.keys {
-			if !readsNoData(v.vals[k], resolve) {
-				return false
-			}
 		}
 	}
 	return true

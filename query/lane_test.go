@@ -15,6 +15,8 @@ import (
 	"github.com/flightd/flightd/engine"
 	"github.com/flightd/flightd/internal/admit"
 	"github.com/flightd/flightd/internal/arrowutil"
+	"github.com/flightd/flightd/query/ingest"
+	"github.com/flightd/flightd/query/plan"
 )
 
 func TestShortWorkIsBoundedByItsText(t *testing.T) {
@@ -47,7 +49,7 @@ func TestShortWorkIsBoundedByItsText(t *testing.T) {
 		"SELECT (SELECT count(*) FROM shop.logs)":              false,
 		"SELECT 1" + strings.Repeat(" ", maxShortText):         false,
 	} {
-		require.Equal(t, short, e.ShortWork(ctx, sql), sql)
+		require.Equal(t, short, e.ShortWork(ctx, plan.Analyze(sql)), sql)
 	}
 }
 
@@ -64,18 +66,18 @@ func TestSysStatementsListsAndCallCancelEnds(t *testing.T) {
 	rows := run(t, e, "SELECT id, \"user\", client, lane, kind, state, rows_sent, sql, started_at IS NOT NULL FROM sys.statements")
 	require.Equal(t, [][]string{{"1", "ann", "127.0.0.1:5", "long", "query", "running", "42", "SELECT * FROM big", "true"}}, rows)
 
-	_, err = e.Execute(context.Background(), "CALL sys.cancel(1)")
+	_, err = e.Execute(context.Background(), plan.Analyze("CALL sys.cancel(1)"))
 	require.NoError(t, err)
 	<-sctx.Done()
 	require.ErrorIs(t, context.Cause(sctx), admit.ErrCancelled)
 
-	_, err = e.Execute(context.Background(), "CALL sys.cancel(99)")
+	_, err = e.Execute(context.Background(), plan.Analyze("CALL sys.cancel(99)"))
 	require.ErrorIs(t, err, engine.ErrNotFound)
 	require.ErrorContains(t, err, "99")
-	_, err = e.Execute(context.Background(), "CALL sys.rollback_to('db.t', 3)")
+	_, err = e.Execute(context.Background(), plan.Analyze("CALL sys.rollback_to('db.t', 3)"))
 	require.ErrorIs(t, err, engine.ErrInvalid)
 	require.ErrorContains(t, err, "sys.cancel")
-	_, err = e.Execute(context.Background(), "CALL sys.cancel('x')")
+	_, err = e.Execute(context.Background(), plan.Analyze("CALL sys.cancel('x')"))
 	require.ErrorIs(t, err, engine.ErrInvalid)
 }
 
@@ -99,10 +101,9 @@ func (g *gatedReader) Next() bool {
 // budget plus one batch per stream; every row is written.
 func TestIngestStreamsShareOneMemoryBudget(t *testing.T) {
 	batches := idBatches(t, 12, 20000)
-	size := ingestCopies * arrowutil.RecordBytes(batches[0])
-	defer func(q int64) { ingestQueueBytes = q }(ingestQueueBytes)
-	ingestQueueBytes = 0 // one write queued at a time: the bound below is tight
-	e := newTestEngineWith(t, Options{Threads: 2, IngestMemory: 3 * size, IngestReserve: size})
+	size := ingest.Copies * arrowutil.RecordBytes(batches[0])
+	// ingestQueueBytes 1: one write queued at a time, so the bound below is tight
+	e := newTestEngineWith(t, Options{Threads: 2, IngestMemory: 3 * size, IngestReserve: size, ingestQueueBytes: 1})
 	run(t, e, "CREATE TABLE ingested (id BIGINT, v VARCHAR)")
 	var wg sync.WaitGroup
 	var mu sync.Mutex

@@ -162,17 +162,8 @@ var statementKinds = map[duckdb.StmtType]string{
 // than one statement.
 var errMultipleStatements = fmt.Errorf("%w: the text holds more than one statement (DuckDB's parser splits it at a ';' outside strings and comments); send one statement per call", engine.ErrInvalid)
 
-// prepareOne prepares sql on c as exactly one DuckDB statement and returns
-// it if it is a query. Nothing of sql runs here: DuckDB parses and binds
-// it only.
-// columnNames prepares sql (without running it) and returns the names of
-// its result columns.
-func (c *conn) columnNames(sql string) ([]string, error) {
-	st, err := c.prepareOne(sql)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
+// resultNames are the names of the result columns of st, prepared.
+func resultNames(st *duckdb.Stmt) ([]string, error) {
 	n, err := st.ColumnCount()
 	if err != nil {
 		return nil, fmt.Errorf("query: result columns: %w", err)
@@ -186,6 +177,9 @@ func (c *conn) columnNames(sql string) ([]string, error) {
 	return names, nil
 }
 
+// prepareOne prepares sql on c as exactly one DuckDB statement and returns
+// it if it is a query. Nothing of sql runs here: DuckDB parses and binds
+// it only.
 func (c *conn) prepareOne(sql string) (*duckdb.Stmt, error) {
 	dc, ok := c.c.(*duckdb.Conn)
 	if !ok {

@@ -12,13 +12,14 @@ import (
 
 	"github.com/flightd/flightd/engine"
 	"github.com/flightd/flightd/internal/memguard"
+	"github.com/flightd/flightd/query/plan"
 )
 
 // refuse runs sql and asserts it is refused as invalid with a message
 // holding want.
 func refuse(t *testing.T, e *Engine, sql, want string) {
 	t.Helper()
-	res, err := e.Execute(context.Background(), sql)
+	res, err := e.Execute(context.Background(), plan.Analyze(sql))
 	if err == nil && res.Reader != nil {
 		// A refusal may surface while the rows are read.
 		for res.Reader.Next() {
@@ -95,7 +96,7 @@ func TestSmuggledStatementNeverRuns(t *testing.T) {
 		"WITH x AS (SELECT 1) SELECT * FROM x --\r; SET threads = 1",
 	} {
 		refuse(t, e, sql, "")
-		_, err := e.Prepare(context.Background(), sql)
+		_, err := e.Prepare(context.Background(), plan.Analyze(sql))
 		require.Error(t, err, "prepare %q", sql)
 	}
 	_, err := os.Stat(out)
@@ -157,7 +158,7 @@ func TestHugeResultCancelledAtMemoryCeiling(t *testing.T) {
 	ceiling := memguard.ResidentBytes() + 384<<20
 	e := newTestEngineWith(t, Options{Threads: 2, MemoryLimit: "128MiB", MemoryCeiling: ceiling})
 	for range 2 { // the second time with the first one's memory still held
-		_, err := e.Execute(context.Background(), "SELECT range, INTERVAL 1 DAY AS d FROM range(1000000000000)")
+		_, err := e.Execute(context.Background(), plan.Analyze("SELECT range, INTERVAL 1 DAY AS d FROM range(1000000000000)"))
 		require.ErrorIs(t, err, engine.ErrExhausted)
 		require.ErrorContains(t, err, "ceiling")
 		require.Equal(t, [][]string{{"42"}}, run(t, e, "SELECT 42"))
@@ -170,7 +171,7 @@ func TestHugeResultCancelledAtMemoryCeiling(t *testing.T) {
 func TestHugeResultStreamsUnderMemoryCeiling(t *testing.T) {
 	ceiling := memguard.ResidentBytes() + 384<<20
 	e := newTestEngineWith(t, Options{Threads: 2, MemoryLimit: "128MiB", MemoryCeiling: ceiling})
-	res, err := e.Execute(context.Background(), "SELECT *, 'row ' || range::VARCHAR AS s FROM range(1000000000000)")
+	res, err := e.Execute(context.Background(), plan.Analyze("SELECT *, 'row ' || range::VARCHAR AS s FROM range(1000000000000)"))
 	require.NoError(t, err)
 	var rows int64
 	for rows < 20_000_000 && res.Reader.Next() {
@@ -192,7 +193,7 @@ func TestSpillBeyondMaxTempBytesFails(t *testing.T) {
 	const sortBig = `SELECT md5(i::VARCHAR) AS h, md5(h) AS h2, i FROM range(3000000) r(i) ORDER BY h`
 	spill := func(limit int64) error {
 		e := newTestEngineWith(t, Options{Threads: 1, MemoryLimit: "64MiB", MaxTempBytes: limit})
-		res, err := e.Execute(context.Background(), sortBig)
+		res, err := e.Execute(context.Background(), plan.Analyze(sortBig))
 		if err == nil {
 			for res.Reader.Next() {
 			}

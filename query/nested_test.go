@@ -8,6 +8,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/query/plan"
 )
 
 // TestNestedResults: lists, structs and maps come out of DuckDB as Arrow
@@ -15,8 +17,8 @@ import (
 // query through DuckDB returns what a plain scan returns.
 func TestNestedResults(t *testing.T) {
 	e := newTestEngine(t)
-	res, err := e.Execute(context.Background(), `SELECT [1, 2, NULL]::INTEGER[] AS a, {'x': 5, 'y': 'z', "we ird": 1.5::DECIMAL(10,2)} AS r,
-		MAP {'k': 1, 'b': 2} AS m, [[1], [2, 3]] AS ll, [{'a': 1}] AS ls, NULL::VARCHAR[] AS n`)
+	res, err := e.Execute(context.Background(), plan.Analyze(`SELECT [1, 2, NULL]::INTEGER[] AS a, {'x': 5, 'y': 'z', "we ird": 1.5::DECIMAL(10,2)} AS r,
+		MAP {'k': 1, 'b': 2} AS m, [[1], [2, 3]] AS ll, [{'a': 1}] AS ls, NULL::VARCHAR[] AS n`))
 	require.NoError(t, err)
 	sc := res.Reader.Schema()
 	require.Equal(t, arrow.LIST, sc.Field(0).Type.ID())

@@ -17,6 +17,7 @@ import (
 	"github.com/flightd/flightd/lake/fileio"
 	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/logstore"
+	"github.com/flightd/flightd/query/plan"
 	"github.com/flightd/flightd/tiering"
 )
 
@@ -63,7 +64,7 @@ func (n node) tierAll(t *testing.T, name string) {
 // columnNames are the columns of sql's result.
 func columnNames(t *testing.T, e *Engine, sql string) []string {
 	t.Helper()
-	res, err := e.Execute(context.Background(), sql)
+	res, err := e.Execute(context.Background(), plan.Analyze(sql))
 	require.NoError(t, err, sql)
 	defer res.Reader.Release()
 	var out []string
@@ -84,7 +85,7 @@ func tableIDOf(t *testing.T, e *Engine, table string) string {
 func requireNotFound(t *testing.T, e *Engine, says string, sqls ...string) {
 	t.Helper()
 	for _, q := range sqls {
-		_, err := e.Execute(context.Background(), q)
+		_, err := e.Execute(context.Background(), plan.Analyze(q))
 		require.True(t, errors.Is(err, engine.ErrNotFound), "%s: %v", q, err)
 		require.ErrorContains(t, err, says, q)
 	}
@@ -108,7 +109,7 @@ func TestDropOnOtherNodeIsSeenByNextStatement(t *testing.T) {
 		`SELECT count(*) FROM "t$rt" JOIN t USING (id)`,
 		`SELECT * FROM "default"."t$rt"`,
 		"INSERT INTO t VALUES (2, 'b')")
-	_, err := b.e.Execute(context.Background(), "ALTER TABLE t ADD COLUMN n INT")
+	_, err := b.e.Execute(context.Background(), plan.Analyze("ALTER TABLE t ADD COLUMN n INT"))
 	require.True(t, errors.Is(err, engine.ErrNotFound), "%v", err)
 	tables, err := b.e.Tables(context.Background(), DefaultDatabase)
 	require.NoError(t, err)
@@ -235,7 +236,7 @@ func TestLogSwitchOnOtherNodeIsSeenByNextStatement(t *testing.T) {
 	oldID := tableIDOf(t, b.e, "t")
 
 	run(t, a.e, "ALTER TABLE t SET ('lakestream.enabled' = 'false')")
-	_, err := b.e.Execute(context.Background(), `SELECT * FROM "t$rt"`)
+	_, err := b.e.Execute(context.Background(), plan.Analyze(`SELECT * FROM "t$rt"`))
 	require.True(t, errors.Is(err, engine.ErrRejected), "%v", err)
 	run(t, b.e, "INSERT INTO t VALUES (2, 'b')")
 	require.Equal(t, [][]string{{"1", "a"}, {"2", "b"}}, run(t, a.e, "SELECT * FROM t ORDER BY id"),
@@ -257,7 +258,7 @@ func TestDatabaseDDLOnOtherNodeIsSeenByNextStatement(t *testing.T) {
 	a, b := twoNodes(t)
 	ctx := context.Background()
 	run(t, a.e, "CREATE DATABASE d2")
-	res, err := b.e.Execute(ctx, "USE d2")
+	res, err := b.e.Execute(ctx, plan.Analyze("USE d2"))
 	require.NoError(t, err)
 	require.Equal(t, "d2", res.Database)
 	run(t, b.e, "CREATE TABLE d2.t (x INT)")
@@ -267,7 +268,7 @@ func TestDatabaseDDLOnOtherNodeIsSeenByNextStatement(t *testing.T) {
 
 	run(t, a.e, "DROP DATABASE d2 CASCADE")
 	requireNotFound(t, b.e, "d2", `SELECT * FROM d2."t$rt"`, "SELECT * FROM d2.t", "USE d2")
-	_, err = b.e.Execute(engine.WithDatabase(ctx, "d2"), "SELECT * FROM t")
+	_, err = b.e.Execute(engine.WithDatabase(ctx, "d2"), plan.Analyze("SELECT * FROM t"))
 	require.True(t, errors.Is(err, engine.ErrNotFound), "%v", err)
 	dbs, err := b.e.Databases(ctx)
 	require.NoError(t, err)
@@ -362,11 +363,11 @@ func TestPointQueryChecksItsTableOncePerPhase(t *testing.T) {
 	_, err = tiering.New(ls, tiering.Options{}).TierTable(context.Background(), DefaultDatabase, "t")
 	require.NoError(t, err)
 	const q = "SELECT v FROM t WHERE id = 1"
-	require.True(t, e.ShortWork(context.Background(), q))
+	require.True(t, e.ShortWork(context.Background(), plan.Analyze(q)))
 	require.Equal(t, [][]string{{"a"}}, run(t, e, q))
 	fio.take()
 
-	require.True(t, e.ShortWork(context.Background(), q))
+	require.True(t, e.ShortWork(context.Background(), plan.Analyze(q)))
 	require.Equal(t, []string{"exists schema-1", "read schema-0"}, fio.take(), "admission")
 	require.Equal(t, [][]string{{"a"}}, run(t, e, q))
 	require.Equal(t, []string{"exists schema-1", "exists schema-1", "read schema-0", "read schema-0", "version snapshot-1", "version snapshot-2"}, fio.take(),

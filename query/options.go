@@ -63,4 +63,7 @@ type Options struct {
 	// IngestWait is the longest a stream waits for IngestMemory before
 	// ErrExhausted. 0: a minute.
 	IngestWait time.Duration
+
+	// ingestQueueBytes is ingest.Options.QueueBytes (tests; 0: the default).
+	ingestQueueBytes int64
 }

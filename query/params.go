@@ -4,29 +4,26 @@ package query
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/duckdb/duckdb-go/v2"
 
 	"github.com/flightd/flightd/engine"
-	"github.com/flightd/flightd/lakestream"
+	"github.com/flightd/flightd/query/plan"
 	"github.com/flightd/flightd/sqlparse"
 )
 
 // prepareParams describes a statement with parameter placeholders: the
 // parameters' types, for clients that build their values from them (JDBC
 // does, and refuses a value its type cannot take), and a query's result
-// schema. The values are bound later as literals (engine.BindParams).
-func (e *Engine) prepareParams(ctx context.Context, sql string, ps []sqlparse.Param, n int) (engine.Prepared, error) {
-	switch kind := sqlparse.Classify(sql); kind {
+// schema. The values are bound later as literals (Engine.Bind).
+func (e *Engine) prepareParams(ctx context.Context, st *plan.Statement, ps []sqlparse.Param, n int) (engine.Prepared, error) {
+	switch kind := st.Class(); kind {
 	case sqlparse.KindQuery:
-		return e.prepareQueryParams(ctx, sql, ps, n)
+		return e.prepareQueryParams(ctx, st, ps, n)
 	case sqlparse.KindInsert:
-		types, err := e.insertParamTypes(ctx, sql, ps, n)
+		types, err := e.writer.ParamTypes(ctx, st)
 		if err != nil {
 			return engine.Prepared{}, err
 		}
@@ -39,9 +36,9 @@ func (e *Engine) prepareParams(ctx context.Context, sql string, ps []sqlparse.Pa
 // prepareQueryParams asks DuckDB for the parameter types of the statement
 // with its tables bound, then runs it under LIMIT 0 with a typed NULL for
 // each parameter to learn its result schema.
-func (e *Engine) prepareQueryParams(ctx context.Context, sql string, ps []sqlparse.Param, n int) (engine.Prepared, error) {
+func (e *Engine) prepareQueryParams(ctx context.Context, st *plan.Statement, ps []sqlparse.Param, n int) (engine.Prepared, error) {
 	duck := make([]duckdb.Type, n) // TYPE_INVALID: DuckDB cannot tell
-	_, err := e.queryWith(ctx, sql, true, func(c *conn, run string) error {
+	_, err := e.queryWith(ctx, st, true, func(c *conn, run string) error {
 		ds, err := c.prepareOne(run)
 		if err != nil {
 			return err
@@ -69,54 +66,12 @@ func (e *Engine) prepareQueryParams(ctx context.Context, sql string, ps []sqlpar
 			nulls[i] = "CAST(NULL AS " + duckTypeName(t) + ")"
 		}
 	}
-	r, err := e.query(ctx, sqlparse.Substitute(sql, ps, nulls), true)
+	r, err := e.query(ctx, plan.AnalyzeQuery(sqlparse.Substitute(st.SQL(), ps, nulls)), true)
 	if err != nil {
 		return engine.Prepared{}, err
 	}
 	defer r.Release()
 	return engine.Prepared{DatasetSchema: r.Schema(), Parameters: paramSchema(types)}, nil
-}
-
-// insertParamTypes types the parameters of an INSERT: a placeholder that is
-// a whole element of a VALUES row takes its column's type, any other one is
-// a string (the INSERT casts it to the column).
-func (e *Engine) insertParamTypes(ctx context.Context, sql string, ps []sqlparse.Param, n int) ([]arrow.DataType, error) {
-	st, err := sqlparse.ParseInsert(sql)
-	if err != nil {
-		return nil, invalid(err)
-	}
-	db := dbOr(ctx, st.Name.Database)
-	schema, err := e.ls.ArrowSchema(ctx, db, st.Name.Table)
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	cols := insertColumns(st, schema)
-	if _, err := checkValuesCount(db, st, cols); err != nil {
-		return nil, err
-	}
-	types := make([]arrow.DataType, n)
-	for i := range types {
-		types[i] = arrow.BinaryTypes.String
-	}
-	row, ok := sqlparse.InsertValuesRow(sql)
-	if !ok {
-		return types, nil
-	}
-	for i, el := range row.Elems {
-		col := -1
-		if i < len(cols) {
-			col = fieldIndex(schema, cols[i])
-		}
-		if col < 0 {
-			continue
-		}
-		for _, p := range ps {
-			if p.Pos == el[0] && p.End == el[1] {
-				types[p.Index] = columnParamType(schema.Field(col).Type)
-			}
-		}
-	}
-	return types, nil
 }
 
 // paramType is the Arrow type a parameter that DuckDB types t is declared
@@ -195,84 +150,10 @@ func duckTypeName(t duckdb.Type) string {
 	return "VARCHAR"
 }
 
-// columnParamType is the Arrow type a parameter written into a column of
-// type t is declared with (see paramType; a decimal column keeps its
-// decimal type, so that its values stay exact).
-func columnParamType(t arrow.DataType) arrow.DataType {
-	switch t := t.(type) {
-	case *arrow.BooleanType:
-		return t
-	case *arrow.Int8Type, *arrow.Int16Type, *arrow.Int32Type, *arrow.Int64Type:
-		return arrow.PrimitiveTypes.Int64
-	case *arrow.Float32Type, *arrow.Float64Type:
-		return arrow.PrimitiveTypes.Float64
-	case *arrow.Decimal128Type, *arrow.BinaryType, *arrow.Date32Type:
-		return t
-	case *arrow.TimestampType:
-		return &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: t.TimeZone}
-	}
-	return arrow.BinaryTypes.String
-}
-
 func paramSchema(types []arrow.DataType) *arrow.Schema {
 	fs := make([]arrow.Field, len(types))
 	for i, t := range types {
 		fs[i] = arrow.Field{Name: fmt.Sprintf("$%d", i+1), Type: t, Nullable: true}
 	}
 	return arrow.NewSchema(fs, nil)
-}
-
-// InsertParams implements engine.Engine: the parameter batch, its columns
-// renamed to the INSERT's target columns, goes to the table's write path as
-// an ingested batch would (cast to the column types there). Values the
-// write path cannot cast (it casts as Arrow does, which refuses some
-// conversions DuckDB makes) leave ok false so that the INSERT runs as SQL.
-func (e *Engine) InsertParams(ctx context.Context, sql string, params arrow.RecordBatch) (int64, bool, error) {
-	if params == nil || params.NumRows() == 0 {
-		return 0, false, nil
-	}
-	row, ok := sqlparse.InsertValuesRow(sql)
-	if !ok {
-		return 0, false, nil
-	}
-	ps, n, err := sqlparse.Params(sql)
-	if err != nil || n != int(params.NumCols()) || len(ps) != len(row.Elems) {
-		return 0, false, nil
-	}
-	st, err := sqlparse.ParseInsert(sql)
-	if err != nil {
-		return 0, false, nil
-	}
-	db := dbOr(ctx, st.Name.Database)
-	schema, err := e.ls.ArrowSchema(ctx, db, st.Name.Table)
-	if err != nil {
-		return 0, false, nil // the SQL path reports it
-	}
-	cols := insertColumns(st, schema)
-	if len(cols) != len(row.Elems) {
-		return 0, false, nil
-	}
-	used := make([]bool, n)
-	fields := make([]arrow.Field, len(cols))
-	arrs := make([]arrow.Array, len(cols))
-	for i, el := range row.Elems {
-		p := ps[i] // one placeholder per element, both in text order
-		idx := fieldIndex(schema, cols[i])
-		if p.Pos != el[0] || p.End != el[1] || used[p.Index] || idx < 0 {
-			return 0, false, nil
-		}
-		used[p.Index] = true
-		arrs[i] = params.Column(p.Index)
-		fields[i] = arrow.Field{Name: schema.Field(idx).Name, Type: arrs[i].DataType(), Nullable: true}
-	}
-	rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), arrs, params.NumRows())
-	defer rec.Release()
-	written, err := e.ls.Write(ctx, db, st.Name.Table, rec)
-	if errors.Is(err, lakestream.ErrInvalidBatch) && strings.Contains(err.Error(), "cannot convert") {
-		return 0, false, nil
-	}
-	if err != nil {
-		return written, true, mapErr(err)
-	}
-	return written, true, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/engine"
+	"github.com/flightd/flightd/query/plan"
 )
 
 func fieldTypes(s *arrow.Schema) []string {
@@ -32,7 +33,7 @@ func TestPrepareTypesParameters(t *testing.T) {
 	run(t, e, "CREATE DATABASE db")
 	run(t, e, "CREATE TABLE db.t (id BIGINT, name STRING, price DECIMAL(10,2), ts TIMESTAMP(6), day DATE, ok BOOLEAN, f DOUBLE, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '2')")
 
-	p, err := e.Prepare(ctx, `SELECT name, price FROM db."t$rt" WHERE id = ? AND ts < ? AND day = ? AND price > ? AND ok = ? AND f = ? AND name LIKE ?`)
+	p, err := e.Prepare(ctx, plan.Analyze(`SELECT name, price FROM db."t$rt" WHERE id = ? AND ts < ? AND day = ? AND price > ? AND ok = ? AND f = ? AND name LIKE ?`))
 	require.NoError(t, err)
 	require.False(t, p.Update)
 	require.Equal(t, []string{"name utf8", "price decimal(10, 2)"}, fieldTypes(p.DatasetSchema))
@@ -40,17 +41,17 @@ func TestPrepareTypesParameters(t *testing.T) {
 
 	// A parameter the statement does not type is a string; the result schema
 	// still comes out (a NULL in its place).
-	p, err = e.Prepare(ctx, `SELECT CAST($1 AS INTEGER) + 1 AS b, $2 AS a, $2 AS c`)
+	p, err = e.Prepare(ctx, plan.Analyze(`SELECT CAST($1 AS INTEGER) + 1 AS b, $2 AS a, $2 AS c`))
 	require.NoError(t, err)
 	require.Equal(t, []string{"$1 int64", "$2 utf8"}, fieldTypes(p.Parameters))
 	require.Equal(t, 3, p.DatasetSchema.NumFields())
 
 	// An INSERT's VALUES placeholders take their columns' types.
-	p, err = e.Prepare(ctx, `INSERT INTO db.t (id, price, ts, name) VALUES (?, ?, ?, upper(?))`)
+	p, err = e.Prepare(ctx, plan.Analyze(`INSERT INTO db.t (id, price, ts, name) VALUES (?, ?, ?, upper(?))`))
 	require.NoError(t, err)
 	require.True(t, p.Update)
 	require.Equal(t, []string{"$1 int64", "$2 decimal(10, 2)", "$3 timestamp[ms]", "$4 utf8"}, fieldTypes(p.Parameters))
-	p, err = e.Prepare(ctx, `INSERT INTO db.t VALUES (?, ?, ?, ?, ?, ?, ?)`)
+	p, err = e.Prepare(ctx, plan.Analyze(`INSERT INTO db.t VALUES (?, ?, ?, ?, ?, ?, ?)`))
 	require.NoError(t, err)
 	require.Equal(t, []string{"$1 int64", "$2 utf8", "$3 decimal(10, 2)", "$4 timestamp[ms]", "$5 date32", "$6 bool", "$7 float64"}, fieldTypes(p.Parameters))
 
@@ -61,11 +62,11 @@ func TestPrepareTypesParameters(t *testing.T) {
 		`INSERT INTO db.nope VALUES (?)`:                    "nope",
 		`SELECT * FROM db."t$rt" WHERE no_such_column = ?`:  "no_such_column",
 	} {
-		_, err := e.Prepare(ctx, sql)
+		_, err := e.Prepare(ctx, plan.Analyze(sql))
 		require.ErrorContains(t, err, msg, sql)
 	}
 	// Statements without placeholders are described as before.
-	p, err = e.Prepare(ctx, `SELECT '?' AS q`)
+	p, err = e.Prepare(ctx, plan.Analyze(`SELECT '?' AS q`))
 	require.NoError(t, err)
 	require.Nil(t, p.Parameters)
 }
@@ -101,7 +102,7 @@ func TestBoundLiteralsMeanTheirValues(t *testing.T) {
 		if want == "" {
 			want = rec.Column(0).ValueStr(0)
 		}
-		stmts, err := engine.BindParams("SELECT ? AS v", rec)
+		stmts, err := plan.Bind(plan.Analyze("SELECT ? AS v"), rec)
 		rec.Release()
 		require.NoError(t, err)
 		require.Len(t, stmts, 1)
@@ -129,7 +130,7 @@ func TestBoundLiteralsMeanTheirValues(t *testing.T) {
 	f := arrow.Field{Name: "f", Type: arrow.PrimitiveTypes.Float64}
 	rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{f, f}, nil), []arrow.Array{col, col}, int64(len(want)))
 	defer rec.Release()
-	stmts, err := engine.BindParams("SELECT ? AS v, 5-? AS w -- the rest of the line", rec)
+	stmts, err := plan.Bind(plan.Analyze("SELECT ? AS v, 5-? AS w -- the rest of the line"), rec)
 	require.NoError(t, err)
 	for i, sql := range stmts {
 		rows := run(t, e, sql)
@@ -180,15 +181,15 @@ func TestInsertParamsWritesTheBatch(t *testing.T) {
 		// Doubles into a decimal column: Arrow casts them.
 		{"INSERT INTO db.t (id, price) VALUES (?, ?)", batch([]arrow.Field{i32, f64}, `[{"a": 6, "c": 2.25}]`), true},
 	} {
-		n, ok, err := e.InsertParams(ctx, tc.sql, tc.params)
+		n, ok, err := e.InsertParams(ctx, plan.Analyze(tc.sql), tc.params)
 		require.NoError(t, err, tc.sql)
 		require.Equal(t, tc.direct, ok, tc.sql)
 		if !ok {
 			require.Zero(t, n)
-			stmts, err := engine.BindParams(tc.sql, tc.params)
+			stmts, err := plan.Bind(plan.Analyze(tc.sql), tc.params)
 			require.NoError(t, err)
 			for _, s := range stmts {
-				res, err := e.Execute(ctx, s)
+				res, err := e.Execute(ctx, plan.Analyze(s))
 				require.NoError(t, err, s)
 				n += res.Affected
 			}
@@ -205,7 +206,7 @@ func TestInsertParamsWritesTheBatch(t *testing.T) {
 		{"6", "(null)", "2.25", "(null)"},
 	}, got)
 	// A NULL key is refused, nothing written.
-	_, ok, err := e.InsertParams(ctx, "INSERT INTO db.t (id, name) VALUES (?, ?)", batch([]arrow.Field{i32, str}, `[{"a": null, "b": "n"}]`))
+	_, ok, err := e.InsertParams(ctx, plan.Analyze("INSERT INTO db.t (id, name) VALUES (?, ?)"), batch([]arrow.Field{i32, str}, `[{"a": null, "b": "n"}]`))
 	require.True(t, ok)
 	require.ErrorIs(t, err, engine.ErrInvalid)
 	require.Equal(t, "6", run(t, e, `SELECT count(*) FROM db."t$rt"`)[0][0])

@@ -1,3 +1,5 @@
+//go:build duckdb_arrow
+
 package query
 
 import (
@@ -6,41 +8,14 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-)
 
-func TestShapeOf(t *testing.T) {
-	for _, tc := range []struct {
-		sql, key string
-		lits     []literal
-		ok       bool
-	}{
-		{`SELECT id FROM db."t$rt" WHERE id = 42`, "SELECT id FROM db.\"t$rt\" WHERE id = \x00i", []literal{{kind: 'i', n: 42}}, true},
-		{`SELECT * FROM t1 WHERE s = 'it''s' AND n=-7 AND b = 3000000000`, "SELECT * FROM t1 WHERE s = \x00s AND n=\x00i AND b = \x00l",
-			[]literal{{kind: 's', s: "it's"}, {kind: 'i', n: -7}, {kind: 'l', n: 3000000000}}, true},
-		{`SELECT 1.5, 1e3, 0x1F, 1_000, 99999999999999999999 -- 5 'x'`, "SELECT 1.5, 1e3, 0x1F, 1_000, 99999999999999999999 -- 5 'x'", nil, true},
-		{`SELECT a-1 /* 2 /* 3 */ 4 */ FROM "x""7"`, "SELECT a-\x00i /* 2 /* 3 */ 4 */ FROM \"x\"\"7\"", []literal{{kind: 'i', n: 1}}, true},
-		{`SELECT E'a\n'`, "", nil, false},
-		{`SELECT $1`, "", nil, false},
-		{`SELECT $$x$$`, "", nil, false},
-		{`SELECT ?`, "", nil, false},
-		{`SELECT 'open`, "", nil, false},
-	} {
-		key, lits, ok := shapeOf(tc.sql)
-		require.Equal(t, tc.ok, ok, tc.sql)
-		if !ok {
-			continue
-		}
-		require.Equal(t, tc.key, key, tc.sql)
-		if tc.lits != nil {
-			require.Equal(t, tc.lits, lits, tc.sql)
-		}
-		require.Equal(t, tc.sql, render(key, lits), "render gives the statement back")
-	}
-}
+	"github.com/flightd/flightd/query/plan"
+)
 
 // The cache's tree for a statement is the tree DuckDB gives it, for
 // statements whose shapes were learnt from other literals: random values
@@ -94,19 +69,17 @@ func TestParseCacheMatchesDuckDB(t *testing.T) {
 				}
 			}
 			sql := fmt.Sprintf(shape, args...)
-			key, _, _ := shapeOf(sql)
-			e.shapes.mu.Lock()
-			known := e.shapes.m[key]
-			e.shapes.mu.Unlock()
-			got, ok, err := e.parse(ctx, c, sql)
+			key, _, _ := plan.ShapeOf(sql)
+			known := e.shapes.Get(key)
+			got, ok, err := e.parse(ctx, c, plan.Analyze(sql))
 			require.NoError(t, err)
 			require.True(t, ok, sql)
 			js, err := c.serialize(ctx, sql)
 			require.NoError(t, err)
-			want, ok := parseTree(js)
+			want, ok := plan.ParseTree(js)
 			require.True(t, ok)
 			require.Equal(t, withoutLocations(t, want), withoutLocations(t, got), sql)
-			if known != nil && known.tree != nil {
+			if known.Cached() {
 				cached[si]++
 			}
 		}
@@ -119,41 +92,29 @@ func TestParseCacheMatchesDuckDB(t *testing.T) {
 
 	// A shape is learnt from its first statement, whatever the key.
 	first := `SELECT v FROM db.t WHERE id = 1000000007 AND v = 'a'`
-	_, _, err = e.parse(ctx, c, first)
+	_, _, err = e.parse(ctx, c, plan.Analyze(first))
 	require.NoError(t, err)
-	key, _, _ := shapeOf(first)
-	require.Nil(t, e.shapes.m[key], "a sentinel's value: learnt next time")
+	key, _, _ := plan.ShapeOf(first)
+	require.Nil(t, e.shapes.Get(key), "a sentinel's value: learnt next time")
 	for _, sql := range []string{`SELECT v FROM db.t WHERE id = 1 AND v = 'a'`, `SELECT v FROM db.t WHERE id = 2 AND v = 'b'`} {
-		_, _, err = e.parse(ctx, c, sql)
+		_, _, err = e.parse(ctx, c, plan.Analyze(sql))
 		require.NoError(t, err)
-		require.NotNil(t, e.shapes.m[key].tree, sql)
+		require.True(t, e.shapes.Get(key).Cached(), sql)
 	}
 }
 
 // withoutLocations is a tree's JSON without query_location, which points
 // into the statement's text.
-func withoutLocations(t *testing.T, tree *object) string {
+func withoutLocations(t *testing.T, tree *plan.Object) string {
 	t.Helper()
-	var strip func(v any)
-	strip = func(v any) {
-		switch x := v.(type) {
-		case *object:
-			x.set("query_location", nil)
-			for _, k := range x.keys {
-				strip(x.get(k))
-			}
-		case []any:
-			for _, y := range x {
-				strip(y)
-			}
-		}
-	}
-	cp := copyTree(tree)
-	strip(cp)
-	b, err := json.Marshal(cp)
+	b, err := json.Marshal(tree)
 	require.NoError(t, err)
-	return string(b)
+	return queryLocation.ReplaceAllString(string(b), `"query_location":null`)
 }
+
+// queryLocation is a query_location key and its value in a tree's JSON
+// (a key's quotes are never escaped, a string's are).
+var queryLocation = regexp.MustCompile(`"query_location":[0-9]+`)
 
 // Point queries of one shape with different keys return their own rows.
 func TestParseCacheServesEachKey(t *testing.T) {

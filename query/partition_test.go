@@ -15,6 +15,7 @@ import (
 	"github.com/flightd/flightd/engine"
 	"github.com/flightd/flightd/lake"
 	"github.com/flightd/flightd/lakestream"
+	"github.com/flightd/flightd/query/plan"
 )
 
 func sortedLines(rows [][]string) []string {
@@ -60,7 +61,7 @@ func TestPartsReadTheCutTheyWerePlannedAt(t *testing.T) {
 		for n := 2; n <= 5; n++ {
 			write(20 + n) // the cut holds log rows of both tables
 			want := sortedLines(run(t, e, q))
-			parts, rows, err := e.Partition(ctx, q, n)
+			parts, rows, err := e.Partition(ctx, plan.Analyze(q), n)
 			require.NoError(t, err)
 			require.NotEmpty(t, parts, q)
 			require.LessOrEqual(t, len(parts), n)
@@ -78,7 +79,7 @@ func TestPartsReadTheCutTheyWerePlannedAt(t *testing.T) {
 			var got [][]string
 			owner := map[string]int{}
 			for i, part := range parts {
-				res, err := e.Execute(engine.WithPart(ctx, part), q)
+				res, err := e.Execute(engine.WithPart(ctx, part), plan.Analyze(q))
 				require.NoError(t, err, "%s part %d", q, i)
 				rows := drain(t, res.Reader)
 				for _, r := range rows {
@@ -112,11 +113,11 @@ func TestAPartWhoseCutIsGoneIsRejected(t *testing.T) {
 	_, err := p.tier.TierTable(ctx, DefaultDatabase, "pk")
 	require.NoError(t, err)
 	for _, q := range []string{`SELECT * FROM pk`, `SELECT * FROM "pk$rt"`} {
-		gone := encodePart(part{cut: lakestream.Cut{Snapshot: 987654}, split: lake.Split{Index: 0, Count: 2}})
+		gone := plan.EncodePart(plan.Part{Cut: lakestream.Cut{Snapshot: 987654}, Split: lake.Split{Index: 0, Count: 2}})
 		if strings.Contains(q, "$rt") {
 			gone += ";" // no log buckets
 		}
-		_, err := e.Execute(engine.WithPart(ctx, gone), q)
+		_, err := e.Execute(engine.WithPart(ctx, gone), plan.Analyze(q))
 		require.ErrorIs(t, err, engine.ErrRejected, q)
 		require.Contains(t, err.Error(), "run the query again", q)
 	}

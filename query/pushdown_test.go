@@ -17,6 +17,7 @@ import (
 	"github.com/flightd/flightd/lake/fileio"
 	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/logstore"
+	"github.com/flightd/flightd/query/plan"
 	"github.com/flightd/flightd/tiering"
 )
 
@@ -259,17 +260,17 @@ func TestScanHints(t *testing.T) {
 	hints := func(sql string) []lake.Predicate {
 		js, err := c.serialize(context.Background(), sql)
 		require.NoError(t, err)
-		tree, ok := parseTree(js)
+		tree, ok := plan.ParseTree(js)
 		require.True(t, ok, sql)
-		hs := analyse(tree)
-		var node *object
-		require.NoError(t, findRefs(tree, e.resolver(context.Background()), "default", func(_ viewKey, _ tableRef, n *object) error {
+		hs := plan.HintsOf(tree)
+		var node *plan.Object
+		require.NoError(t, plan.FindRefs(tree, e.resolver(context.Background()), "default", func(_ plan.ViewKey, _ plan.Ref, n *plan.Object) error {
 			if node == nil {
 				node = n
 			}
 			return nil
 		}))
-		return hs.of(node).filterFor(sc)
+		return hs.Of(node).FilterFor(sc)
 	}
 	require.Equal(t, []lake.Predicate{{Column: "id", Op: lake.OpEq, Values: []any{int64(7)}}}, hints("SELECT v FROM kv WHERE id = 7"))
 	require.Empty(t, hints("SELECT count(*) FROM kv"))

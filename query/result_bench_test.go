@@ -23,6 +23,7 @@ import (
 	"github.com/flightd/flightd/lake"
 	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/logstore"
+	"github.com/flightd/flightd/query/plan"
 )
 
 // BenchmarkResults runs statements DuckDB answers over a lake table of
@@ -102,7 +103,7 @@ func BenchmarkResults(b *testing.B) {
 	read := func(b *testing.B, sql string) (int64, int64) {
 		before := memguard.ResidentBytes()
 		peak := before
-		res, err := e.Execute(ctx, sql)
+		res, err := e.Execute(ctx, plan.Analyze(sql))
 		if err != nil {
 			b.Fatal(err)
 		}

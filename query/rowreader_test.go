@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/query/plan"
 )
 
 // TestWideResultsComeInSmallBatches: a result of wide values was built in
@@ -15,7 +17,7 @@ import (
 // resultBatchBytes of values.
 func TestWideResultsComeInSmallBatches(t *testing.T) {
 	e := newTestEngine(t)
-	res, err := e.Execute(context.Background(), `SELECT i, repeat('x', 1048576) AS s FROM range(100) AS r(i)`)
+	res, err := e.Execute(context.Background(), plan.Analyze(`SELECT i, repeat('x', 1048576) AS s FROM range(100) AS r(i)`))
 	require.NoError(t, err)
 	defer res.Reader.Release()
 	var rows int64

@@ -12,11 +12,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/engine"
+	"github.com/flightd/flightd/query/plan"
 )
 
 func runIn(t *testing.T, e *Engine, db, sql string) [][]string {
 	t.Helper()
-	res, err := e.Execute(engine.WithDatabase(context.Background(), db), sql)
+	res, err := e.Execute(engine.WithDatabase(context.Background(), db), plan.Analyze(sql))
 	require.NoError(t, err, "%s: %s", db, sql)
 	if res.Reader == nil {
 		return nil
@@ -60,9 +61,9 @@ func TestUnqualifiedNamesResolveInTheSessionsDatabase(t *testing.T) {
 	runIn(t, e, "shop", "CREATE TABLE only_here (x INT)")
 	runIn(t, e, "shop", "INSERT INTO only_here VALUES (7)")
 	require.Equal(t, [][]string{{"7"}}, run(t, e, `SELECT * FROM shop."only_here$rt"`))
-	_, err := e.Execute(context.Background(), "SELECT * FROM only_here")
+	_, err := e.Execute(context.Background(), plan.Analyze("SELECT * FROM only_here"))
 	require.Error(t, err, "only_here is not in default")
-	p, err := e.Prepare(engine.WithDatabase(context.Background(), "shop"), "SELECT * FROM only_here")
+	p, err := e.Prepare(engine.WithDatabase(context.Background(), "shop"), plan.Analyze("SELECT * FROM only_here"))
 	require.NoError(t, err)
 	require.Equal(t, "x", p.DatasetSchema.Field(0).Name)
 }
@@ -71,18 +72,18 @@ func TestUseNamesADatabaseThatExists(t *testing.T) {
 	e := newTestEngine(t)
 	run(t, e, "CREATE DATABASE Shop")
 	for _, q := range []string{"USE shop", "use SHOP", `USE "Shop";`} {
-		res, err := e.Execute(context.Background(), q)
+		res, err := e.Execute(context.Background(), plan.Analyze(q))
 		require.NoError(t, err, q)
 		require.Equal(t, "shop", res.Database, q)
 		require.True(t, res.Update)
 	}
-	p, err := e.Prepare(context.Background(), "USE shop")
+	p, err := e.Prepare(context.Background(), plan.Analyze("USE shop"))
 	require.NoError(t, err)
 	require.True(t, p.Update)
-	_, err = e.Execute(context.Background(), "USE nowhere")
+	_, err = e.Execute(context.Background(), plan.Analyze("USE nowhere"))
 	require.True(t, errors.Is(err, engine.ErrNotFound), "%v", err)
 	require.ErrorContains(t, err, `database "nowhere" does not exist`)
-	_, err = e.Execute(context.Background(), "USE a.b")
+	_, err = e.Execute(context.Background(), plan.Analyze("USE a.b"))
 	require.True(t, errors.Is(err, engine.ErrInvalid), "%v", err)
 }
 
@@ -93,7 +94,7 @@ func TestSessionOfADroppedDatabaseSaysSo(t *testing.T) {
 	run(t, e, "CREATE DATABASE gone")
 	runIn(t, e, "gone", "CREATE TABLE t (x INT)")
 	run(t, e, "DROP DATABASE gone CASCADE")
-	_, err := e.Execute(engine.WithDatabase(context.Background(), "gone"), "SELECT * FROM t")
+	_, err := e.Execute(engine.WithDatabase(context.Background(), "gone"), plan.Analyze("SELECT * FROM t"))
 	require.True(t, errors.Is(err, engine.ErrNotFound), "%v", err)
 	require.ErrorContains(t, err, `the session's database "gone" does not exist any more`)
 }
@@ -116,7 +117,7 @@ func TestDroppedTableNamedUnqualifiedIsMissing(t *testing.T) {
 	run(t, e, "CREATE TABLE gone (x INT)")
 	run(t, e, "SELECT count(*) FROM gone")
 	run(t, e, "DROP TABLE gone")
-	_, err := e.Execute(context.Background(), "SELECT count(*) FROM gone")
+	_, err := e.Execute(context.Background(), plan.Analyze("SELECT count(*) FROM gone"))
 	require.True(t, errors.Is(err, engine.ErrNotFound), "%v", err)
 	require.ErrorContains(t, err, "table default.gone does not exist")
 	require.NotContains(t, err.Error(), "internal table scan")

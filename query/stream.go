@@ -12,8 +12,9 @@ import (
 
 	"github.com/flightd/flightd/engine"
 	"github.com/flightd/flightd/internal/arrowutil"
-	"github.com/flightd/flightd/lake"
 	"github.com/flightd/flightd/lakestream"
+	"github.com/flightd/flightd/query/lakeerr"
+	"github.com/flightd/flightd/query/plan"
 	"github.com/flightd/flightd/union"
 )
 
@@ -39,53 +40,53 @@ func errNotStreamable(why string) error {
 }
 
 // streamQuery runs sql's tree as a streaming read.
-func (e *Engine) streamQuery(ctx context.Context, tree *object, parsed, schemaOnly bool) (array.RecordReader, error) {
+func (e *Engine) streamQuery(ctx context.Context, tree *plan.Object, parsed, schemaOnly bool) (array.RecordReader, error) {
 	if !parsed {
 		return nil, errNotStreamable("this statement is not a query flightd can stream")
 	}
-	var pos position
-	ps, ok := asScan(tree, e.resolver(ctx), pos.take)
+	var pos plan.Position
+	ps, ok := plan.ScanWith(tree, e.resolver(ctx), pos.Take)
 	if !ok {
 		return nil, errNotStreamable("this query is not one")
 	}
-	if pos.err != nil {
-		return nil, pos.err
+	if pos.Err != nil {
+		return nil, pos.Err
 	}
-	if !ps.ref.realtime && !ps.ref.changelog {
-		return nil, errNotStreamable(fmt.Sprintf("%s.%s is not t$rt or t$changelog", ps.ref.db, ps.ref.table))
+	if !ps.Ref.Realtime && !ps.Ref.Changelog {
+		return nil, errNotStreamable(fmt.Sprintf("%s.%s is not t$rt or t$changelog", ps.Ref.DB, ps.Ref.Table))
 	}
-	sc, err := e.ls.StreamSchema(ctx, ps.ref.db, ps.ref.table)
+	sc, err := e.ls.StreamSchema(ctx, ps.Ref.DB, ps.Ref.Table)
 	if err != nil {
-		return nil, mapErr(err)
+		return nil, lakeerr.Map(err)
 	}
-	preds, ok := bindPredicates(sc, ps.filter)
+	preds, ok := plan.BindPredicates(sc, ps.Filter)
 	if !ok {
-		return nil, fmt.Errorf("%w: a condition of the streaming read names a column %s.%s does not have, or compares it with a value of another type", engine.ErrInvalid, ps.ref.db, ps.ref.table)
+		return nil, fmt.Errorf("%w: a condition of the streaming read names a column %s.%s does not have, or compares it with a value of another type", engine.ErrInvalid, ps.Ref.DB, ps.Ref.Table)
 	}
-	opts := lakestream.StreamOptions{Changelog: ps.ref.changelog, After: pos.after}
-	for i, p := range ps.filter {
-		name := sc.Field(preds[i].col).Name
+	opts := lakestream.StreamOptions{Changelog: ps.Ref.Changelog, After: pos.After}
+	for i, p := range ps.Filter {
+		name := sc.Field(preds[i].Col).Name
 		switch {
 		case name == union.LogOffsetColumn:
-			if n, ok := offsetAfter(p); ok && (opts.AfterAll == nil || n > *opts.AfterAll) {
+			if n, ok := plan.OffsetAfter(p); ok && (opts.AfterAll == nil || n > *opts.AfterAll) {
 				opts.AfterAll = &n
 			}
-		case preds[i].col >= changeColumns: // a table column: it prunes too
+		case preds[i].Col >= changeColumns: // a table column: it prunes too
 			q := p
 			q.Column = name
 			opts.Filter = append(opts.Filter, q)
 		}
 	}
 	out := []int{0} // _change_type first
-	if ps.columns == nil {
+	if ps.Columns == nil {
 		out = out[:0]
 		for i := range sc.Fields() {
 			out = append(out, i)
 		}
 	} else {
-		idx, ok := project(sc, ps.columns)
+		idx, ok := plan.Project(sc, ps.Columns)
 		if !ok {
-			return nil, fmt.Errorf("%w: the streaming read selects a column %s.%s does not have (its changes have %s)", engine.ErrInvalid, ps.ref.db, ps.ref.table, fieldNames(sc))
+			return nil, fmt.Errorf("%w: the streaming read selects a column %s.%s does not have (its changes have %s)", engine.ErrInvalid, ps.Ref.DB, ps.Ref.Table, fieldNames(sc))
 		}
 		for _, i := range idx {
 			if i != 0 {
@@ -100,12 +101,12 @@ func (e *Engine) streamQuery(ctx context.Context, tree *object, parsed, schemaOn
 		}
 		return arrowutil.NewProjectReader(empty, out), nil
 	}
-	r, err := e.ls.Stream(ctx, ps.ref.db, ps.ref.table, opts)
+	r, err := e.ls.Stream(ctx, ps.Ref.DB, ps.Ref.Table, opts)
 	if err != nil {
-		return nil, mapErr(err)
+		return nil, lakeerr.Map(err)
 	}
 	if len(preds) > 0 {
-		r = newFilterReader(ctx, e.mem, r, preds)
+		r = plan.NewFilterReader(ctx, e.mem, r, preds)
 	}
 	return arrowutil.NewProjectReader(r, out), nil
 }
@@ -120,82 +121,4 @@ func fieldNames(sc *arrow.Schema) string {
 		names[i] = f.Name
 	}
 	return strings.Join(names, ", ")
-}
-
-// offsetAfter reads _log_offset > n or >= n as "after n".
-func offsetAfter(p lake.Predicate) (int64, bool) {
-	if len(p.Values) != 1 {
-		return 0, false
-	}
-	n, ok := p.Values[0].(int64)
-	if !ok {
-		return 0, false
-	}
-	switch p.Op {
-	case lake.OpGt:
-		return n, true
-	case lake.OpGe:
-		return n - 1, true
-	}
-	return 0, false
-}
-
-// position collects the per-bucket resume position of a streaming read:
-// one conjunct (_bucket = b AND _log_offset > n) OR ...
-type position struct {
-	after map[int32]int64
-	err   error
-}
-
-// take takes c if it is the resume disjunction.
-func (p *position) take(c *object) bool {
-	if c.get("class") != "CONJUNCTION" || c.get("type") != "CONJUNCTION_OR" {
-		return false
-	}
-	if p.after != nil {
-		p.err = fmt.Errorf("%w: the streaming read has two resume positions (OR of _bucket = b AND _log_offset > n); give one", engine.ErrInvalid)
-		return true
-	}
-	l, _ := c.get("children").([]any)
-	after := map[int32]int64{}
-	for _, x := range l {
-		xo, _ := x.(*object)
-		if xo == nil {
-			return false
-		}
-		bucket, offset := int64(-1), int64(0)
-		hasOffset := false
-		for _, t := range conjuncts(xo, nil) {
-			col, pr, ok := predicateOf(t)
-			if !ok || len(col) != 1 {
-				return false
-			}
-			switch {
-			case strings.EqualFold(col[0], union.BucketColumn) && pr.Op == lake.OpEq:
-				b, ok := pr.Values[0].(int64)
-				if !ok || b < 0 || b > 1<<31-1 {
-					return false
-				}
-				bucket = b
-			case strings.EqualFold(col[0], union.LogOffsetColumn):
-				n, ok := offsetAfter(pr)
-				if !ok || hasOffset {
-					return false
-				}
-				offset, hasOffset = n, true
-			default:
-				return false
-			}
-		}
-		if bucket < 0 || !hasOffset {
-			return false
-		}
-		if _, dup := after[int32(bucket)]; dup {
-			p.err = fmt.Errorf("%w: the streaming read's resume position names bucket %d twice", engine.ErrInvalid, bucket)
-			return true
-		}
-		after[int32(bucket)] = offset
-	}
-	p.after = after
-	return true
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/engine"
+	"github.com/flightd/flightd/query/plan"
 )
 
 // streamRows reads batches of a stream until it has n rows (an empty
@@ -42,13 +43,13 @@ func streamRows(t *testing.T, r array.RecordReader, n int) []string {
 func TestSetStreaming(t *testing.T) {
 	e := newTestEngine(t)
 	for sql, want := range map[string]bool{"SET streaming = true": true, "set STREAMING to 'on'": true, "SET SESSION streaming = false;": false, "RESET streaming": false, "SET streaming = 1": true} {
-		res, err := e.Execute(context.Background(), sql)
+		res, err := e.Execute(context.Background(), plan.Analyze(sql))
 		require.NoError(t, err, sql)
 		require.NotNil(t, res.Streaming, sql)
 		require.Equal(t, want, *res.Streaming, sql)
 	}
 	for sql, msg := range map[string]string{"SET threads = 4": "SET threads is not allowed", "SET streaming = maybe": "takes true or false", "SET streaming": "expected = or TO", "SET streaming = true, x = 1": "end of statement"} {
-		_, err := e.Execute(context.Background(), sql)
+		_, err := e.Execute(context.Background(), plan.Analyze(sql))
 		require.ErrorIs(t, err, engine.ErrInvalid, sql)
 		require.ErrorContains(t, err, msg, sql)
 	}
@@ -67,11 +68,11 @@ func TestStreamingReadReturnsRowsThenChanges(t *testing.T) {
 	ctx, cancel := context.WithCancel(engine.WithStreaming(context.Background(), true))
 	defer cancel()
 
-	prep, err := e.Prepare(ctx, `SELECT id, v FROM s."t$rt" WHERE id < 5`)
+	prep, err := e.Prepare(ctx, plan.Analyze(`SELECT id, v FROM s."t$rt" WHERE id < 5`))
 	require.NoError(t, err)
 	require.Equal(t, []string{"_change_type", "id", "v"}, fieldNamesOf(prep.DatasetSchema))
 
-	res, err := e.Execute(ctx, `SELECT id, v FROM s."t$rt" WHERE id < 5`)
+	res, err := e.Execute(ctx, plan.Analyze(`SELECT id, v FROM s."t$rt" WHERE id < 5`))
 	require.NoError(t, err)
 	r := res.Reader
 	defer r.Release()
@@ -81,7 +82,7 @@ func TestStreamingReadReturnsRowsThenChanges(t *testing.T) {
 
 	// The full schema with its positions; resume after offset 3 (the
 	// first insert of three rows is offsets 0-2, the second 3-5).
-	res2, err := e.Execute(ctx, `SELECT * FROM s."t$rt" WHERE (_bucket = 0 AND _log_offset > 3) OR (_bucket = 5 AND _log_offset >= 0)`)
+	res2, err := e.Execute(ctx, plan.Analyze(`SELECT * FROM s."t$rt" WHERE (_bucket = 0 AND _log_offset > 3) OR (_bucket = 5 AND _log_offset >= 0)`))
 	require.NoError(t, err)
 	r2 := res2.Reader
 	defer r2.Release()
@@ -93,14 +94,14 @@ func TestStreamingReadReturnsRowsThenChanges(t *testing.T) {
 	require.True(t, strings.HasPrefix(got[2], "+I 5 0 "), got)
 
 	// _log_offset > n alone positions every bucket.
-	res3, err := e.Execute(ctx, `SELECT _log_offset, id FROM s."t$rt" WHERE _log_offset >= 5`)
+	res3, err := e.Execute(ctx, plan.Analyze(`SELECT _log_offset, id FROM s."t$rt" WHERE _log_offset >= 5`))
 	require.NoError(t, err)
 	r3 := res3.Reader
 	defer r3.Release()
 	require.Equal(t, []string{"+I 5 7"}, streamRows(t, r3, 1))
 
 	// t$changelog starts with the changelog the log holds.
-	res4, err := e.Execute(ctx, `SELECT id, v FROM s."t$changelog"`)
+	res4, err := e.Execute(ctx, plan.Analyze(`SELECT id, v FROM s."t$changelog"`))
 	require.NoError(t, err)
 	r4 := res4.Reader
 	defer r4.Release()
@@ -117,7 +118,7 @@ func TestStreamingReadReturnsRowsThenChanges(t *testing.T) {
 		`SELECT * FROM s."t$rt" WHERE v = 1`: "compares it with a value of another type",
 		`SELECT * FROM s."t$rt" WHERE (_bucket = 0 AND _log_offset > 1) OR (_bucket = 0 AND _log_offset > 2)`: "names bucket 0 twice",
 	} {
-		_, err := e.Execute(ctx, sql)
+		_, err := e.Execute(ctx, plan.Analyze(sql))
 		require.ErrorIs(t, err, engine.ErrInvalid, sql)
 		require.ErrorContains(t, err, msg, sql)
 	}

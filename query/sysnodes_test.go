@@ -13,6 +13,7 @@ import (
 
 	"github.com/flightd/flightd/engine"
 	"github.com/flightd/flightd/lakestream"
+	"github.com/flightd/flightd/query/plan"
 )
 
 // stubCluster is a lakestream.Cluster of fixed nodes; owner maps table ids
@@ -69,10 +70,10 @@ func TestSysNodesAlone(t *testing.T) {
 	require.Equal(t, [][]string{{"3", "0"}}, run(t, e, `SELECT count(*), count(owner) FROM sys.tiering`), "alone: no owner")
 
 	// Read-only, short work.
-	_, err := e.Execute(context.Background(), `INSERT INTO sys.nodes VALUES ('x')`)
+	_, err := e.Execute(context.Background(), plan.Analyze(`INSERT INTO sys.nodes VALUES ('x')`))
 	require.ErrorIs(t, err, engine.ErrInvalid)
 	require.ErrorContains(t, err, "read-only system tables")
-	require.True(t, e.ShortWork(context.Background(), "SELECT * FROM sys.nodes"))
+	require.True(t, e.ShortWork(context.Background(), plan.Analyze("SELECT * FROM sys.nodes")))
 }
 
 // TestSysNodesDefault: an engine given no Cluster runs alone with no address.

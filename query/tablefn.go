@@ -142,6 +142,8 @@ import (
 
 	"github.com/flightd/flightd/internal/arrowutil"
 	"github.com/flightd/flightd/lakestream"
+	"github.com/flightd/flightd/query/lakeerr"
+	"github.com/flightd/flightd/query/plan"
 )
 
 // Scans reach DuckDB through one table function, scanFunction, registered
@@ -151,7 +153,7 @@ import (
 // (scanRegistry). The view binds to the table's schema, DuckDB's
 // projection pushdown tells the function's init which columns the
 // statement reads, and the scan opens with exactly those (plus the parse
-// tree's filters for pruning, pushdown.go). The function claims no filter
+// tree's filters for pruning, plan.Hints). The function claims no filter
 // pushdown (the C API has none), so DuckDB applies every filter itself and
 // its filter and projection optimizers stay on.
 //
@@ -179,14 +181,14 @@ const scanFunction = "__flightd_scan"
 var liveScans, liveBatches atomic.Int64
 
 // onScanOpen, when set (by tests), sees the columns each scan opens with.
-var onScanOpen func(r tableRef, cols []string)
+var onScanOpen func(r plan.Ref, cols []string)
 
 // scanSource is one table reference of one statement.
 type scanSource struct {
 	e      *Engine
 	ctx    context.Context
-	ref    tableRef
-	hints  scanHints
+	ref    plan.Ref
+	hints  plan.Hints
 	schema *arrow.Schema // what the view binds to
 	mu     sync.Mutex
 	err    error // the first error of a scan (ErrSchemaChanged is retried)
@@ -210,11 +212,11 @@ func (s *scanSource) firstErr() error {
 // statement's token, one source per view it reads.
 type scanRegistry struct {
 	mu  sync.Mutex
-	src map[string]map[viewKey]*scanSource
+	src map[string]map[plan.ViewKey]*scanSource
 }
 
 // add registers a statement's sources under a new token (random, 128 bits).
-func (r *scanRegistry) add(srcs map[viewKey]*scanSource) (string, error) {
+func (r *scanRegistry) add(srcs map[plan.ViewKey]*scanSource) (string, error) {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", err
@@ -222,14 +224,14 @@ func (r *scanRegistry) add(srcs map[viewKey]*scanSource) (string, error) {
 	tok := hex.EncodeToString(b[:])
 	r.mu.Lock()
 	if r.src == nil {
-		r.src = map[string]map[viewKey]*scanSource{}
+		r.src = map[string]map[plan.ViewKey]*scanSource{}
 	}
 	r.src[tok] = srcs
 	r.mu.Unlock()
 	return tok, nil
 }
 
-func (r *scanRegistry) get(tok string, k viewKey) *scanSource {
+func (r *scanRegistry) get(tok string, k plan.ViewKey) *scanSource {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.src[tok][k]
@@ -336,7 +338,7 @@ func flightdScanBind(p unsafe.Pointer) {
 		}
 		bindings.DestroyValue(&v)
 	}
-	src := fn.e.scans.get(args[2], viewKey{schema: args[0], name: args[1]})
+	src := fn.e.scans.get(args[2], plan.ViewKey{Schema: args[0], Name: args[1]})
 	if src == nil {
 		bindings.BindSetError(info, errNotAScan)
 		return
@@ -504,14 +506,14 @@ func (s *scanSource) open(cols []int) (array.RecordReader, error) {
 		}
 		onScanOpen(r, names)
 	}
-	if r.whole() {
+	if r.Whole() {
 		rd, err := s.e.scan(s.ctx, r)
 		if err != nil {
-			return nil, mapErr(err)
+			return nil, lakeerr.Map(err)
 		}
 		if !arrowutil.SameColumns(rd.Schema(), s.schema) {
 			rd.Release()
-			return nil, mapErr(fmt.Errorf("%w (%s.%s)", lakestream.ErrSchemaChanged, r.db, r.table))
+			return nil, lakeerr.Map(fmt.Errorf("%w (%s.%s)", lakestream.ErrSchemaChanged, r.DB, r.Table))
 		}
 		return arrowutil.NewProjectReader(rd, cols), nil
 	}
@@ -519,14 +521,14 @@ func (s *scanSource) open(cols []int) (array.RecordReader, error) {
 	for i, c := range cols {
 		names[i] = s.schema.Field(c).Name
 	}
-	filter := s.hints.filterFor(s.schema)
-	opts := lakestream.ScanOptions{Realtime: r.realtime, ReadOptimized: r.ro, Columns: names, Filter: filter, Expect: s.schema, Unordered: true}
-	if r.snapshot > 0 {
-		opts.At = &lakestream.Cut{Snapshot: r.snapshot, Tag: r.tag}
+	filter := s.hints.FilterFor(s.schema)
+	opts := lakestream.ScanOptions{Realtime: r.Realtime, ReadOptimized: r.RO, Columns: names, Filter: filter, Expect: s.schema, Unordered: true}
+	if r.Snapshot > 0 {
+		opts.At = &lakestream.Cut{Snapshot: r.Snapshot, Tag: r.Tag}
 	}
-	rd, err := s.e.ls.ScanWith(s.ctx, r.db, r.table, opts)
+	rd, err := s.e.ls.ScanWith(s.ctx, r.DB, r.Table, opts)
 	if err != nil {
-		return nil, mapErr(err)
+		return nil, lakeerr.Map(err)
 	}
 	return rd, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/engine"
+	"github.com/flightd/flightd/query/plan"
 )
 
 // TestClientCallingScanFunctionIsRefused: the scan table function reads
@@ -24,7 +25,7 @@ func TestClientCallingScanFunctionIsRefused(t *testing.T) {
 	run(t, e, "CREATE TABLE t (i BIGINT)")
 	run(t, e, "INSERT INTO t VALUES (1), (2)")
 	opened := 0
-	onScanOpen = func(tableRef, []string) { opened++ }
+	onScanOpen = func(plan.Ref, []string) { opened++ }
 	defer func() { onScanOpen = nil }()
 	for _, q := range []string{
 		`SELECT * FROM __flightd_scan('default', 't', 'x')`,
@@ -35,7 +36,7 @@ func TestClientCallingScanFunctionIsRefused(t *testing.T) {
 		`SELECT * FROM __flightd_scan('x')`,
 		`SELECT * FROM __flightd_scan(1, 2, 3)`,
 	} {
-		_, err := e.Execute(context.Background(), q)
+		_, err := e.Execute(context.Background(), plan.Analyze(q))
 		require.Error(t, err, q)
 		require.True(t, errors.Is(err, engine.ErrInvalid), "%s: %v", q, err)
 		if strings.Contains(q, "'default'") { // DuckDB's binder refuses the others' arguments
@@ -58,9 +59,9 @@ func TestScanOpensOnlyTheColumnsTheStatementReads(t *testing.T) {
 	run(t, e, "INSERT INTO w VALUES (1, 'x', 1.5, 10), (2, 'y', 2.5, 20), (3, 'z', 3.5, 30)")
 	var mu sync.Mutex
 	var got []string
-	onScanOpen = func(r tableRef, cols []string) {
+	onScanOpen = func(r plan.Ref, cols []string) {
 		mu.Lock()
-		got = append(got, r.table+":"+strings.Join(cols, ","))
+		got = append(got, r.Table+":"+strings.Join(cols, ","))
 		mu.Unlock()
 	}
 	defer func() { onScanOpen = nil }()
@@ -138,12 +139,12 @@ func TestScanFunctionMatchesNativeTables(t *testing.T) {
 	tables := map[string]string{"pk": "ref_pk", `"pk$rt"`: "ref_pk_rt", "ap": "ref_ap", `"ap$rt"`: "ref_ap_rt"}
 	for _, r := range []struct {
 		name string
-		ref  tableRef
+		ref  plan.Ref
 	}{
-		{"ref_pk", tableRef{db: DefaultDatabase, table: "pk"}},
-		{"ref_pk_rt", tableRef{db: DefaultDatabase, table: "pk", realtime: true}},
-		{"ref_ap", tableRef{db: DefaultDatabase, table: "ap"}},
-		{"ref_ap_rt", tableRef{db: DefaultDatabase, table: "ap", realtime: true}},
+		{"ref_pk", plan.Ref{DB: DefaultDatabase, Table: "pk"}},
+		{"ref_pk_rt", plan.Ref{DB: DefaultDatabase, Table: "pk", Realtime: true}},
+		{"ref_ap", plan.Ref{DB: DefaultDatabase, Table: "ap"}},
+		{"ref_ap_rt", plan.Ref{DB: DefaultDatabase, Table: "ap", Realtime: true}},
 	} {
 		rd, err := e.scan(ctx, r.ref)
 		require.NoError(t, err)
@@ -219,7 +220,7 @@ func TestScanCancelledLeavesNothingOpen(t *testing.T) {
 	cause := errors.New("client went away")
 	for i := 0; i < 5; i++ {
 		ctx, cancel := context.WithCancelCause(context.Background())
-		res, err := e.Execute(ctx, `SELECT a.i + b.i FROM "big$rt" a, "big$rt" b`)
+		res, err := e.Execute(ctx, plan.Analyze(`SELECT a.i + b.i FROM "big$rt" a, "big$rt" b`))
 		require.NoError(t, err)
 		require.True(t, res.Reader.Next(), "%v", res.Reader.Err())
 		if i%2 == 0 {
@@ -262,7 +263,7 @@ func TestScanFunctionReadsEveryTypeInSlices(t *testing.T) {
 	c, err := e.connect(ctx)
 	require.NoError(t, err)
 	defer c.close()
-	rd, err := e.scan(ctx, tableRef{db: DefaultDatabase, table: "ty", realtime: true})
+	rd, err := e.scan(ctx, plan.Ref{DB: DefaultDatabase, Table: "ty", Realtime: true})
 	require.NoError(t, err)
 	rel, err := c.ar.RegisterView(rd, "src_ty")
 	rd.Release()
@@ -311,7 +312,7 @@ func TestConcurrentStatementsReadTheirOwnScans(t *testing.T) {
 			defer wg.Done()
 			for k := 0; k < 8; k++ {
 				c := qs[(g+k)%len(qs)]
-				res, err := e.Execute(context.Background(), c.q)
+				res, err := e.Execute(context.Background(), plan.Analyze(c.q))
 				if err != nil {
 					errs <- err
 					return

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/engine"
+	"github.com/flightd/flightd/query/plan"
 )
 
 // TestTimeTravelReadsPastSnapshots: t AT (VERSION => n), AT (VERSION =>
@@ -48,10 +49,10 @@ func TestTimeTravelReadsPastSnapshots(t *testing.T) {
 
 	// Unqualified, in a session; prepared; explained.
 	in := engine.WithDatabase(context.Background(), "s")
-	res, err := e.Execute(in, "SELECT v FROM t AT (VERSION => 2) WHERE id = 2")
+	res, err := e.Execute(in, plan.Analyze("SELECT v FROM t AT (VERSION => 2) WHERE id = 2"))
 	require.NoError(t, err)
 	require.Equal(t, [][]string{{"b"}}, drain(t, res.Reader))
-	p, err := e.Prepare(context.Background(), "SELECT * FROM s.t AT (VERSION => 1)")
+	p, err := e.Prepare(context.Background(), plan.Analyze("SELECT * FROM s.t AT (VERSION => 1)"))
 	require.NoError(t, err)
 	require.Equal(t, 2, p.DatasetSchema.NumFields())
 	require.NotEmpty(t, run(t, e, "EXPLAIN SELECT * FROM s.t AT (VERSION => 1)"))
@@ -64,7 +65,7 @@ func TestTimeTravelReadsPastSnapshots(t *testing.T) {
 		`SELECT * FROM s.t AT (VERSION => 1.5)`:            engine.ErrInvalid,
 		`SELECT * FROM s.t AT (TIMESTAMP => 'soon')`:       engine.ErrInvalid,
 	} {
-		_, err := e.Execute(context.Background(), sql)
+		_, err := e.Execute(context.Background(), plan.Analyze(sql))
 		require.ErrorIs(t, err, want, sql)
 	}
 }
@@ -92,15 +93,15 @@ func TestTimeTravelAcrossSchemaChanges(t *testing.T) {
 	require.Equal(t, [][]string{{"x"}}, run(t, e, "SELECT d FROM s.t AT (VERSION => 1) WHERE v = 'a'"), "the dropped column, by its old name")
 	require.Equal(t, [][]string{{"2", "b", "b"}}, run(t, e, "SELECT id, old.v, t.v2 FROM s.t AS old AT (VERSION => 2) JOIN s.t USING (id) WHERE old.w = 7"))
 
-	p, err := e.Prepare(context.Background(), "SELECT * FROM s.t AT (VERSION => 2)")
+	p, err := e.Prepare(context.Background(), plan.Analyze("SELECT * FROM s.t AT (VERSION => 2)"))
 	require.NoError(t, err)
 	require.Equal(t, "id, v, d, w", fieldNames(p.DatasetSchema))
 	require.Equal(t, "int32", p.DatasetSchema.Field(3).Type.String(), "w was INT in snapshot 2")
-	_, err = e.Execute(context.Background(), "SELECT v2 FROM s.t AT (VERSION => 1)")
+	_, err = e.Execute(context.Background(), plan.Analyze("SELECT v2 FROM s.t AT (VERSION => 1)"))
 	require.ErrorContains(t, err, "v2", "snapshot 1 has no v2")
 
 	run(t, e, "ALTER TABLE s.t SET ('scan.snapshot-id' = '1')")
-	_, err = e.Execute(context.Background(), "SELECT * FROM s.t")
+	_, err = e.Execute(context.Background(), plan.Analyze("SELECT * FROM s.t"))
 	require.ErrorIs(t, err, engine.ErrUnsupported)
 	require.ErrorContains(t, err, "AT (VERSION => 1)")
 }

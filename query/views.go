@@ -14,6 +14,7 @@ import (
 
 	"github.com/flightd/flightd/lake"
 	"github.com/flightd/flightd/lakestream"
+	"github.com/flightd/flightd/query/plan"
 )
 
 // DuckDB reads flightd's tables through views in its own catalog, one per
@@ -52,49 +53,49 @@ const queryVariable = "__flightd_query"
 // with.
 type viewSet struct {
 	mu      sync.Mutex
-	have    map[viewKey]*viewEntry
+	have    map[plan.ViewKey]*viewEntry
 	schemas map[string]bool
 	// known is every name a view was made for, also after dropViews
 	// removed it: such a name, unqualified, is flightd's (see has).
-	known map[viewKey]bool
+	known map[plan.ViewKey]bool
 }
 
 // viewEntry is a view the engine made: what it reads and the schema it
 // was bound with.
 type viewEntry struct {
-	ref    tableRef
+	ref    plan.Ref
 	schema *arrow.Schema
 }
 
 // ensureView creates or replaces the view k of ref, bound with sc, on c,
 // whose token variable names a source for k of that schema.
-func (e *Engine) ensureView(ctx context.Context, c *conn, k viewKey, ref tableRef, sc *arrow.Schema) error {
+func (e *Engine) ensureView(ctx context.Context, c *conn, k plan.ViewKey, ref plan.Ref, sc *arrow.Schema) error {
 	e.views.mu.Lock()
 	defer e.views.mu.Unlock()
 	if old, ok := e.views.have[k]; ok && old.schema.Equal(sc) {
 		return nil
 	}
-	if !e.views.schemas[k.schema] {
-		if err := c.exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+quoteIdent(k.schema)); err != nil {
-			return fmt.Errorf("query: schema for %s.%s: %w", k.schema, k.name, err)
+	if !e.views.schemas[k.Schema] {
+		if err := c.exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+plan.QuoteIdent(k.Schema)); err != nil {
+			return fmt.Errorf("query: schema for %s.%s: %w", k.Schema, k.Name, err)
 		}
 		if e.views.schemas == nil {
 			e.views.schemas = map[string]bool{}
 		}
-		e.views.schemas[k.schema] = true
+		e.views.schemas[k.Schema] = true
 	}
 	q := fmt.Sprintf("CREATE OR REPLACE VIEW %s.%s AS SELECT * FROM %s(%s, %s, getvariable(%s))",
-		quoteIdent(k.schema), quoteIdent(k.name), scanFunction, quoteString(k.schema), quoteString(k.name), quoteString(queryVariable))
+		plan.QuoteIdent(k.Schema), plan.QuoteIdent(k.Name), scanFunction, quoteString(k.Schema), quoteString(k.Name), quoteString(queryVariable))
 	if err := c.exec(ctx, q); err != nil {
 		delete(e.views.have, k)
-		return fmt.Errorf("query: view of %s.%s: %w", k.schema, k.name, err)
+		return fmt.Errorf("query: view of %s.%s: %w", k.Schema, k.Name, err)
 	}
 	if e.views.have == nil {
-		e.views.have = map[viewKey]*viewEntry{}
+		e.views.have = map[plan.ViewKey]*viewEntry{}
 	}
 	e.views.have[k] = &viewEntry{ref: ref, schema: sc}
 	if e.views.known == nil {
-		e.views.known = map[viewKey]bool{}
+		e.views.known = map[plan.ViewKey]bool{}
 	}
 	e.views.known[k] = true
 	return nil
@@ -103,7 +104,7 @@ func (e *Engine) ensureView(ctx context.Context, c *conn, k viewKey, ref tableRe
 // has reports whether the view k was created (and maybe dropped since): an
 // unqualified name that is not a table any more is reported as missing,
 // not left to DuckDB.
-func (v *viewSet) has(k viewKey) bool {
+func (v *viewSet) has(k plan.ViewKey) bool {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	return v.known[k]
@@ -146,12 +147,12 @@ func (e *Engine) dropViews(ctx context.Context, db, name string) error {
 	schema, base := strings.ToLower(db), strings.ToLower(name)
 	e.views.mu.Lock()
 	defer e.views.mu.Unlock()
-	var gone []viewKey
+	var gone []plan.ViewKey
 	for k := range e.views.have {
-		if k.schema != schema {
+		if k.Schema != schema {
 			continue
 		}
-		if suffix := lakestream.ReservedSuffix(k.name); k.name == base || suffix != "" && k.name[:len(k.name)-len(suffix)] == base {
+		if suffix := lakestream.ReservedSuffix(k.Name); k.Name == base || suffix != "" && k.Name[:len(k.Name)-len(suffix)] == base {
 			gone = append(gone, k)
 		}
 	}
@@ -164,8 +165,8 @@ func (e *Engine) dropViews(ctx context.Context, db, name string) error {
 	}
 	defer e.release(c)
 	for _, k := range gone {
-		if err := c.exec(ctx, "DROP VIEW IF EXISTS "+quoteIdent(k.schema)+"."+quoteIdent(k.name)); err != nil {
-			return fmt.Errorf("query: drop the view of %s.%s: %w", k.schema, k.name, err)
+		if err := c.exec(ctx, "DROP VIEW IF EXISTS "+plan.QuoteIdent(k.Schema)+"."+plan.QuoteIdent(k.Name)); err != nil {
+			return fmt.Errorf("query: drop the view of %s.%s: %w", k.Schema, k.Name, err)
 		}
 		delete(e.views.have, k)
 	}
@@ -182,12 +183,12 @@ func (e *Engine) dropViews(ctx context.Context, db, name string) error {
 // statements; a view that cannot be checked stays.
 func (e *Engine) dropStaleViews(ctx context.Context, c *conn) error {
 	e.views.mu.Lock()
-	have := make(map[viewKey]*viewEntry, len(e.views.have))
+	have := make(map[plan.ViewKey]*viewEntry, len(e.views.have))
 	for k, v := range e.views.have {
 		have[k] = v
 	}
 	e.views.mu.Unlock()
-	var stale []viewKey
+	var stale []plan.ViewKey
 	for k, v := range have {
 		if e.viewStale(ctx, v) {
 			stale = append(stale, k)
@@ -202,8 +203,8 @@ func (e *Engine) dropStaleViews(ctx context.Context, c *conn) error {
 		if e.views.have[k] != have[k] {
 			continue // replaced meanwhile, by a statement that read its table
 		}
-		if err := c.exec(ctx, "DROP VIEW IF EXISTS "+quoteIdent(k.schema)+"."+quoteIdent(k.name)); err != nil {
-			return fmt.Errorf("query: drop the view of %s.%s: %w", k.schema, k.name, err)
+		if err := c.exec(ctx, "DROP VIEW IF EXISTS "+plan.QuoteIdent(k.Schema)+"."+plan.QuoteIdent(k.Name)); err != nil {
+			return fmt.Errorf("query: drop the view of %s.%s: %w", k.Schema, k.Name, err)
 		}
 		delete(e.views.have, k)
 	}
@@ -214,15 +215,15 @@ func (e *Engine) dropStaleViews(ctx context.Context, c *conn) error {
 // for (see dropStaleViews).
 func (e *Engine) viewStale(ctx context.Context, v *viewEntry) bool {
 	r := v.ref
-	if r.system {
+	if r.System {
 		return false
 	}
 	gone := func(err error) bool {
 		return errors.Is(err, lake.ErrTableNotFound) || errors.Is(err, lake.ErrDatabaseNotFound) ||
 			errors.Is(err, lakestream.ErrNotRealtime) || errors.Is(err, lakestream.ErrNoSnapshot) || errors.Is(err, fs.ErrNotExist)
 	}
-	if r.realtime || r.changelog {
-		t, err := e.ls.Table(ctx, r.db, r.table)
+	if r.Realtime || r.Changelog {
+		t, err := e.ls.Table(ctx, r.DB, r.Table)
 		if err != nil {
 			return gone(err)
 		}

@@ -80,6 +80,11 @@ func Statements(sql string) int {
 // Classify judges it by the tokens before the error; DuckDB or the Parse function reports the error.
 func Classify(sql string) Kind {
 	toks, _ := lex(sql)
+	return classify(toks)
+}
+
+// classify is Classify of sql's tokens (lex's, which it does not change).
+func classify(toks []token) Kind {
 	// Reject multiple statements: anything but ';' after the first ';'.
 	for i, t := range toks {
 		if t.is(";") {

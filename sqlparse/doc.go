@@ -12,6 +12,8 @@
 //   - Errors name the statement, what was wrong, the byte offset and the offending token, e.g.
 //     `sqlparse: CREATE TABLE: expected ',' or ')' after column "a" at offset 27, found "WITH"`.
 //   - The package is pure Go with no dependencies beyond the standard library.
+//   - Analyze returns what Classify, Hint and Params find, lexing the text once, for callers that
+//     need all three.
 //   - Params finds the parameter placeholders (? or $N) of any statement outside strings, quoted
 //     identifiers and comments; Substitute replaces them; InsertValuesRow finds the one VALUES row of
 //     an INSERT, so that a batch of parameter rows can become one statement.

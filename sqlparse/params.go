@@ -25,6 +25,11 @@ func Params(sql string) ([]Param, int, error) {
 	if lerr != nil {
 		return nil, 0, nil
 	}
+	return params(sql, toks)
+}
+
+// params is Params of sql whose tokens, lexed without error, are toks.
+func params(sql string, toks []token) ([]Param, int, error) {
 	var ps []Param
 	qmarks, dollars, n := 0, 0, 0
 	for i := 0; i < len(toks); i++ {
@@ -121,6 +126,12 @@ func InsertValuesRow(sql string) (row ValuesRow, ok bool) {
 	if err != nil {
 		return ValuesRow{}, false
 	}
+	return ins.ValuesRow(sql)
+}
+
+// ValuesRow is InsertValuesRow of sql, the statement ins was parsed from
+// (ParseInsert), without parsing it again.
+func (ins *Insert) ValuesRow(sql string) (row ValuesRow, ok bool) {
 	toks, lerr := lex(sql)
 	if lerr != nil {
 		return ValuesRow{}, false

@@ -260,6 +260,11 @@ func Hint(sql string) int {
 	if err != nil {
 		return -1
 	}
+	return hint(sql, toks)
+}
+
+// hint is Hint of sql whose tokens, lexed without error, are toks.
+func hint(sql string, toks []token) int {
 	prev := 0
 	for _, t := range toks {
 		if k := strings.Index(sql[prev:t.pos], "/*+"); k >= 0 {

@@ -1,24 +1,28 @@
-package query
+package plan
 
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
+	"errors"
 	"io"
 	"strings"
 )
 
-// object is a JSON object of DuckDB's parse tree that keeps its key order,
+// Object is a JSON object of DuckDB's parse tree that keeps its key order,
 // so walks of a tree visit it as DuckDB wrote it, the same way every time
 // (the parse cache's literal slots, the order of a statement's tables).
-type object struct {
+// A tree is read-only once decoded: trees are shared by the callers that
+// parse one statement (Statement.Tree) and copied out of the parse cache.
+type Object struct {
 	keys []string
 	vals map[string]any
 }
 
-func (o *object) get(k string) any { return o.vals[k] }
+// Get is the value of key k (nil when absent): an *Object, []any,
+// json.Number, string, bool or nil.
+func (o *Object) Get(k string) any { return o.vals[k] }
 
-func (o *object) set(k string, v any) {
+func (o *Object) set(k string, v any) {
 	if _, ok := o.vals[k]; !ok {
 		o.keys = append(o.keys, k)
 	}
@@ -26,7 +30,7 @@ func (o *object) set(k string, v any) {
 }
 
 // MarshalJSON writes the keys in their original order.
-func (o *object) MarshalJSON() ([]byte, error) {
+func (o *Object) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	for i, k := range o.keys {
@@ -46,7 +50,24 @@ func (o *object) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// decodeOrdered parses JSON into *object, []any, json.Number, string, bool
+// ParseTree decodes json_serialize_sql output. ok is false when DuckDB could
+// not serialise the statement (not a plain SELECT, or a syntax error).
+func ParseTree(js string) (tree *Object, ok bool) {
+	v, err := decodeOrdered(js)
+	if err != nil {
+		return nil, false
+	}
+	tree, _ = v.(*Object)
+	if tree == nil {
+		return nil, false
+	}
+	if e, _ := tree.Get("error").(bool); e {
+		return nil, false
+	}
+	return tree, true
+}
+
+// decodeOrdered parses JSON into *Object, []any, json.Number, string, bool
 // and nil.
 func decodeOrdered(s string) (any, error) {
 	dec := json.NewDecoder(strings.NewReader(s))
@@ -56,7 +77,7 @@ func decodeOrdered(s string) (any, error) {
 		return nil, err
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("query: trailing data after JSON value")
+		return nil, errors.New("plan: trailing data after JSON value")
 	}
 	return v, nil
 }
@@ -70,7 +91,7 @@ func decodeValue(dec *json.Decoder) (any, error) {
 	case json.Delim:
 		switch t {
 		case '{':
-			o := &object{vals: map[string]any{}}
+			o := &Object{vals: map[string]any{}}
 			for dec.More() {
 				kt, err := dec.Token()
 				if err != nil {
@@ -97,8 +118,27 @@ func decodeValue(dec *json.Decoder) (any, error) {
 			_, err := dec.Token() // ']'
 			return arr, err
 		}
-		return nil, fmt.Errorf("query: unexpected %v in JSON", t)
+		return nil, errors.New("plan: unexpected " + t.String() + " in JSON")
 	default:
 		return t, nil
 	}
+}
+
+// copyTree deep-copies a decoded JSON value.
+func copyTree(v any) any {
+	switch x := v.(type) {
+	case *Object:
+		o := &Object{keys: append([]string(nil), x.keys...), vals: make(map[string]any, len(x.vals))}
+		for k, val := range x.vals {
+			o.vals[k] = copyTree(val)
+		}
+		return o
+	case []any:
+		out := make([]any, len(x))
+		for i := range x {
+			out[i] = copyTree(x[i])
+		}
+		return out
+	}
+	return v
 }

@@ -1,4 +1,4 @@
-package query
+package plan
 
 import (
 	"encoding/json"
@@ -8,7 +8,7 @@ import (
 	"sync"
 )
 
-// parseCache remembers DuckDB's parse tree of a statement's shape: its
+// ShapeCache remembers DuckDB's parse tree of a statement's shape: its
 // text with the integer and string literals taken out. A point query asked
 // again with another key then skips json_serialize_sql and the decoding of
 // its JSON, together ~0.4 ms, half of what the engine spends on it.
@@ -23,25 +23,50 @@ import (
 // differ elsewhere. Integers are kept apart by the type DuckDB gives them
 // (INTEGER or BIGINT), so a cached constant has the type a parse would give.
 // Other literals (decimals, floats, typed strings) stay in the key.
-type parseCache struct {
+//
+// The zero ShapeCache is empty and ready to use, by several goroutines.
+type ShapeCache struct {
 	mu sync.Mutex
-	m  map[string]*parsedShape
+	m  map[string]*Shape
 }
 
-// parsedShape is a learnt shape: tree with one slot per literal, or nil
-// tree for a shape that cannot be cached.
-type parsedShape struct {
-	tree  *object
+// Get is the shape learnt for key, nil when none is.
+func (c *ShapeCache) Get(key string) *Shape {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[key]
+}
+
+// Put keeps sh as key's shape; a full cache is emptied first.
+func (c *ShapeCache) Put(key string, sh *Shape) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= parseCacheEntries {
+		c.m = map[string]*Shape{}
+	}
+	c.m[key] = sh
+}
+
+// Shape is a learnt shape: a tree with one slot per literal, or no tree
+// for a shape that cannot be cached.
+type Shape struct {
+	tree  *Object
 	slots [][]any // per literal: the path to its CONSTANT's value object
 }
 
+// Cached reports whether sh has a tree: a statement of its shape need not
+// be parsed (Instance).
+func (sh *Shape) Cached() bool { return sh != nil && sh.tree != nil }
+
 const (
-	parseCacheEntries = 1024     // shapes kept; all are dropped when full
-	maxCachedSQL      = 16 << 10 // longer statements (bulk INSERTs) are not cached
+	parseCacheEntries = 1024 // shapes kept; all are dropped when full
+	// MaxCachedSQL bounds the statements whose shape is cached, or whose
+	// tree a Statement keeps: longer ones (bulk INSERTs) are parsed each time.
+	MaxCachedSQL = 16 << 10
 )
 
-// literal is an integer or string literal of a statement.
-type literal struct {
+// Literal is an integer or string literal of a statement.
+type Literal struct {
 	kind byte // 'i': INTEGER (int32), 'l': BIGINT (int64), 's': VARCHAR
 	n    int64
 	s    string
@@ -51,16 +76,16 @@ type literal struct {
 // appears in a cached statement).
 const slotMark = '\x00'
 
-// shapeOf returns sql's shape key and literals; ok is false for text it
+// ShapeOf returns sql's shape key and literals; ok is false for text it
 // does not take apart (parameters, dollar quotes, prefixed strings, NUL).
-func shapeOf(sql string) (key string, lits []literal, ok bool) {
-	if len(sql) > maxCachedSQL {
+func ShapeOf(sql string) (key string, lits []Literal, ok bool) {
+	if len(sql) > MaxCachedSQL {
 		return "", nil, false
 	}
 	var b strings.Builder
 	b.Grow(len(sql))
 	prevSig := byte(0) // the last non-space byte copied
-	slot := func(l literal) {
+	slot := func(l Literal) {
 		lits = append(lits, l)
 		b.WriteByte(slotMark)
 		b.WriteByte(l.kind)
@@ -110,7 +135,7 @@ func shapeOf(sql string) (key string, lits []literal, ok bool) {
 			if j < 0 || (i > 0 && isIdentByte(sql[i-1])) { // E'..', X'..': not plain strings
 				return "", nil, false
 			}
-			slot(literal{kind: 's', s: strings.ReplaceAll(sql[i+1:j], "''", "'")})
+			slot(Literal{kind: 's', s: strings.ReplaceAll(sql[i+1:j], "''", "'")})
 			prevSig = '\''
 			i = j + 1
 		case isDigit(c) || (c == '-' && i+1 < len(sql) && isDigit(sql[i+1]) && signStarts(prevSig)):
@@ -124,9 +149,9 @@ func shapeOf(sql string) (key string, lits []literal, ok bool) {
 			case err != nil: // a decimal, float, hex or 1_000: part of the key
 				b.WriteString(tok)
 			case n > math.MinInt32 && n <= math.MaxInt32: // DuckDB types -2147483648 BIGINT (it negates 2147483648)
-				slot(literal{kind: 'i', n: n})
+				slot(Literal{kind: 'i', n: n})
 			default:
-				slot(literal{kind: 'l', n: n})
+				slot(Literal{kind: 'l', n: n})
 			}
 			prevSig = '0'
 			i = j
@@ -178,8 +203,8 @@ func isIdentByte(c byte) bool {
 	return c == '_' || c == '$' || isDigit(c) || (c|0x20 >= 'a' && c|0x20 <= 'z') || c >= 0x80
 }
 
-// render writes key back as SQL with lits in its slots.
-func render(key string, lits []literal) string {
+// Render writes key back as SQL with lits in its slots.
+func Render(key string, lits []Literal) string {
 	var b strings.Builder
 	n := 0
 	for i := 0; i < len(key); i++ {
@@ -202,7 +227,7 @@ func render(key string, lits []literal) string {
 }
 
 // constKey is how a literal's value reads in a parse tree, with its kind.
-func constKey(l literal) string {
+func constKey(l Literal) string {
 	if l.kind == 's' {
 		return "s" + l.s
 	}
@@ -211,8 +236,8 @@ func constKey(l literal) string {
 
 // treeConstKey is constKey of a CONSTANT's value object, ok false for
 // other values (NULL, decimals, ...).
-func treeConstKey(v *object) (string, bool) {
-	switch x := v.get("value").(type) {
+func treeConstKey(v *Object) (string, bool) {
+	switch x := v.Get("value").(type) {
 	case string:
 		return "s" + x, true
 	case json.Number:
@@ -226,29 +251,29 @@ func treeConstKey(v *object) (string, bool) {
 // matchShape walks a (the statement's tree) and b (the sentinels' tree)
 // together and records in slots where each literal's constant is; false
 // when they differ anywhere else.
-func matchShape(a, b any, path []any, lits []literal, index map[string]int, slots [][]any) bool {
+func matchShape(a, b any, path []any, lits []Literal, index map[string]int, slots [][]any) bool {
 	switch x := a.(type) {
-	case *object:
-		y, ok := b.(*object)
+	case *Object:
+		y, ok := b.(*Object)
 		if !ok || len(x.keys) != len(y.keys) {
 			return false
 		}
-		if x.get("class") == "CONSTANT" {
-			xv, _ := x.get("value").(*object)
-			yv, _ := y.get("value").(*object)
-			if xv != nil && yv != nil && !matchShape(xv.get("value"), yv.get("value"), nil, nil, nil, nil) {
+		if x.Get("class") == "CONSTANT" {
+			xv, _ := x.Get("value").(*Object)
+			yv, _ := y.Get("value").(*Object)
+			if xv != nil && yv != nil && !matchShape(xv.Get("value"), yv.Get("value"), nil, nil, nil, nil) {
 				// values differ: the sentinel's literal must be the one
 				// whose value the statement has here, and types agree
 				sk, ok1 := treeConstKey(yv)
 				xk, ok2 := treeConstKey(xv)
 				i, ok3 := index[sk]
 				if !ok1 || !ok2 || !ok3 || slots[i] != nil || xk != constKey(lits[i]) ||
-					!matchShape(xv.get("type"), yv.get("type"), nil, nil, nil, nil) {
+					!matchShape(xv.Get("type"), yv.Get("type"), nil, nil, nil, nil) {
 					return false
 				}
 				slots[i] = append(append([]any{}, path...), "value")
 				for _, k := range x.keys {
-					if k != "value" && k != "query_location" && !matchShape(x.get(k), y.get(k), nil, nil, nil, nil) {
+					if k != "value" && k != "query_location" && !matchShape(x.Get(k), y.Get(k), nil, nil, nil, nil) {
 						return false
 					}
 				}
@@ -262,7 +287,7 @@ func matchShape(a, b any, path []any, lits []literal, index map[string]int, slot
 			if k == "query_location" {
 				continue
 			}
-			if !matchShape(x.get(k), y.get(k), append(path, k), lits, index, slots) {
+			if !matchShape(x.Get(k), y.Get(k), append(path, k), lits, index, slots) {
 				return false
 			}
 		}
@@ -283,20 +308,21 @@ func matchShape(a, b any, path []any, lits []literal, index map[string]int, slot
 	}
 }
 
-// instance is a copy of the shape's tree with lits in its slots.
-func (sh *parsedShape) instance(lits []literal) *object {
-	t := copyTree(sh.tree).(*object)
+// Instance is a copy of the shape's tree with lits, the literals of a
+// statement of that shape (ShapeOf), in its slots.
+func (sh *Shape) Instance(lits []Literal) *Object {
+	t := copyTree(sh.tree).(*Object)
 	for i, path := range sh.slots {
 		var cur any = t
 		for _, p := range path {
 			switch k := p.(type) {
 			case string:
-				cur = cur.(*object).get(k)
+				cur = cur.(*Object).Get(k)
 			case int:
 				cur = cur.([]any)[k]
 			}
 		}
-		v := cur.(*object)
+		v := cur.(*Object)
 		if l := lits[i]; l.kind == 's' {
 			v.set("value", l.s)
 		} else {
@@ -306,21 +332,51 @@ func (sh *parsedShape) instance(lits []literal) *object {
 	return t
 }
 
-// copyTree deep-copies a decoded JSON value.
-func copyTree(v any) any {
-	switch x := v.(type) {
-	case *object:
-		o := &object{keys: append([]string(nil), x.keys...), vals: make(map[string]any, len(x.vals))}
-		for k, val := range x.vals {
-			o.vals[k] = copyTree(val)
-		}
-		return o
-	case []any:
-		out := make([]any, len(x))
-		for i := range x {
-			out[i] = copyTree(x[i])
-		}
-		return out
+// LearnShape learns the shape key of a statement whose literals are lits
+// (ShapeOf) and whose parse tree is tree: parse parses the shape again
+// with sentinel literals, and LearnShape returns tree's slots, a shape with
+// no tree when the trees differ elsewhere, or nil (learn it next time)
+// when a literal has a sentinel's value.
+func LearnShape(key string, lits []Literal, tree *Object, parse func(sql string) (tree *Object, parsed bool, err error)) (*Shape, error) {
+	if len(lits) == 0 {
+		return &Shape{tree: copyTree(tree).(*Object)}, nil
 	}
-	return v
+	sentinels := make([]Literal, len(lits))
+	index := map[string]int{} // a sentinel's JSON value -> its literal
+	for i, l := range lits {
+		s := Literal{kind: l.kind}
+		switch l.kind {
+		case 'i':
+			s.n = 1_000_000_007 + int64(i)
+		case 'l':
+			s.n = 5_000_000_000_017 + int64(i)
+		default:
+			s.s = "flightd\x01slot\x01" + strconv.Itoa(i)
+		}
+		sentinels[i] = s
+		index[constKey(s)] = i
+	}
+	for _, l := range lits {
+		if _, clash := index[constKey(l)]; clash {
+			return nil, nil
+		}
+	}
+	other, ok, err := parse(Render(key, sentinels))
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return &Shape{}, nil
+	}
+	sh := &Shape{slots: make([][]any, len(lits))}
+	if !matchShape(tree, other, nil, lits, index, sh.slots) {
+		return &Shape{}, nil
+	}
+	for _, s := range sh.slots {
+		if s == nil {
+			return &Shape{}, nil
+		}
+	}
+	sh.tree = copyTree(tree).(*Object)
+	return sh, nil
 }

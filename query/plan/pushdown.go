@@ -1,4 +1,4 @@
-package query
+package plan
 
 import (
 	"encoding/json"
@@ -10,46 +10,47 @@ import (
 	"github.com/flightd/flightd/lake"
 )
 
-// Scan hints: what a statement's WHERE clauses say about each table
+// Hints are what a statement's WHERE clauses say about each table
 // reference, found in DuckDB's parse tree of the statement. DuckDB's
-// projection pushdown reaches the scans (tablefn.go), its filters do not
-// (the C API's table functions have none), so flightd prunes from the
-// parse tree: top-level AND-ed conjuncts of a SELECT's WHERE of the form
-// column op constant (=, <, <=, >, >=, IN, BETWEEN) on a table of that
-// SELECT's FROM. They only prune partitions, buckets and files (see
+// projection pushdown reaches the scans (package query's scan function),
+// its filters do not (the C API's table functions have none), so flightd
+// prunes from the parse tree: top-level AND-ed conjuncts of a SELECT's
+// WHERE of the form column op constant (=, <, <=, >, >=, IN, BETWEEN) on a
+// table of that SELECT's FROM. They only prune partitions, buckets and files (see
 // lake.ScanOptions); DuckDB still applies the whole WHERE, so pruning
 // cannot change a result. For outer joins this holds too: a WHERE conjunct
 // on a table's column is false for rows that cannot match it and for the
 // NULL rows an outer join makes up.
-type scanHints struct {
-	filter []lake.Predicate
+type Hints struct {
+	Filter []lake.Predicate
 }
 
-// hintSet holds the hints of every base-table node of one statement.
-type hintSet struct {
-	filters map[*object][]lake.Predicate
+// HintSet holds the hints of every base-table node of one statement.
+type HintSet struct {
+	filters map[*Object][]lake.Predicate
 }
 
-func analyse(tree *object) *hintSet {
-	h := &hintSet{filters: map[*object][]lake.Predicate{}}
+// HintsOf finds the hints of every base-table node of tree.
+func HintsOf(tree *Object) *HintSet {
+	h := &HintSet{filters: map[*Object][]lake.Predicate{}}
 	h.collect(tree)
 	return h
 }
 
-// of returns the hints of one base-table node.
-func (h *hintSet) of(node *object) scanHints {
-	return scanHints{filter: h.filters[node]}
+// Of returns the hints of one base-table node.
+func (h *HintSet) Of(node *Object) Hints {
+	return Hints{Filter: h.filters[node]}
 }
 
 // collect walks the whole tree for SELECT nodes' WHERE conjuncts.
-func (h *hintSet) collect(n any) {
+func (h *HintSet) collect(n any) {
 	switch v := n.(type) {
 	case []any:
 		for _, c := range v {
 			h.collect(c)
 		}
-	case *object:
-		if v.get("type") == "SELECT_NODE" {
+	case *Object:
+		if v.Get("type") == "SELECT_NODE" {
 			h.selectNode(v)
 		}
 		for _, k := range v.keys {
@@ -71,17 +72,17 @@ func strList(v any) []string {
 
 // fromTables lists the base tables of a FROM clause (through joins, not
 // into subqueries); only reports whether nothing else is there.
-func fromTables(n any, out []*object) (tables []*object, only bool) {
-	ref, _ := n.(*object)
+func fromTables(n any, out []*Object) (tables []*Object, only bool) {
+	ref, _ := n.(*Object)
 	if ref == nil {
 		return out, true
 	}
-	switch ref.get("type") {
+	switch ref.Get("type") {
 	case "BASE_TABLE":
 		return append(out, ref), true
 	case "JOIN":
-		out, a := fromTables(ref.get("left"), out)
-		out, b := fromTables(ref.get("right"), out)
+		out, a := fromTables(ref.Get("left"), out)
+		out, b := fromTables(ref.Get("right"), out)
 		return out, a && b
 	case "EMPTY":
 		return out, true
@@ -89,24 +90,24 @@ func fromTables(n any, out []*object) (tables []*object, only bool) {
 	return out, false
 }
 
-func refName(t *object) string {
-	if a, _ := t.get("alias").(string); a != "" {
+func refName(t *Object) string {
+	if a, _ := t.Get("alias").(string); a != "" {
 		return strings.ToLower(a)
 	}
-	s, _ := t.get("table_name").(string)
+	s, _ := t.Get("table_name").(string)
 	return strings.ToLower(s)
 }
 
-func (h *hintSet) selectNode(node *object) {
-	tables, only := fromTables(node.get("from_table"), nil)
+func (h *HintSet) selectNode(node *Object) {
+	tables, only := fromTables(node.Get("from_table"), nil)
 	if len(tables) == 0 {
 		return
 	}
-	byName := map[string]*object{}
+	byName := map[string]*Object{}
 	for _, t := range tables {
 		byName[refName(t)] = t
 	}
-	where, _ := node.get("where_clause").(*object)
+	where, _ := node.Get("where_clause").(*Object)
 	if where == nil {
 		return
 	}
@@ -115,7 +116,7 @@ func (h *hintSet) selectNode(node *object) {
 		if !ok {
 			continue
 		}
-		var t *object
+		var t *Object
 		switch len(col) {
 		case 1:
 			if len(tables) == 1 && only {
@@ -132,11 +133,11 @@ func (h *hintSet) selectNode(node *object) {
 	}
 }
 
-func conjuncts(e *object, out []*object) []*object {
-	if e.get("class") == "CONJUNCTION" && e.get("type") == "CONJUNCTION_AND" {
-		l, _ := e.get("children").([]any)
+func conjuncts(e *Object, out []*Object) []*Object {
+	if e.Get("class") == "CONJUNCTION" && e.Get("type") == "CONJUNCTION_AND" {
+		l, _ := e.Get("children").([]any)
 		for _, c := range l {
-			if co, ok := c.(*object); ok {
+			if co, ok := c.(*Object); ok {
 				out = conjuncts(co, out)
 			}
 		}
@@ -159,15 +160,15 @@ var flipped = map[lake.Op]lake.Op{lake.OpEq: lake.OpEq, lake.OpLt: lake.OpGt, la
 // predicateOf reads "column op constant" (either side), "column IN
 // (constants)" and "column BETWEEN constant AND constant" (opBetween,
 // expanded later).
-func predicateOf(e *object) (col []string, p lake.Predicate, ok bool) {
-	switch e.get("class") {
+func predicateOf(e *Object) (col []string, p lake.Predicate, ok bool) {
+	switch e.Get("class") {
 	case "COMPARISON":
-		op, known := compareOps[e.get("type").(string)]
+		op, known := compareOps[e.Get("type").(string)]
 		if !known {
 			return nil, p, false
 		}
-		l, _ := e.get("left").(*object)
-		r, _ := e.get("right").(*object)
+		l, _ := e.Get("left").(*Object)
+		r, _ := e.Get("right").(*Object)
 		if l == nil || r == nil {
 			return nil, p, false
 		}
@@ -182,21 +183,21 @@ func predicateOf(e *object) (col []string, p lake.Predicate, ok bool) {
 			}
 		}
 	case "OPERATOR":
-		if e.get("type") != "COMPARE_IN" {
+		if e.Get("type") != "COMPARE_IN" {
 			return nil, p, false
 		}
-		l, _ := e.get("children").([]any)
+		l, _ := e.Get("children").([]any)
 		if len(l) < 2 {
 			return nil, p, false
 		}
-		first, _ := l[0].(*object)
+		first, _ := l[0].(*Object)
 		c := columnOf(first)
 		if c == nil {
 			return nil, p, false
 		}
 		p = lake.Predicate{Op: lake.OpIn}
 		for _, x := range l[1:] {
-			xo, _ := x.(*object)
+			xo, _ := x.(*Object)
 			v, ok := constantOf(xo)
 			if !ok {
 				return nil, p, false
@@ -205,9 +206,9 @@ func predicateOf(e *object) (col []string, p lake.Predicate, ok bool) {
 		}
 		return c, p, true
 	case "BETWEEN":
-		in, _ := e.get("input").(*object)
-		lo, _ := e.get("lower").(*object)
-		hi, _ := e.get("upper").(*object)
+		in, _ := e.Get("input").(*Object)
+		lo, _ := e.Get("lower").(*Object)
+		hi, _ := e.Get("upper").(*Object)
 		c := columnOf(in)
 		if c == nil {
 			return nil, p, false
@@ -239,11 +240,11 @@ func expandBetween(ps []lake.Predicate) []lake.Predicate {
 	return out
 }
 
-func columnOf(e *object) []string {
-	if e == nil || e.get("class") != "COLUMN_REF" {
+func columnOf(e *Object) []string {
+	if e == nil || e.Get("class") != "COLUMN_REF" {
 		return nil
 	}
-	names := strList(e.get("column_names"))
+	names := strList(e.Get("column_names"))
 	if len(names) == 0 || len(names) > 2 {
 		return nil
 	}
@@ -254,18 +255,18 @@ func columnOf(e *object) []string {
 // (DATE '2024-01-01') or an integer cast to an integer type it fits
 // (CAST(7 AS BIGINT), how a bound parameter reads). Anything else is not
 // used for pruning.
-func constantOf(e *object) (any, bool) {
+func constantOf(e *Object) (any, bool) {
 	if e == nil {
 		return nil, false
 	}
-	if e.get("class") == "CAST" {
-		ct, _ := e.get("cast_type").(*object)
+	if e.Get("class") == "CAST" {
+		ct, _ := e.Get("cast_type").(*Object)
 		if ct == nil {
 			return nil, false
 		}
-		child, _ := e.get("child").(*object)
+		child, _ := e.Get("child").(*Object)
 		v, ok := constantOf(child)
-		switch id, _ := ct.get("id").(string); id {
+		switch id, _ := ct.Get("id").(string); id {
 		case "DATE":
 			if _, isStr := v.(string); !ok || !isStr {
 				return nil, false
@@ -281,39 +282,39 @@ func constantOf(e *object) (any, bool) {
 		}
 		return nil, false
 	}
-	if e.get("class") != "CONSTANT" {
+	if e.Get("class") != "CONSTANT" {
 		return nil, false
 	}
-	val, _ := e.get("value").(*object)
+	val, _ := e.Get("value").(*Object)
 	if val == nil {
 		return nil, false
 	}
-	if null, _ := val.get("is_null").(bool); null {
+	if null, _ := val.Get("is_null").(bool); null {
 		return nil, false
 	}
-	typ, _ := val.get("type").(*object)
+	typ, _ := val.Get("type").(*Object)
 	if typ == nil {
 		return nil, false
 	}
-	switch typ.get("id") {
+	switch typ.Get("id") {
 	case "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT", "UINTEGER":
-		n, ok := val.get("value").(json.Number)
+		n, ok := val.Get("value").(json.Number)
 		if !ok {
 			return nil, false
 		}
 		i, err := n.Int64()
 		return i, err == nil
 	case "VARCHAR":
-		s, ok := val.get("value").(string)
+		s, ok := val.Get("value").(string)
 		return s, ok
 	}
 	return nil, false
 }
 
-// filterFor is the pruning filter of hints for a table with schema sc,
+// FilterFor is the pruning filter of hints for a table with schema sc,
 // its columns spelled as sc spells them.
-func (s scanHints) filterFor(sc *arrow.Schema) (filter []lake.Predicate) {
-	for _, p := range expandBetween(s.filter) {
+func (s Hints) FilterFor(sc *arrow.Schema) (filter []lake.Predicate) {
+	for _, p := range expandBetween(s.Filter) {
 		for _, f := range sc.Fields() {
 			if strings.EqualFold(f.Name, p.Column) {
 				p.Column = f.Name

@@ -1,4 +1,4 @@
-package query
+package ingest
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// ingestConvert returns rec with every column that names a column of
+// convertRecord returns rec with every column that names a column of
 // table (exactly, else ignoring case, as the write path matches them)
 // brought to that column's Arrow type, exactly: a value the table's type
 // cannot hold is an error naming the column. Other columns are left for
@@ -25,7 +25,7 @@ import (
 // lists, lists, maps and structs whose children need converting (field
 // names matched, not just positions), dictionaries, and 32- and 64-bit
 // decimals.
-func ingestConvert(ctx context.Context, mem memory.Allocator, table *arrow.Schema, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+func convertRecord(ctx context.Context, mem memory.Allocator, table *arrow.Schema, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 	in := rec.Schema()
 	var cols []arrow.Array
 	var fields []arrow.Field
@@ -75,7 +75,7 @@ func ingestConvert(ctx context.Context, mem memory.Allocator, table *arrow.Schem
 	return array.NewRecordBatch(arrow.NewSchema(fields, &md), cols, rec.NumRows()), nil
 }
 
-// convertArray converts arr to type to exactly (see ingestConvert).
+// convertArray converts arr to type to exactly (see convertRecord).
 func convertArray(ctx context.Context, mem memory.Allocator, arr arrow.Array, to arrow.DataType) (arrow.Array, error) {
 	if arrow.TypeEqual(arr.DataType(), to) {
 		arr.Retain()

@@ -1,4 +1,4 @@
-package query
+package plan
 
 import (
 	"context"
@@ -15,19 +15,19 @@ import (
 	"github.com/flightd/flightd/lake"
 )
 
-// boundPred is a predicate bound to a column of a schema, its values
+// BoundPred is a predicate bound to a column of a schema, its values
 // converted as SQL converts a literal to the column's type: int64 for
 // integer and DATE columns (days), string for string columns.
-type boundPred struct {
-	col  int
+type BoundPred struct {
+	Col  int // the column's index in the schema
 	op   lake.Op
 	vals []any
 }
 
-// bindPredicates binds ps to schema. ok is false when a predicate names an
+// BindPredicates binds ps to schema. ok is false when a predicate names an
 // unknown column, a column of another type, or a value that does not
 // convert: the statement then goes to DuckDB, which has the last word.
-func bindPredicates(schema *arrow.Schema, ps []lake.Predicate) (out []boundPred, ok bool) {
+func BindPredicates(schema *arrow.Schema, ps []lake.Predicate) (out []BoundPred, ok bool) {
 	for _, p := range ps {
 		col := -1
 		for i, f := range schema.Fields() {
@@ -39,7 +39,7 @@ func bindPredicates(schema *arrow.Schema, ps []lake.Predicate) (out []boundPred,
 		if col < 0 {
 			return nil, false
 		}
-		bp := boundPred{col: col, op: p.Op}
+		bp := BoundPred{Col: col, op: p.Op}
 		for _, v := range p.Values {
 			cv, ok := literalFor(schema.Field(col).Type, v)
 			if !ok {
@@ -79,9 +79,9 @@ func literalFor(t arrow.DataType, v any) (any, bool) {
 }
 
 // matches evaluates the conjunction on row i of rec (null never matches).
-func matches(rec arrow.RecordBatch, preds []boundPred, i int) bool {
+func matches(rec arrow.RecordBatch, preds []BoundPred, i int) bool {
 	for _, p := range preds {
-		a := rec.Column(p.col)
+		a := rec.Column(p.Col)
 		if a.IsNull(i) {
 			return false
 		}
@@ -154,12 +154,14 @@ type filterReader struct {
 	ctx   context.Context
 	mem   memory.Allocator
 	r     array.RecordReader
-	preds []boundPred
+	preds []BoundPred
 	cur   arrow.RecordBatch
 	err   error
 }
 
-func newFilterReader(ctx context.Context, mem memory.Allocator, r array.RecordReader, preds []boundPred) *filterReader {
+// NewFilterReader hands out the rows of r's batches that match every
+// predicate of preds (nulls never match); it takes over r.
+func NewFilterReader(ctx context.Context, mem memory.Allocator, r array.RecordReader, preds []BoundPred) array.RecordReader {
 	f := &filterReader{ctx: ctx, mem: mem, r: r, preds: preds}
 	f.refs.Store(1)
 	return f

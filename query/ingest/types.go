@@ -1,33 +1,35 @@
-package query
+package ingest
 
 import (
 	"fmt"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/flightd/flightd/query/plan"
 )
 
-// duckType spells an Arrow type as the DuckDB type to cast INSERT values to
+// DuckType spells an Arrow type as the DuckDB type to cast INSERT values to
 // (nested types too: T[], STRUCT("f" T, ...), MAP(K, V)). ok is false for
 // types without a spelling: their values are passed through and converted
 // on write.
-func duckType(t arrow.DataType) (string, bool) {
+func DuckType(t arrow.DataType) (string, bool) {
 	switch t := t.(type) {
 	case *arrow.ListType:
-		e, ok := duckType(t.Elem())
+		e, ok := DuckType(t.Elem())
 		return e + "[]", ok
 	case *arrow.MapType:
-		k, ok1 := duckType(t.KeyType())
-		v, ok2 := duckType(t.ItemType())
+		k, ok1 := DuckType(t.KeyType())
+		v, ok2 := DuckType(t.ItemType())
 		return "MAP(" + k + ", " + v + ")", ok1 && ok2
 	case *arrow.StructType:
 		parts := make([]string, t.NumFields())
 		for i, f := range t.Fields() {
-			ft, ok := duckType(f.Type)
+			ft, ok := DuckType(f.Type)
 			if !ok {
 				return "", false
 			}
-			parts[i] = quoteIdent(f.Name) + " " + ft
+			parts[i] = plan.QuoteIdent(f.Name) + " " + ft
 		}
 		return "STRUCT(" + strings.Join(parts, ", ") + ")", true
 	case *arrow.BooleanType:
@@ -189,6 +191,3 @@ func fieldType(f arrow.Field) (string, error) {
 	}
 	return t, nil
 }
-
-// quoteIdent quotes an identifier for DuckDB.
-func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }

@@ -1,6 +1,4 @@
-//go:build duckdb_arrow
-
-package query
+package ingest
 
 import (
 	"context"
