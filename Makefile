@@ -28,7 +28,7 @@ KAFKA_BROKER_STAMP := integration/kafka/target/.kafka-broker
 # Packages that never link DuckDB: fast to build, run with the race detector.
 NOCGO_PKGS   = $(shell $(GO) list ./... | grep -v -e '/query$$' -e /cmd/ -e /integration -e /bench -e /internal/deps)
 
-.PHONY: jars lint test-rest bench-cluster bench-kafka bench-load all build run cluster tools paimon-check-jar jdbc-check-jar kafka-broker test test-kafka-cluster test-paimon test-go test-nocgo test-engine test-integration test-python test-fuzz fuzz deps py-deps go-deps bench bench-quick bench-read bench-stream bench-sustained soak clean
+.PHONY: jars lint test-lane1 test-lane2 bench-cluster bench-kafka bench-load all build run cluster tools paimon-check-jar jdbc-check-jar kafka-broker test test-kafka-cluster test-paimon test-go test-nocgo test-engine test-integration test-python test-fuzz fuzz deps py-deps go-deps bench bench-quick bench-read bench-stream bench-sustained soak clean
 
 all: build
 
@@ -105,15 +105,19 @@ $(STATICCHECK_STAMP):
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	touch $@
 
-# Downloads and builds run side by side; then two lanes: the black-box
-# tests (test-integration, the longest) and everything else one after
-# another (test-rest). Each target's output is printed when it ends.
+# Downloads and builds run side by side; then two lanes of about the same
+# length, each one target after another: the tests through the real binary
+# and lint (test-lane1), the packages' own tests and the fuzz targets
+# (test-lane2). Each target's output is printed when it ends.
 test:
 	$(MAKE) -j4 deps build
-	$(MAKE) -j2 --output-sync=target test-integration test-rest
+	$(MAKE) -j2 --output-sync=target test-lane1 test-lane2
 
-test-rest:
-	$(MAKE) test-nocgo test-engine test-python test-paimon test-fuzz lint
+test-lane1:
+	$(MAKE) -j1 test-integration test-python test-paimon lint
+
+test-lane2:
+	$(MAKE) -j1 test-nocgo test-engine test-fuzz
 
 # go.mod tidy, go vet and staticcheck over every package.
 lint: tools
@@ -124,7 +128,7 @@ lint: tools
 # Unit tests of every package that does not link DuckDB, with the race detector;
 # pypaimon reads what the lake package's compaction test wrote (LAKE_PYPAIMON).
 test-nocgo: tools py-deps kafka-broker
-	VERSITYGW=$(VERSITYGW) FLIGHTD_KAFKA_LIB=$(KAFKA_LIB) LAKE_PYPAIMON=$(PAIMON_PY) CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 20m $(GOTESTFLAGS) $(NOCGO_PKGS)
+	VERSITYGW=$(VERSITYGW) FLIGHTD_KAFKA_LIB=$(KAFKA_LIB) LAKE_PYPAIMON=$(PAIMON_PY) CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 30m $(GOTESTFLAGS) $(NOCGO_PKGS)
 
 # The DuckDB engine package and the command.
 test-engine: kafka-broker
