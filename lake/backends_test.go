@@ -113,17 +113,26 @@ var lakeScenarios = []lakeScenario{
 // Gateway; skipped only when no versitygw binary is available).
 func TestLakeScenarios(t *testing.T) { runOnBackends(t, lakeScenarios) }
 
-// runOnBackends runs each scenario on a fresh warehouse on local disk, then on S3.
+// runOnBackends runs each scenario on a fresh warehouse on local disk and
+// on S3, side by side: each has a warehouse (and on S3 a prefix) of its own.
 func runOnBackends(t *testing.T, scenarios []lakeScenario) {
 	t.Run("local", func(t *testing.T) {
+		t.Parallel()
 		for _, sc := range scenarios {
-			t.Run(sc.name, func(t *testing.T) { sc.run(t, localBackend(t)) })
+			t.Run(sc.name, func(t *testing.T) {
+				t.Parallel()
+				sc.run(t, localBackend(t))
+			})
 		}
 	})
 	t.Run("s3", func(t *testing.T) {
+		t.Parallel()
 		g := startVersityGW(t)
 		for _, sc := range scenarios {
-			t.Run(sc.name, func(t *testing.T) { sc.run(t, s3Backend(t, g, "wh/"+sc.name)) })
+			t.Run(sc.name, func(t *testing.T) {
+				t.Parallel()
+				sc.run(t, s3Backend(t, g, "wh/"+sc.name))
+			})
 		}
 	})
 }
