@@ -166,6 +166,7 @@ FUZZ_TARGETS := \
 	./lake:FuzzManifestList \
 	./lake:FuzzIndexManifest \
 	./lake:FuzzDeletionVector \
+	./lake/expr:FuzzBind \
 	./perf:FuzzUnmarshalPerf \
 	./perf:FuzzUnmarshalToken \
 	./flightsql:FuzzStatementTicket \

@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/lake/expr"
 )
 
 func TestCompactAppend(t *testing.T) {
@@ -196,7 +198,7 @@ func TestCompactAppendConcatenatesFiles(t *testing.T) {
 	require.NoError(t, pf.Close())
 	require.Equal(t, sc.stats(), out.ValueStats)
 	// Row-group statistics came along: a filter on id reads the right rows.
-	rr, err := tb.Scan(ctx, cs, ScanOptions{Filter: []Predicate{{Column: "id", Op: OpEq, Values: []any{int64(7 * 3)}}}})
+	rr, err := tb.Scan(ctx, cs, ScanOptions{Filter: []expr.Predicate{{Column: "id", Op: expr.OpEq, Values: []any{int64(7 * 3)}}}})
 	require.NoError(t, err)
 	found := 0
 	for rr.Next() {

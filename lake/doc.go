@@ -44,7 +44,7 @@
 //     then bucket order, key order within a merged or disjoint bucket, other files in manifest
 //     order) unless ScanTuning.Unordered. Decoded Parquet footers of data files are cached by
 //     path (FooterCacheBytes). ScanOptions project columns (only those are read from Parquet)
-//     and prune with a conjunctive filter: partitions by their values, buckets when every bucket-key column is
+//     and prune with a conjunctive filter (evaluated by package lake/expr): partitions by their values, buckets when every bucket-key column is
 //     fixed by = or IN, and files by key statistics (primary-key tables: every version of a key
 //     shares its key, so skipping by key never resurrects an older version) or value statistics
 //     (append tables), and row groups by their Parquet statistics alike. Value statistics of

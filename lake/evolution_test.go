@@ -9,6 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/lake/expr"
 )
 
 // buildAny builds a record of the table's columns from rows of values by column name (missing:
@@ -121,7 +123,7 @@ func TestSchemaEvolutionRead(t *testing.T) {
 			require.Equal(t, wantB2, scanAll(t, tb, snap, []string{"b2"}))
 
 			// The old files' statistics name and type their columns by schema 0: no pruning on them.
-			rr, err := tb.Scan(context.Background(), snap, ScanOptions{Filter: []Predicate{{Column: "a", Op: OpEq, Values: []any{int64(-5)}}}})
+			rr, err := tb.Scan(context.Background(), snap, ScanOptions{Filter: []expr.Predicate{{Column: "a", Op: expr.OpEq, Values: []any{int64(-5)}}}})
 			require.NoError(t, err)
 			n := 0
 			for rr.Next() {

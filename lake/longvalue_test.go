@@ -14,6 +14,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/lake/expr"
 )
 
 // A string value over 1 MiB broke the table after its first commit: reads
@@ -75,7 +77,7 @@ func TestLongStringsSurviveCommitCompactionAndPypaimon(t *testing.T) {
 			require.True(t, slices.Equal(want, read(s)), "read after commits")
 			// pruning by statistics still finds each value
 			for _, r := range want {
-				rr, err := tb.Scan(ctx, s, ScanOptions{Columns: []string{"k"}, Filter: []Predicate{{Column: "k", Op: OpEq, Values: []any{r.k}}}})
+				rr, err := tb.Scan(ctx, s, ScanOptions{Columns: []string{"k"}, Filter: []expr.Predicate{{Column: "k", Op: expr.OpEq, Values: []any{r.k}}}})
 				require.NoError(t, err)
 				found := false
 				for rr.Next() {

@@ -145,7 +145,7 @@ func (p *pruner) keyPages(pf *parquetFile, rg int, keyPlan []fileColumn) (rows r
 	}
 	nrows := pf.pr.MetaData().RowGroup(rg).NumRows()
 	for i, k := range p.keys {
-		if pruneKindOf(k.typ) != pruneInt || (keyPlan[i].cast && !sameStatsType(keyPlan[i].from, keyPlan[i].to)) {
+		if !kindOf(k.typ).Ints() || (keyPlan[i].cast && !sameStatsType(keyPlan[i].from, keyPlan[i].to)) {
 			continue
 		}
 		leaves := pf.fieldLeaves(keyPlan[i].read.Name)
@@ -177,7 +177,7 @@ func (p *pruner) keyPages(pf *parquetFile, rg int, keyPlan []fileColumn) (rows r
 			continue
 		}
 		for j, pg := range pages {
-			if nulls[j] || !mayMatchIn(k.preds, lo[j], hi[j]) {
+			if nulls[j] || !k.preds.MayMatchInts(lo[j], hi[j]) {
 				continue
 			}
 			end := nrows

@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/flightd/flightd/lake/expr"
 )
 
 // cpuTime is the process's user+system CPU time.
@@ -110,7 +112,7 @@ func BenchmarkPointLookupPK(b *testing.B) {
 	write(upd, commits)
 
 	lookup := func(tb *Table, s *Snapshot, key int64) {
-		rr, err := tb.Scan(ctx, s, ScanOptions{Filter: []Predicate{{Column: "id", Op: OpEq, Values: []any{key}}}})
+		rr, err := tb.Scan(ctx, s, ScanOptions{Filter: []expr.Predicate{{Column: "id", Op: expr.OpEq, Values: []any{key}}}})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -11,11 +11,13 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/lake/expr"
 )
 
 // scanCounts scans s with filter and returns the ids it returns, with the
 // numbers of files and row groups the pruner let the scan read.
-func scanCounts(t *testing.T, tb *Table, s *Snapshot, filter []Predicate) (ids []int64, files, groups int) {
+func scanCounts(t *testing.T, tb *Table, s *Snapshot, filter []expr.Predicate) (ids []int64, files, groups int) {
 	t.Helper()
 	rr, err := tb.Scan(context.Background(), s, ScanOptions{Columns: []string{"id"}, Filter: filter})
 	require.NoError(t, err)
@@ -67,11 +69,11 @@ func TestPointLookupPrunesAfterAlterTableSet(t *testing.T) {
 				snap, err = w.Commit(ctx, CommitOptions{CommitUser: "u", Identifier: int64(i + 1), ExpectedLatest: int64(i)})
 				require.NoError(t, err)
 			}
-			filters := [][]Predicate{
-				{{Column: "id", Op: OpEq, Values: []any{int64(maxRowGroupRows + 5)}}},
-				{{Column: "id", Op: OpIn, Values: []any{int64(3), int64(1<<30 + 7)}}},
-				{{Column: "id", Op: OpGe, Values: []any{int64(1 << 40)}}},
-				{{Column: "id", Op: OpEq, Values: []any{int64(-1)}}},
+			filters := [][]expr.Predicate{
+				{{Column: "id", Op: expr.OpEq, Values: []any{int64(maxRowGroupRows + 5)}}},
+				{{Column: "id", Op: expr.OpIn, Values: []any{int64(3), int64(1<<30 + 7)}}},
+				{{Column: "id", Op: expr.OpGe, Values: []any{int64(1 << 40)}}},
+				{{Column: "id", Op: expr.OpEq, Values: []any{int64(-1)}}},
 			}
 			type counts struct {
 				rows, files, groups int
@@ -139,24 +141,26 @@ func TestPruningByFieldIDAfterRenameAndAdd(t *testing.T) {
 			snap := commitAny(t, tb, rows)
 			// The first file holds a (new name) = 100..109, b = 0..9, c null.
 			for _, tc := range []struct {
-				p    Predicate
+				p    expr.Predicate
 				want []int64
 			}{
-				{Predicate{Column: "a", Op: OpEq, Values: []any{int64(105)}}, []int64{5}},
-				{Predicate{Column: "a", Op: OpGe, Values: []any{int64(100)}}, []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19}},
-				{Predicate{Column: "b", Op: OpLt, Values: []any{int64(5)}}, []int64{0, 1, 2, 3, 4}},
-				{Predicate{Column: "c", Op: OpEq, Values: []any{int64(3015)}}, []int64{15}},
-				{Predicate{Column: "c", Op: OpLt, Values: []any{int64(0)}}, nil},
+				{expr.Predicate{Column: "a", Op: expr.OpEq, Values: []any{int64(105)}}, []int64{5}},
+				{expr.Predicate{Column: "a", Op: expr.OpGe, Values: []any{int64(100)}}, []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19}},
+				{expr.Predicate{Column: "b", Op: expr.OpLt, Values: []any{int64(5)}}, []int64{0, 1, 2, 3, 4}},
+				{expr.Predicate{Column: "c", Op: expr.OpEq, Values: []any{int64(3015)}}, []int64{15}},
+				{expr.Predicate{Column: "c", Op: expr.OpLt, Values: []any{int64(0)}}, nil},
 			} {
-				rr, err := tb.Scan(context.Background(), snap, ScanOptions{Columns: []string{"id", "a", "b", "c"}, Filter: []Predicate{tc.p}})
+				rr, err := tb.Scan(context.Background(), snap, ScanOptions{Columns: []string{"id", "a", "b", "c"}, Filter: []expr.Predicate{tc.p}})
 				require.NoError(t, err)
 				var got []int64
 				for rr.Next() {
 					rec := rr.RecordBatch()
 					col := rec.Column(map[string]int{"a": 1, "b": 2, "c": 3}[tc.p.Column]).(*array.Int64)
-					bound := []colPred{{op: tc.p.Op, vals: tc.p.Values}}
+					bound, ok := expr.Bind(expr.KindInt64, tc.p)
+					require.True(t, ok)
+					conj := expr.Conj{bound}
 					for r := 0; r < int(rec.NumRows()); r++ {
-						if !col.IsNull(r) && mayMatchValue(bound, col.Value(r)) {
+						if !col.IsNull(r) && conj.MayMatchValue(col.Value(r)) {
 							got = append(got, rec.Column(0).(*array.Int64).Value(r))
 						}
 					}
@@ -171,7 +175,7 @@ func TestPruningByFieldIDAfterRenameAndAdd(t *testing.T) {
 }
 
 // predHolds is SQL's "v op values" for int64 and string values (null: false).
-func predHolds(p Predicate, v any) bool {
+func predHolds(p expr.Predicate, v any) bool {
 	if v == nil {
 		return false
 	}
@@ -185,17 +189,17 @@ func predHolds(p Predicate, v any) bool {
 		panic("type")
 	}
 	switch p.Op {
-	case OpEq:
+	case expr.OpEq:
 		return cmp(p.Values[0]) == 0
-	case OpLt:
+	case expr.OpLt:
 		return cmp(p.Values[0]) < 0
-	case OpLe:
+	case expr.OpLe:
 		return cmp(p.Values[0]) <= 0
-	case OpGt:
+	case expr.OpGt:
 		return cmp(p.Values[0]) > 0
-	case OpGe:
+	case expr.OpGe:
 		return cmp(p.Values[0]) >= 0
-	case OpIn:
+	case expr.OpIn:
 		for _, c := range p.Values {
 			if cmp(c) == 0 {
 				return true
@@ -217,7 +221,7 @@ func cmpTest[T int64 | string](a, b T) int {
 
 // scanRows scans s with filter and returns its rows as "id,name,dt" with
 // the values by column for predicates, sorted.
-func scanRows(t *testing.T, tb *Table, s *Snapshot, filter []Predicate) (keys []string, vals []map[string]any) {
+func scanRows(t *testing.T, tb *Table, s *Snapshot, filter []expr.Predicate) (keys []string, vals []map[string]any) {
 	t.Helper()
 	rr, err := tb.Scan(context.Background(), s, ScanOptions{Filter: filter})
 	require.NoError(t, err)
@@ -264,7 +268,7 @@ func TestPointLookupReturnsExactlyTheKeysRows(t *testing.T) {
 		sc := Schema{Columns: testCols, PrimaryKeys: []string{"id", "name"}, Options: map[string]string{"bucket": fmt.Sprint(1 + trial%3)}}
 		tb, err := c.CreateTable(ctx, "db", fmt.Sprint("t", trial), sc, false)
 		require.NoError(t, err)
-		randPred := func(col string) Predicate {
+		randPred := func(col string) expr.Predicate {
 			var v func() any
 			if col == "id" {
 				v = func() any { return int64(rng.IntN(34) - 2) }
@@ -273,11 +277,11 @@ func TestPointLookupReturnsExactlyTheKeysRows(t *testing.T) {
 			} else {
 				v = func() any { return fmt.Sprint("d", rng.IntN(5)) }
 			}
-			p := Predicate{Column: col, Op: Op(rng.IntN(6)), Values: []any{v()}}
+			p := expr.Predicate{Column: col, Op: expr.Op(rng.IntN(6)), Values: []any{v()}}
 			if rng.IntN(2) == 0 {
-				p.Op = OpEq // point lookups most of all
+				p.Op = expr.OpEq // point lookups most of all
 			}
-			if p.Op == OpIn {
+			if p.Op == expr.OpIn {
 				for k := rng.IntN(3); k >= 0; k-- {
 					p.Values = append(p.Values, v())
 				}
@@ -287,18 +291,18 @@ func TestPointLookupReturnsExactlyTheKeysRows(t *testing.T) {
 		check := func(s *Snapshot) {
 			_, all := scanRows(t, tb, s, nil)
 			for q := 0; q < 60; q++ {
-				var f []Predicate
+				var f []expr.Predicate
 				switch rng.IntN(4) {
 				case 0:
-					f = []Predicate{randPred("id")}
+					f = []expr.Predicate{randPred("id")}
 				case 1:
-					f = []Predicate{randPred("id"), randPred("name")}
+					f = []expr.Predicate{randPred("id"), randPred("name")}
 				case 2:
-					f = []Predicate{randPred("name")}
+					f = []expr.Predicate{randPred("name")}
 				case 3:
-					f = []Predicate{randPred("id"), randPred("dt")}
+					f = []expr.Predicate{randPred("id"), randPred("dt")}
 				}
-				holds := func(v map[string]any, f []Predicate) bool {
+				holds := func(v map[string]any, f []expr.Predicate) bool {
 					for _, p := range f {
 						if !predHolds(p, v[p.Column]) {
 							return false
@@ -306,7 +310,7 @@ func TestPointLookupReturnsExactlyTheKeysRows(t *testing.T) {
 					}
 					return true
 				}
-				var keyF []Predicate
+				var keyF []expr.Predicate
 				for _, p := range f {
 					if p.Column != "dt" {
 						keyF = append(keyF, p)
@@ -452,8 +456,8 @@ func TestPointLookupSeeksPagesOfLargeFiles(t *testing.T) {
 			for k := 1 + rng.IntN(map[bool]int{true: 3, false: 20}[q%2 == 0]); k > 0; k-- {
 				keys = append(keys, int64(rng.IntN(3*n+2))) // a third of them exist
 			}
-			p := Predicate{Column: "id", Op: OpIn, Values: keys}
-			rr, err := tb.Scan(ctx, s, ScanOptions{Columns: []string{"n", "ts", "name", "id"}, Filter: []Predicate{p}})
+			p := expr.Predicate{Column: "id", Op: expr.OpIn, Values: keys}
+			rr, err := tb.Scan(ctx, s, ScanOptions{Columns: []string{"n", "ts", "name", "id"}, Filter: []expr.Predicate{p}})
 			require.NoError(t, err)
 			got := map[int64]val{}
 			for rr.Next() {

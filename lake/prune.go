@@ -3,40 +3,15 @@ package lake
 import (
 	"context"
 	"reflect"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
+
+	"github.com/flightd/flightd/lake/expr"
 )
-
-// Op is the comparison of a Predicate.
-type Op int
-
-// Comparisons a Predicate can make: column = v, < v, <= v, > v, >= v, IN (v...).
-const (
-	OpEq Op = iota
-	OpLt
-	OpLe
-	OpGt
-	OpGe
-	OpIn
-)
-
-// Predicate is "Column Op Values" as SQL evaluates it: a null column value
-// never matches. Values are int64 or string; a string is parsed for integer
-// columns and as YYYY-MM-DD for DATE columns, as SQL casts a literal to the
-// column's type. Predicates on other types, on unknown columns, or with a
-// value that does not convert are ignored: they never prune.
-type Predicate struct {
-	Column string
-	Op     Op
-	Values []any // one value, or the list of OpIn
-}
 
 // ScanOptions narrow a scan.
 type ScanOptions struct {
@@ -47,8 +22,10 @@ type ScanOptions struct {
 	// bucket of equal keys, key statistics, and value statistics of append
 	// tables). A primary-key table also drops the rows whose key cannot
 	// match (predicates on key columns, as KeyRows); no other row is
-	// filtered: the caller applies its filter.
-	Filter []Predicate
+	// filtered: the caller applies its filter. Predicates on unknown
+	// columns, on columns of other types than integers, DATE and strings,
+	// or that do not bind (expr.Bind) are ignored: they never prune.
+	Filter []expr.Predicate
 	// Split, when its Count is above 1, reads one of Count disjoint parts
 	// of the scan; the parts of one snapshot together are the whole scan
 	// (see Split).
@@ -77,179 +54,49 @@ type Split struct{ Index, Count int }
 // the n-th file of an append table.
 func (s Split) In(n int) bool { return s.Count <= 1 || n%s.Count == s.Index }
 
-// pruneKind is the comparable form of a column's values.
-type pruneKind int
-
-const (
-	pruneNone pruneKind = iota
-	pruneInt
-	pruneString
-)
-
-func pruneKindOf(t DataType) pruneKind {
+// kindOf is the comparison domain of a column of type t: expr.KindOf of
+// its Arrow type.
+func kindOf(t DataType) expr.Kind {
 	switch t.Root {
-	case TypeTinyInt, TypeSmallInt, TypeInt, TypeBigInt, TypeDate:
-		return pruneInt
+	case TypeTinyInt:
+		return expr.KindInt8
+	case TypeSmallInt:
+		return expr.KindInt16
+	case TypeInt:
+		return expr.KindInt32
+	case TypeBigInt:
+		return expr.KindInt64
+	case TypeDate:
+		return expr.KindDate
 	case TypeChar, TypeVarChar:
-		return pruneString
+		return expr.KindString
 	}
-	return pruneNone
+	return expr.KindNone
 }
 
-// normValue converts an internal value (from a BinaryRow) to int64 or string.
-func normValue(v any) (any, bool) {
-	switch x := v.(type) {
-	case int8:
-		return int64(x), true
-	case int16:
-		return int64(x), true
-	case int32:
-		return int64(x), true
-	case int64:
-		return x, true
-	case string:
-		return x, true
-	}
-	return nil, false
-}
-
-// normConst converts a predicate value to the comparable form of column type t.
-func normConst(t DataType, v any) (any, bool) {
-	switch pruneKindOf(t) {
-	case pruneInt:
-		switch x := v.(type) {
-		case int64:
-			return x, true
-		case string:
-			if t.Root == TypeDate {
-				d, err := time.Parse("2006-01-02", x)
-				if err != nil {
-					return nil, false
-				}
-				return d.Unix() / 86400, true
-			}
-			n, err := strconv.ParseInt(x, 10, 64)
-			return n, err == nil
-		}
-	case pruneString:
-		if s, ok := v.(string); ok {
-			return s, true
-		}
-	}
-	return nil, false
-}
-
-// colPred is a Predicate bound to a column type, values normalised.
-type colPred struct {
-	op   Op
-	vals []any
-}
-
-// bindFilter keeps the predicates that can prune, per column name.
-func (t *Table) bindFilter(f []Predicate) map[string][]colPred {
-	out := map[string][]colPred{}
+// bindFilter keeps the predicates that can prune, per column name:
+// predicates on unknown columns, or that do not bind (expr.Bind), are
+// left out.
+func (t *Table) bindFilter(f []expr.Predicate) map[string]expr.Conj {
+	out := map[string]expr.Conj{}
 	for _, p := range f {
 		i := t.schema.FieldIndex(p.Column)
-		if i < 0 || len(p.Values) == 0 || (p.Op != OpIn && len(p.Values) != 1) {
+		if i < 0 {
 			continue
 		}
-		typ := t.schema.Fields[i].Type
-		cp := colPred{op: p.Op}
-		ok := true
-		for _, v := range p.Values {
-			n, good := normConst(typ, v)
-			if !good {
-				ok = false
-				break
-			}
-			cp.vals = append(cp.vals, n)
-		}
-		if ok {
-			name := t.schema.Fields[i].Name
-			out[name] = append(out[name], cp)
+		fd := t.schema.Fields[i]
+		if b, ok := expr.Bind(kindOf(fd.Type), p); ok {
+			out[fd.Name] = append(out[fd.Name], b)
 		}
 	}
 	return out
-}
-
-// mayMatchRange reports whether some value in [lo, hi] (normalised, both
-// present) can satisfy every predicate.
-func mayMatchRange(preds []colPred, lo, hi any) bool {
-	switch l := lo.(type) {
-	case int64:
-		if h, ok := hi.(int64); ok {
-			return mayMatchIn(preds, l, h)
-		}
-	case string:
-		if h, ok := hi.(string); ok {
-			return mayMatchIn(preds, l, h)
-		}
-	}
-	return true
-}
-
-// mayMatchIn is mayMatchRange of typed bounds; a predicate value of another
-// type cannot prune.
-func mayMatchIn[T int64 | string](preds []colPred, lo, hi T) bool {
-	for _, p := range preds {
-		c, ok := p.vals[0].(T)
-		if !ok {
-			continue
-		}
-		switch p.op {
-		case OpEq:
-			if c < lo || c > hi {
-				return false
-			}
-		case OpIn:
-			hit := false
-			for _, x := range p.vals {
-				if y, ok := x.(T); !ok || (y >= lo && y <= hi) {
-					hit = true
-					break
-				}
-			}
-			if !hit {
-				return false
-			}
-		case OpLt:
-			if lo >= c {
-				return false
-			}
-		case OpLe:
-			if lo > c {
-				return false
-			}
-		case OpGt:
-			if hi <= c {
-				return false
-			}
-		case OpGe:
-			if hi < c {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// mayMatchValue is mayMatchRange of one value; a null value never matches.
-func mayMatchValue(preds []colPred, v any) bool {
-	if v == nil {
-		return len(preds) == 0
-	}
-	n, ok := normValue(v)
-	if !ok {
-		return true
-	}
-	return mayMatchRange(preds, n, n)
 }
 
 // pruner decides, for one scan, which manifest entries can hold matching rows.
 type pruner struct {
 	ctx     context.Context // the scan's: older schemas are read under it (view)
 	t       *Table
-	preds   map[string][]colPred
+	preds   map[string]expr.Conj
 	buckets map[int32]bool // nil: any bucket
 	parts   map[string]bool
 	viewsMu sync.Mutex            // the scan's workers prune row groups concurrently
@@ -264,7 +111,7 @@ type pruner struct {
 	filesKept, groupsKept atomic.Int64
 }
 
-func (t *Table) newPruner(ctx context.Context, f []Predicate) *pruner {
+func (t *Table) newPruner(ctx context.Context, f []expr.Predicate) *pruner {
 	preds := t.bindFilter(f)
 	if len(preds) == 0 {
 		return nil
@@ -281,14 +128,14 @@ func (t *Table) newPruner(ctx context.Context, f []Predicate) *pruner {
 // AllowedBuckets returns the buckets that can hold rows matching f: when f
 // fixes every bucket-key column to one or a few values, only their buckets;
 // otherwise ok is false (any bucket).
-func (t *Table) AllowedBuckets(f []Predicate) (buckets map[int32]bool, ok bool) {
+func (t *Table) AllowedBuckets(f []expr.Predicate) (buckets map[int32]bool, ok bool) {
 	b := t.bucketsOf(t.bindFilter(f))
 	return b, b != nil
 }
 
 // bucketsOf computes the buckets of the equality predicates on every bucket
 // key column (at most 256 combinations), or nil.
-func (t *Table) bucketsOf(preds map[string][]colPred) map[int32]bool {
+func (t *Table) bucketsOf(preds map[string]expr.Conj) map[int32]bool {
 	nb := t.schema.NumBuckets()
 	keys := t.schema.BucketKeys()
 	if nb <= 0 || len(keys) == 0 {
@@ -302,8 +149,8 @@ func (t *Table) bucketsOf(preds map[string][]colPred) map[int32]bool {
 		var vals []any
 		found := false
 		for _, p := range preds[k] {
-			if p.op == OpEq || p.op == OpIn {
-				vals, found = p.vals, true
+			if p.Op() == expr.OpEq || p.Op() == expr.OpIn {
+				vals, found = p.Values(), true
 				break
 			}
 		}
@@ -405,7 +252,7 @@ func (p *pruner) keepFile(e *ManifestEntry) bool {
 // predicates that may prune them, by column name in that schema.
 type schemaView struct {
 	schema *TableSchema
-	preds  map[string][]colPred
+	preds  map[string]expr.Conj
 }
 
 // view returns the schemaView of files written under schema id, nil when the
@@ -427,7 +274,7 @@ func (p *pruner) view(id int64) *schemaView {
 	if id == ts.ID {
 		v = &schemaView{schema: ts, preds: p.preds}
 	} else if fs, err := p.t.SchemaByID(p.ctx, id); err == nil {
-		v = &schemaView{schema: fs, preds: map[string][]colPred{}}
+		v = &schemaView{schema: fs, preds: map[string]expr.Conj{}}
 		for name, preds := range p.preds {
 			cur := ts.Fields[ts.FieldIndex(name)]
 			for _, old := range fs.Fields {
@@ -468,7 +315,7 @@ func (p *pruner) partitionMatches(part []byte) bool {
 		return true
 	}
 	for i, k := range ts.PartitionKeys {
-		if preds := p.preds[k]; len(preds) > 0 && !mayMatchValue(preds, vals[i]) {
+		if preds := p.preds[k]; len(preds) > 0 && !preds.MayMatchValue(vals[i]) {
 			return false
 		}
 	}
@@ -511,12 +358,7 @@ func (p *pruner) statsMatch(v *schemaView, names []string, st SimpleStats, rows 
 		if i >= len(mins) || i >= len(maxs) || mins[i] == nil || maxs[i] == nil {
 			continue
 		}
-		lo, ok1 := normValue(mins[i])
-		hi, ok2 := normValue(maxs[i])
-		if !ok1 || !ok2 {
-			continue
-		}
-		if !mayMatchRange(preds, lo, hi) {
+		if !preds.MayMatchRange(mins[i], maxs[i]) {
 			return false
 		}
 	}
@@ -594,28 +436,21 @@ func (p *pruner) groupMatches(pf *parquetFile, f *DataFileMeta, rg int) bool {
 		if !st.HasMinMax() {
 			continue
 		}
-		var lo, hi any
+		var may bool
 		switch s := st.(type) {
 		case *metadata.Int32Statistics:
-			lo, hi = int64(s.Min()), int64(s.Max())
+			may = preds.MayMatchInts(int64(s.Min()), int64(s.Max()))
 		case *metadata.Int64Statistics:
-			lo, hi = s.Min(), s.Max()
+			may = preds.MayMatchInts(s.Min(), s.Max())
 		case *metadata.ByteArrayStatistics:
 			if !ours {
 				continue
 			}
-			lo, hi = string(s.Min()), string(s.Max())
+			may = preds.MayMatchStrings(string(s.Min()), string(s.Max()))
 		default:
 			continue
 		}
-		if pruneKindOf(fs.Fields[fs.FieldIndex(c)].Type) == pruneString {
-			if _, ok := lo.(string); !ok {
-				continue
-			}
-		} else if _, ok := lo.(int64); !ok {
-			continue
-		}
-		if !mayMatchRange(preds, lo, hi) {
+		if !may {
 			return false
 		}
 	}
@@ -629,7 +464,7 @@ func (p *pruner) groupMatches(pf *parquetFile, f *DataFileMeta, rg int) bool {
 // before it merges, and a point query merges only its key's versions. It
 // returns nil when f constrains no such column, and the function returns
 // nil when every row can match.
-func (t *Table) KeyRows(f []Predicate) func(rec arrow.RecordBatch) []bool {
+func (t *Table) KeyRows(f []expr.Predicate) func(rec arrow.RecordBatch) []bool {
 	return keyRowsOf(t.keyCols(t.bindFilter(f)))
 }
 
@@ -637,11 +472,11 @@ func (t *Table) KeyRows(f []Predicate) func(rec arrow.RecordBatch) []bool {
 type keyCol struct {
 	name  string
 	typ   DataType
-	preds []colPred
+	preds expr.Conj
 }
 
 // keyCols returns the primary-key columns that preds constrain.
-func (t *Table) keyCols(preds map[string][]colPred) []keyCol {
+func (t *Table) keyCols(preds map[string]expr.Conj) []keyCol {
 	var cols []keyCol
 	for _, k := range t.schema.PrimaryKeys {
 		if p := preds[k]; len(p) > 0 {
@@ -663,66 +498,11 @@ func keyRowsOf(cols []keyCol) func(rec arrow.RecordBatch) []bool {
 			if len(idx) == 0 {
 				continue
 			}
-			match := rowMatcher(rec.Column(idx[0]), c.typ, c.preds)
-			for r := 0; r < int(rec.NumRows()); r++ {
-				if keep != nil && !keep[r] {
-					continue
-				}
-				if !match(r) {
-					if keep == nil {
-						keep = make([]bool, rec.NumRows())
-						for i := range keep {
-							keep[i] = true
-						}
-					}
-					keep[r] = false
-				}
+			if match, ok := c.preds.Matcher(rec.Column(idx[0])); ok {
+				keep = expr.Narrow(keep, int(rec.NumRows()), match)
 			}
 		}
 		return keep
-	}
-}
-
-// rowMatcher returns whether row r of arr can satisfy preds, as
-// mayMatchValue of its value does, reading integer, date and string arrays
-// without boxing their values (a point query tests every un-tiered row of
-// its key's bucket).
-func rowMatcher(arr arrow.Array, t DataType, preds []colPred) func(r int) bool {
-	switch a := arr.(type) {
-	case *array.Int64:
-		return intRowMatcher(a, a.Int64Values(), preds)
-	case *array.Int32:
-		return intRowMatcher(a, a.Int32Values(), preds)
-	case *array.Int16:
-		return intRowMatcher(a, a.Int16Values(), preds)
-	case *array.Int8:
-		return intRowMatcher(a, a.Int8Values(), preds)
-	case *array.Date32:
-		return intRowMatcher(a, a.Date32Values(), preds)
-	case *array.String:
-		return func(r int) bool {
-			if a.IsNull(r) {
-				return len(preds) == 0
-			}
-			v := a.Value(r)
-			return mayMatchIn(preds, v, v)
-		}
-	}
-	return func(r int) bool { return mayMatchValue(preds, valueAt(arr, r, t)) }
-}
-
-func intRowMatcher[T ~int8 | ~int16 | ~int32 | ~int64](arr arrow.Array, vals []T, preds []colPred) func(r int) bool {
-	if len(preds) == 1 && preds[0].op == OpEq { // a point query's key
-		if c, ok := preds[0].vals[0].(int64); ok {
-			return func(r int) bool { return int64(vals[r]) == c && !arr.IsNull(r) }
-		}
-	}
-	return func(r int) bool {
-		if arr.IsNull(r) {
-			return len(preds) == 0
-		}
-		v := int64(vals[r])
-		return mayMatchIn(preds, v, v)
 	}
 }
 

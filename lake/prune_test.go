@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/lake/expr"
 )
 
 // TestRowGroupPruning: a filter on the key reads only the row groups whose
@@ -45,7 +47,7 @@ func TestRowGroupPruning(t *testing.T) {
 			writeRows(t, w, tb, rows, kinds, seqs)
 			snap, err := w.Commit(ctx, CommitOptions{CommitUser: "u", Identifier: 1})
 			require.NoError(t, err)
-			count := func(f []Predicate) (int, bool) {
+			count := func(f []expr.Predicate) (int, bool) {
 				rr, err := tb.Scan(ctx, snap, ScanOptions{Filter: f})
 				require.NoError(t, err)
 				defer rr.Release()
@@ -62,16 +64,16 @@ func TestRowGroupPruning(t *testing.T) {
 			}
 			all, _ := count(nil)
 			require.Equal(t, n, all)
-			got, found := count([]Predicate{{Column: "id", Op: OpEq, Values: []any{int64(maxRowGroupRows + 5)}}})
+			got, found := count([]expr.Predicate{{Column: "id", Op: expr.OpEq, Values: []any{int64(maxRowGroupRows + 5)}}})
 			if tc.sc.PrimaryKeys != nil {
 				require.Equal(t, 1, got, "the key's row of one row group")
 			} else {
 				require.Equal(t, maxRowGroupRows, got, "one row group")
 			}
 			require.True(t, found)
-			got, _ = count([]Predicate{{Column: "id", Op: OpGe, Values: []any{int64(3 * maxRowGroupRows)}}})
+			got, _ = count([]expr.Predicate{{Column: "id", Op: expr.OpGe, Values: []any{int64(3 * maxRowGroupRows)}}})
 			require.Equal(t, 10, got, "the last, short row group")
-			got, _ = count([]Predicate{{Column: "id", Op: OpLt, Values: []any{int64(-1)}}})
+			got, _ = count([]expr.Predicate{{Column: "id", Op: expr.OpLt, Values: []any{int64(-1)}}})
 			require.Equal(t, 0, got)
 		})
 	}

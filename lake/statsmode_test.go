@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/lake/expr"
 )
 
 func TestTruncateBounds(t *testing.T) {
@@ -258,7 +260,7 @@ func TestPruningWithTruncatedStatsKeepsMatches(t *testing.T) {
 		}
 		check := func(s *Snapshot) {
 			for q := 0; q < 200; q++ {
-				var p Predicate
+				var p expr.Predicate
 				v := all[rng.IntN(len(all))]
 				switch rng.IntN(3) {
 				case 0:
@@ -266,12 +268,12 @@ func TestPruningWithTruncatedStatsKeepsMatches(t *testing.T) {
 				case 1:
 					v += tails[rng.IntN(len(tails))]
 				}
-				p = Predicate{Column: "name", Op: Op(rng.IntN(6)), Values: []any{v}}
-				if p.Op == OpIn {
+				p = expr.Predicate{Column: "name", Op: expr.Op(rng.IntN(6)), Values: []any{v}}
+				if p.Op == expr.OpIn {
 					p.Values = append(p.Values, all[rng.IntN(len(all))])
 				}
 				want := matchingNames(t, tb, s, nil, p)
-				got := matchingNames(t, tb, s, []Predicate{p}, p)
+				got := matchingNames(t, tb, s, []expr.Predicate{p}, p)
 				require.Equal(t, want, got, "%s: %s %v %q", mode, p.Column, p.Op, p.Values)
 			}
 		}
@@ -293,7 +295,7 @@ func TestPruningWithTruncatedStatsKeepsMatches(t *testing.T) {
 }
 
 // matchingNames scans s with filter and returns the names that satisfy p.
-func matchingNames(t *testing.T, tb *Table, s *Snapshot, filter []Predicate, p Predicate) []string {
+func matchingNames(t *testing.T, tb *Table, s *Snapshot, filter []expr.Predicate, p expr.Predicate) []string {
 	t.Helper()
 	rr, err := tb.Scan(context.Background(), s, ScanOptions{Columns: []string{"name"}, Filter: filter})
 	require.NoError(t, err)
@@ -316,20 +318,20 @@ func matchingNames(t *testing.T, tb *Table, s *Snapshot, filter []Predicate, p P
 	return out
 }
 
-func stringMatches(v string, p Predicate) bool {
+func stringMatches(v string, p expr.Predicate) bool {
 	c := p.Values[0].(string)
 	switch p.Op {
-	case OpEq:
+	case expr.OpEq:
 		return v == c
-	case OpLt:
+	case expr.OpLt:
 		return v < c
-	case OpLe:
+	case expr.OpLe:
 		return v <= c
-	case OpGt:
+	case expr.OpGt:
 		return v > c
-	case OpGe:
+	case expr.OpGe:
 		return v >= c
-	case OpIn:
+	case expr.OpIn:
 		for _, x := range p.Values {
 			if v == x.(string) {
 				return true

@@ -14,6 +14,7 @@ import (
 
 	"github.com/flightd/flightd/internal/logcodec"
 	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/expr"
 	"github.com/flightd/flightd/logstore"
 	"github.com/flightd/flightd/union"
 )
@@ -201,7 +202,7 @@ func (s *Service) changelog(ctx context.Context, m *tableMeta, emitFrom map[int3
 			return nil, nil, fmt.Errorf("read log bucket %d: %w", b, err)
 		}
 	}
-	var filter []lake.Predicate
+	var filter []expr.Predicate
 	if snap != nil {
 		filter = keyFilter(m, entries)
 	}
@@ -243,7 +244,7 @@ func newChangelog(mem memory.Allocator, m *tableMeta, entries []union.ChangelogE
 // lookupBefore passes the rows of snap that may hold the range's keys to cl.
 // A table with sequence fields passes its lake retractions too, with their
 // kinds (union.Changelog.AddBefore): they beat older log versions.
-func (s *Service) lookupBefore(ctx context.Context, m *tableMeta, snap *lake.Snapshot, filter []lake.Predicate, cl *union.Changelog) error {
+func (s *Service) lookupBefore(ctx context.Context, m *tableMeta, snap *lake.Snapshot, filter []expr.Predicate, cl *union.Changelog) error {
 	if m.seqErr != nil {
 		return m.seqErr
 	}
@@ -414,14 +415,14 @@ func (s *Service) readChangelogRange(ctx context.Context, m *tableMeta, b logsto
 // entries satisfies: IN of the values when there are few, else their
 // range. Columns of types the lake cannot prune on get none, and so do
 // columns holding a NULL (a partition column may).
-func keyFilter(m *tableMeta, entries []union.ChangelogEntry) []lake.Predicate {
-	var out []lake.Predicate
+func keyFilter(m *tableMeta, entries []union.ChangelogEntry) []expr.Predicate {
+	var out []expr.Predicate
 	for _, ci := range m.key {
 		name := m.schema.Field(ci).Name
 		if slices.ContainsFunc(entries, func(e union.ChangelogEntry) bool { return e.Rec.Column(ci).NullN() > 0 }) {
 			continue
 		}
-		ints, strs := newValueSet[int64](), newValueSet[string]()
+		ints, dates, strs := newValueSet[int64](), newValueSet[arrow.Date32](), newValueSet[string]()
 		for _, e := range entries {
 			switch a := e.Rec.Column(ci).(type) {
 			case *array.Int8:
@@ -442,7 +443,7 @@ func keyFilter(m *tableMeta, entries []union.ChangelogEntry) []lake.Predicate {
 				}
 			case *array.Date32:
 				for _, v := range a.Date32Values() {
-					ints.add(int64(v))
+					dates.add(v)
 				}
 			case *array.String:
 				for i := 0; i < a.Len(); i++ {
@@ -455,6 +456,7 @@ func keyFilter(m *tableMeta, entries []union.ChangelogEntry) []lake.Predicate {
 			}
 		}
 		out = append(out, ints.predicates(name)...)
+		out = append(out, dates.predicates(name)...)
 		out = append(out, strs.predicates(name)...)
 	}
 	return out
@@ -462,13 +464,13 @@ func keyFilter(m *tableMeta, entries []union.ChangelogEntry) []lake.Predicate {
 
 // valueSet tracks the range of a key column's values and, while they are
 // few, the values themselves.
-type valueSet[T int64 | string] struct {
+type valueSet[T int64 | arrow.Date32 | string] struct {
 	seen   bool
 	lo, hi T
 	vals   map[T]struct{} // nil once past maxKeyInValues
 }
 
-func newValueSet[T int64 | string]() *valueSet[T] {
+func newValueSet[T int64 | arrow.Date32 | string]() *valueSet[T] {
 	return &valueSet[T]{vals: map[T]struct{}{}}
 }
 
@@ -488,7 +490,7 @@ func (v *valueSet[T]) add(x T) {
 	}
 }
 
-func (v *valueSet[T]) predicates(col string) []lake.Predicate {
+func (v *valueSet[T]) predicates(col string) []expr.Predicate {
 	if !v.seen {
 		return nil
 	}
@@ -502,7 +504,7 @@ func (v *valueSet[T]) predicates(col string) []lake.Predicate {
 		for i, x := range xs {
 			vals[i] = x
 		}
-		return []lake.Predicate{{Column: col, Op: lake.OpIn, Values: vals}}
+		return []expr.Predicate{{Column: col, Op: expr.OpIn, Values: vals}}
 	}
-	return []lake.Predicate{{Column: col, Op: lake.OpGe, Values: []any{v.lo}}, {Column: col, Op: lake.OpLe, Values: []any{v.hi}}}
+	return []expr.Predicate{{Column: col, Op: expr.OpGe, Values: []any{v.lo}}, {Column: col, Op: expr.OpLe, Values: []any{v.hi}}}
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/expr"
 	"github.com/flightd/flightd/lakestream"
 )
 
@@ -38,7 +38,7 @@ func BenchmarkPointReadAfterWrite(b *testing.B) {
 				write(id)
 				start := time.Now()
 				r, err := e.ls.ScanWith(ctx, "db", "pk", lakestream.ScanOptions{Realtime: true,
-					Filter: []lake.Predicate{{Column: "id", Op: lake.OpEq, Values: []any{id}}}})
+					Filter: []expr.Predicate{{Column: "id", Op: expr.OpEq, Values: []any{id}}}})
 				require.NoError(b, err)
 				var rows int64
 				for r.Next() {

@@ -14,6 +14,7 @@ import (
 	"github.com/flightd/flightd/internal/arrowutil"
 	"github.com/flightd/flightd/internal/logcodec"
 	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/expr"
 	"github.com/flightd/flightd/logstore"
 	"github.com/flightd/flightd/union"
 )
@@ -28,7 +29,7 @@ type ScanOptions struct {
 	// matching it (see lake.ScanOptions), and log rows of primary-key
 	// tables whose key cannot match it (lake.Table.KeyRows); other rows are
 	// not filtered.
-	Filter []lake.Predicate
+	Filter []expr.Predicate
 	// Expect, when set, is the Arrow schema the caller planned with (from
 	// ArrowSchema); if the table's schema is another by now (changed by
 	// another engine in between), the scan fails with ErrSchemaChanged

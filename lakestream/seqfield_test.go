@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/expr"
 	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/logstore"
 	"github.com/flightd/flightd/tiering"
@@ -148,7 +149,7 @@ func TestSequenceFieldRealtimeModel(t *testing.T) {
 				}
 				require.Equal(t, want, replayChangelog(t, ls), "%s: changelog", msg)
 				for _, id := range []int64{rng.Int64N(12), rng.Int64N(12)} { // point reads prune by the key
-					got := scanSeqRows(t, ls, lakestream.ScanOptions{Realtime: true, Filter: []lake.Predicate{{Column: "id", Op: lake.OpEq, Values: []any{id}}}})
+					got := scanSeqRows(t, ls, lakestream.ScanOptions{Realtime: true, Filter: []expr.Predicate{{Column: "id", Op: expr.OpEq, Values: []any{id}}}})
 					w, ok := want[id]
 					if !ok {
 						require.Empty(t, got, "%s: point read of %d", msg, id)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/flightd/flightd/internal/arrowutil"
 	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/expr"
 	"github.com/flightd/flightd/logstore"
 	"github.com/flightd/flightd/union"
 )
@@ -46,7 +47,7 @@ type StreamOptions struct {
 	AfterAll *int64
 	// Filter prunes the scan of the current rows (see ScanOptions.Filter);
 	// rows are not filtered.
-	Filter []lake.Predicate
+	Filter []expr.Predicate
 }
 
 // after returns the resume position of bucket b, if any.
@@ -547,7 +548,7 @@ func (s *Service) changesBetween(ctx context.Context, m *tableMeta, from, to map
 			return nil, nil, fmt.Errorf("read log bucket %d: %w", b, err)
 		}
 	}
-	var filter []lake.Predicate
+	var filter []expr.Predicate
 	if anchor != nil {
 		// Only the new rows' keys need before-images, unless the carry
 		// keeps the states of a replayed bucket's keys and the table has

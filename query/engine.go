@@ -24,6 +24,7 @@ import (
 	"github.com/flightd/flightd/internal/membudget"
 	"github.com/flightd/flightd/internal/memguard"
 	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/expr"
 	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/query/ddl"
 	"github.com/flightd/flightd/query/ingest"
@@ -289,7 +290,7 @@ func (e *Engine) plainScan(ctx context.Context, ps plan.Scan, p *plan.Part, sche
 			return nil, false, nil
 		}
 	}
-	preds, ok := plan.BindPredicates(sc, ps.Filter)
+	preds, ok := expr.BindSchema(sc, ps.Filter)
 	if !ok || (len(preds) > 0 && e.noPushdown.Load()) {
 		return nil, false, nil
 	}
@@ -343,7 +344,7 @@ func (e *Engine) plainScan(ctx context.Context, ps plan.Scan, p *plan.Part, sche
 		return nil, false, partErr(p, lakeerr.Map(err))
 	}
 	if len(preds) > 0 && !schemaOnly {
-		r = plan.NewFilterReader(ctx, e.mem, r, preds)
+		r = expr.NewReader(ctx, e.mem, r, preds)
 	}
 	if idx != nil {
 		return arrowutil.NewProjectReader(r, idx), true, nil

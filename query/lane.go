@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/flightd/flightd/engine"
-	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/expr"
 	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/query/plan"
 	"github.com/flightd/flightd/sqlparse"
@@ -73,7 +73,7 @@ func (e *Engine) pointLookup(ctx context.Context, ps plan.Scan) bool {
 	for _, k := range t.Schema().PrimaryKeys {
 		fixed := false
 		for _, p := range ps.Filter {
-			if strings.EqualFold(p.Column, k) && (p.Op == lake.OpEq || p.Op == lake.OpIn && len(p.Values) <= 64) {
+			if strings.EqualFold(p.Column, k) && (p.Op == expr.OpEq || p.Op == expr.OpIn && len(p.Values) <= 64) {
 				fixed = true
 				break
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/expr"
 	"github.com/flightd/flightd/lake/fileio"
 	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/logstore"
@@ -257,7 +258,7 @@ func TestScanHints(t *testing.T) {
 	c, err := e.connect(context.Background())
 	require.NoError(t, err)
 	defer c.close()
-	hints := func(sql string) []lake.Predicate {
+	hints := func(sql string) []expr.Predicate {
 		js, err := c.serialize(context.Background(), sql)
 		require.NoError(t, err)
 		tree, ok := plan.ParseTree(js)
@@ -272,12 +273,12 @@ func TestScanHints(t *testing.T) {
 		}))
 		return hs.Of(node).FilterFor(sc)
 	}
-	require.Equal(t, []lake.Predicate{{Column: "id", Op: lake.OpEq, Values: []any{int64(7)}}}, hints("SELECT v FROM kv WHERE id = 7"))
+	require.Equal(t, []expr.Predicate{{Column: "id", Op: expr.OpEq, Values: []any{int64(7)}}}, hints("SELECT v FROM kv WHERE id = 7"))
 	require.Empty(t, hints("SELECT count(*) FROM kv"))
-	require.Equal(t, []lake.Predicate{
-		{Column: "id", Op: lake.OpLt, Values: []any{int64(3)}},
-		{Column: "v", Op: lake.OpGe, Values: []any{"a"}},
-		{Column: "v", Op: lake.OpLe, Values: []any{"b"}},
+	require.Equal(t, []expr.Predicate{
+		{Column: "id", Op: expr.OpLt, Values: []any{int64(3)}},
+		{Column: "v", Op: expr.OpGe, Values: []any{"a"}},
+		{Column: "v", Op: expr.OpLe, Values: []any{"b"}},
 	}, hints("SELECT W FROM kv WHERE 3 > ID AND v BETWEEN 'a' AND 'b' AND w = 1.5"), "the double constant is not used")
 	f := hints("SELECT v FROM kv WHERE id = 1 OR id = 2")
 	require.Empty(t, f)

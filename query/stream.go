@@ -12,6 +12,7 @@ import (
 
 	"github.com/flightd/flightd/engine"
 	"github.com/flightd/flightd/internal/arrowutil"
+	"github.com/flightd/flightd/lake/expr"
 	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/query/lakeerr"
 	"github.com/flightd/flightd/query/plan"
@@ -59,7 +60,7 @@ func (e *Engine) streamQuery(ctx context.Context, tree *plan.Object, parsed, sch
 	if err != nil {
 		return nil, lakeerr.Map(err)
 	}
-	preds, ok := plan.BindPredicates(sc, ps.Filter)
+	preds, ok := expr.BindSchema(sc, ps.Filter)
 	if !ok {
 		return nil, fmt.Errorf("%w: a condition of the streaming read names a column %s.%s does not have, or compares it with a value of another type", engine.ErrInvalid, ps.Ref.DB, ps.Ref.Table)
 	}
@@ -106,7 +107,7 @@ func (e *Engine) streamQuery(ctx context.Context, tree *plan.Object, parsed, sch
 		return nil, lakeerr.Map(err)
 	}
 	if len(preds) > 0 {
-		r = plan.NewFilterReader(ctx, e.mem, r, preds)
+		r = expr.NewReader(ctx, e.mem, r, preds)
 	}
 	return arrowutil.NewProjectReader(r, out), nil
 }

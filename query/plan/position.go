@@ -5,12 +5,12 @@ import (
 	"strings"
 
 	"github.com/flightd/flightd/engine"
-	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/expr"
 	"github.com/flightd/flightd/union"
 )
 
 // OffsetAfter reads _log_offset > n or >= n as "after n".
-func OffsetAfter(p lake.Predicate) (int64, bool) {
+func OffsetAfter(p expr.Predicate) (int64, bool) {
 	if len(p.Values) != 1 {
 		return 0, false
 	}
@@ -19,9 +19,9 @@ func OffsetAfter(p lake.Predicate) (int64, bool) {
 		return 0, false
 	}
 	switch p.Op {
-	case lake.OpGt:
+	case expr.OpGt:
 		return n, true
-	case lake.OpGe:
+	case expr.OpGe:
 		return n - 1, true
 	}
 	return 0, false
@@ -60,7 +60,7 @@ func (p *Position) Take(c *Object) bool {
 				return false
 			}
 			switch {
-			case strings.EqualFold(col[0], union.BucketColumn) && pr.Op == lake.OpEq:
+			case strings.EqualFold(col[0], union.BucketColumn) && pr.Op == expr.OpEq:
 				b, ok := pr.Values[0].(int64)
 				if !ok || b < 0 || b > 1<<31-1 {
 					return false

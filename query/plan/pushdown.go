@@ -7,7 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/expr"
 )
 
 // Hints are what a statement's WHERE clauses say about each table
@@ -22,17 +22,17 @@ import (
 // on a table's column is false for rows that cannot match it and for the
 // NULL rows an outer join makes up.
 type Hints struct {
-	Filter []lake.Predicate
+	Filter []expr.Predicate
 }
 
 // HintSet holds the hints of every base-table node of one statement.
 type HintSet struct {
-	filters map[*Object][]lake.Predicate
+	filters map[*Object][]expr.Predicate
 }
 
 // HintsOf finds the hints of every base-table node of tree.
 func HintsOf(tree *Object) *HintSet {
-	h := &HintSet{filters: map[*Object][]lake.Predicate{}}
+	h := &HintSet{filters: map[*Object][]expr.Predicate{}}
 	h.collect(tree)
 	return h
 }
@@ -146,21 +146,21 @@ func conjuncts(e *Object, out []*Object) []*Object {
 	return append(out, e)
 }
 
-var compareOps = map[string]lake.Op{
-	"COMPARE_EQUAL":                lake.OpEq,
-	"COMPARE_LESSTHAN":             lake.OpLt,
-	"COMPARE_LESSTHANOREQUALTO":    lake.OpLe,
-	"COMPARE_GREATERTHAN":          lake.OpGt,
-	"COMPARE_GREATERTHANOREQUALTO": lake.OpGe,
+var compareOps = map[string]expr.Op{
+	"COMPARE_EQUAL":                expr.OpEq,
+	"COMPARE_LESSTHAN":             expr.OpLt,
+	"COMPARE_LESSTHANOREQUALTO":    expr.OpLe,
+	"COMPARE_GREATERTHAN":          expr.OpGt,
+	"COMPARE_GREATERTHANOREQUALTO": expr.OpGe,
 }
 
 // flipped is the operator with its operands swapped (5 < c is c > 5).
-var flipped = map[lake.Op]lake.Op{lake.OpEq: lake.OpEq, lake.OpLt: lake.OpGt, lake.OpLe: lake.OpGe, lake.OpGt: lake.OpLt, lake.OpGe: lake.OpLe}
+var flipped = map[expr.Op]expr.Op{expr.OpEq: expr.OpEq, expr.OpLt: expr.OpGt, expr.OpLe: expr.OpGe, expr.OpGt: expr.OpLt, expr.OpGe: expr.OpLe}
 
 // predicateOf reads "column op constant" (either side), "column IN
 // (constants)" and "column BETWEEN constant AND constant" (opBetween,
 // expanded later).
-func predicateOf(e *Object) (col []string, p lake.Predicate, ok bool) {
+func predicateOf(e *Object) (col []string, p expr.Predicate, ok bool) {
 	switch e.Get("class") {
 	case "COMPARISON":
 		op, known := compareOps[e.Get("type").(string)]
@@ -174,12 +174,12 @@ func predicateOf(e *Object) (col []string, p lake.Predicate, ok bool) {
 		}
 		if c := columnOf(l); c != nil {
 			if v, ok := constantOf(r); ok {
-				return c, lake.Predicate{Op: op, Values: []any{v}}, true
+				return c, expr.Predicate{Op: op, Values: []any{v}}, true
 			}
 		}
 		if c := columnOf(r); c != nil {
 			if v, ok := constantOf(l); ok {
-				return c, lake.Predicate{Op: flipped[op], Values: []any{v}}, true
+				return c, expr.Predicate{Op: flipped[op], Values: []any{v}}, true
 			}
 		}
 	case "OPERATOR":
@@ -195,7 +195,7 @@ func predicateOf(e *Object) (col []string, p lake.Predicate, ok bool) {
 		if c == nil {
 			return nil, p, false
 		}
-		p = lake.Predicate{Op: lake.OpIn}
+		p = expr.Predicate{Op: expr.OpIn}
 		for _, x := range l[1:] {
 			xo, _ := x.(*Object)
 			v, ok := constantOf(xo)
@@ -218,21 +218,21 @@ func predicateOf(e *Object) (col []string, p lake.Predicate, ok bool) {
 		if !ok1 || !ok2 {
 			return nil, p, false
 		}
-		return c, lake.Predicate{Op: opBetween, Values: []any{lv, hv}}, true
+		return c, expr.Predicate{Op: opBetween, Values: []any{lv, hv}}, true
 	}
 	return nil, p, false
 }
 
 // opBetween is expanded by expandBetween before predicates reach the lake.
-const opBetween lake.Op = -1
+const opBetween expr.Op = -1
 
-func expandBetween(ps []lake.Predicate) []lake.Predicate {
-	out := make([]lake.Predicate, 0, len(ps))
+func expandBetween(ps []expr.Predicate) []expr.Predicate {
+	out := make([]expr.Predicate, 0, len(ps))
 	for _, p := range ps {
 		if p.Op == opBetween {
 			out = append(out,
-				lake.Predicate{Column: p.Column, Op: lake.OpGe, Values: p.Values[:1]},
-				lake.Predicate{Column: p.Column, Op: lake.OpLe, Values: p.Values[1:]})
+				expr.Predicate{Column: p.Column, Op: expr.OpGe, Values: p.Values[:1]},
+				expr.Predicate{Column: p.Column, Op: expr.OpLe, Values: p.Values[1:]})
 			continue
 		}
 		out = append(out, p)
@@ -313,7 +313,7 @@ func constantOf(e *Object) (any, bool) {
 
 // FilterFor is the pruning filter of hints for a table with schema sc,
 // its columns spelled as sc spells them.
-func (s Hints) FilterFor(sc *arrow.Schema) (filter []lake.Predicate) {
+func (s Hints) FilterFor(sc *arrow.Schema) (filter []expr.Predicate) {
 	for _, p := range expandBetween(s.Filter) {
 		for _, f := range sc.Fields() {
 			if strings.EqualFold(f.Name, p.Column) {

@@ -5,20 +5,20 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/expr"
 )
 
 // Scan describes a statement that is only a scan of one flightd table:
 // SELECT * | col, ... FROM t | t$rt [WHERE conjuncts], with nothing else,
 // where every conjunct is column op constant as HintsOf reads them. Such
 // statements skip DuckDB and stream the scan straight to the client (the
-// filter evaluated by NewFilterReader), because passing a large result through
+// filter evaluated by expr.NewReader), because passing a large result through
 // DuckDB costs more than the scan itself, and planning a point query on
 // DuckDB costs more than the lookup.
 type Scan struct {
 	Ref     Ref
 	Columns []string // nil = all
-	Filter  []lake.Predicate
+	Filter  []expr.Predicate
 }
 
 // PlainScan recognises a plain scan in DuckDB's parse tree.
@@ -78,7 +78,7 @@ func ScanWith(tree *Object, resolve Resolver, other func(*Object) bool) (Scan, b
 	if err != nil || !ok {
 		return Scan{}, false
 	}
-	var filter []lake.Predicate
+	var filter []expr.Predicate
 	if where, _ := node.Get("where_clause").(*Object); where != nil {
 		alias, _ := from.Get("alias").(string)
 		for _, c := range conjuncts(where, nil) {
