@@ -159,8 +159,8 @@ test-paimon: build py-deps
 # with -tags $(TAGS). A target missing from its package is reported by
 # go test ("matches no fuzz tests") and passes.
 FUZZ_TARGETS := \
-	./lake:FuzzParseType \
-	./lake:FuzzSchemaJSON \
+	./lake/paimontype:FuzzParseType \
+	./lake/paimontype:FuzzSchemaJSON \
 	./lake:FuzzSnapshotJSON \
 	./lake:FuzzManifest \
 	./lake:FuzzManifestList \

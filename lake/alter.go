@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // AddColumn is ALTER TABLE ... ADD COLUMN: Column goes at the end, or
 // first, or after the column After.
 type AddColumn struct {
-	Column Column
+	Column paimontype.Column
 	First  bool
 	After  string
 }
@@ -26,7 +28,7 @@ func (c *Catalog) AddColumn(ctx context.Context, db, name string, add AddColumn)
 	if col.Type.Root == 0 {
 		return nil, fmt.Errorf("lake: alter table %s.%s: column %q has no type", db, name, col.Name)
 	}
-	return c.alterSchema(ctx, db, name, func(t *Table, ns *TableSchema) error {
+	return c.alterSchema(ctx, db, name, func(t *Table, ns *paimontype.TableSchema) error {
 		if j := fieldIndex(ns, col.Name); j >= 0 {
 			return fmt.Errorf("lake: alter table %s.%s: %w: column %q exists", db, name, ErrInvalidName, ns.Fields[j].Name)
 		}
@@ -44,10 +46,10 @@ func (c *Catalog) AddColumn(ctx context.Context, db, name string, add AddColumn)
 		next := ns.HighestFieldID + 1
 		id := next
 		next++
-		typ := assignNestedIDs(col.Type, &next)
+		typ := paimontype.AssignNestedIDs(col.Type, &next)
 		ns.HighestFieldID = next - 1
-		f := DataField{ID: id, Name: col.Name, Type: typ, Description: col.Comment}
-		ns.Fields = append(ns.Fields[:at], append([]DataField{f}, ns.Fields[at:]...)...)
+		f := paimontype.DataField{ID: id, Name: col.Name, Type: typ, Description: col.Comment}
+		ns.Fields = append(ns.Fields[:at], append([]paimontype.DataField{f}, ns.Fields[at:]...)...)
 		return nil
 	})
 }
@@ -55,7 +57,7 @@ func (c *Catalog) AddColumn(ctx context.Context, db, name string, add AddColumn)
 // keyColumn reports whether name is one of ts's primary-key, partition or
 // bucket-key columns (or its sequence field), which a schema change may not
 // rename or drop.
-func keyColumn(ts *TableSchema, name string) bool {
+func keyColumn(ts *paimontype.TableSchema, name string) bool {
 	keys := append(append(append([]string{}, ts.PrimaryKeys...), ts.PartitionKeys...), ts.BucketKeys()...)
 	for _, k := range strings.Split(ts.Options["sequence.field"], ",") {
 		keys = append(keys, strings.TrimSpace(k))
@@ -70,7 +72,7 @@ func keyColumn(ts *TableSchema, name string) bool {
 
 // fieldIndex is the position of the column named name, matched exactly
 // or, failing that, without case.
-func fieldIndex(ts *TableSchema, name string) int {
+func fieldIndex(ts *paimontype.TableSchema, name string) int {
 	if i := ts.FieldIndex(name); i >= 0 {
 		return i
 	}
@@ -85,7 +87,7 @@ func fieldIndex(ts *TableSchema, name string) int {
 // nonKeyColumn is the position of column col of ns, which must not be a
 // key column: what may happen to those is said by keeps ("keeps its
 // name", "cannot be dropped").
-func nonKeyColumn(ns *TableSchema, db, name, col, keeps string) (int, error) {
+func nonKeyColumn(ns *paimontype.TableSchema, db, name, col, keeps string) (int, error) {
 	i := fieldIndex(ns, col)
 	if i < 0 {
 		return -1, fmt.Errorf("lake: alter table %s.%s: %w: no column %q", db, name, ErrInvalidName, col)
@@ -100,7 +102,7 @@ func nonKeyColumn(ns *TableSchema, db, name, col, keeps string) (int, error) {
 // field keeps its id, so files and log rows written before read under the
 // new name. Key columns keep their names.
 func (c *Catalog) RenameColumn(ctx context.Context, db, name, from, to string) (*Table, error) {
-	return c.alterSchema(ctx, db, name, func(t *Table, ns *TableSchema) error {
+	return c.alterSchema(ctx, db, name, func(t *Table, ns *paimontype.TableSchema) error {
 		i, err := nonKeyColumn(ns, db, name, from, "keeps its name")
 		if err != nil {
 			return err
@@ -120,7 +122,7 @@ func (c *Catalog) RenameColumn(ctx context.Context, db, name, from, to string) (
 // given again (HighestFieldID stays), so its values in older files and log
 // rows are not read. Key columns and a table's last column stay.
 func (c *Catalog) DropColumn(ctx context.Context, db, name, col string) (*Table, error) {
-	return c.alterSchema(ctx, db, name, func(t *Table, ns *TableSchema) error {
+	return c.alterSchema(ctx, db, name, func(t *Table, ns *paimontype.TableSchema) error {
 		i, err := nonKeyColumn(ns, db, name, col, "cannot be dropped")
 		if err != nil {
 			return err
@@ -140,26 +142,26 @@ func (c *Catalog) DropColumn(ctx context.Context, db, name, col string) (*Table,
 // more, longer strings and bytes, finer timestamps), and dropping NOT
 // NULL. Java's default also allows explicit, lossy casts (BIGINT to INT,
 // numbers to STRING); flightd refuses them.
-func widens(from, to DataType) bool {
+func widens(from, to paimontype.DataType) bool {
 	if !from.NotNull && to.NotNull {
 		return false
 	}
 	f, t := from.WithNullable(true), to.WithNullable(true)
-	isInt := func(r TypeRoot) bool { return r >= TypeTinyInt && r <= TypeBigInt }
+	isInt := func(r paimontype.TypeRoot) bool { return r >= paimontype.TypeTinyInt && r <= paimontype.TypeBigInt }
 	switch {
 	case isInt(f.Root) && isInt(t.Root):
 		return t.Root >= f.Root
-	case (isInt(f.Root) || f.Root == TypeFloat) && t.Root == TypeDouble:
+	case (isInt(f.Root) || f.Root == paimontype.TypeFloat) && t.Root == paimontype.TypeDouble:
 		return true
-	case isInt(f.Root) && t.Root == TypeFloat:
-		return f.Root <= TypeSmallInt
-	case f.Root == TypeDecimal && t.Root == TypeDecimal:
+	case isInt(f.Root) && t.Root == paimontype.TypeFloat:
+		return f.Root <= paimontype.TypeSmallInt
+	case f.Root == paimontype.TypeDecimal && t.Root == paimontype.TypeDecimal:
 		return t.Scale >= f.Scale && t.Precision-t.Scale >= f.Precision-f.Scale
-	case (f.Root == TypeChar || f.Root == TypeVarChar) && t.Root == TypeVarChar:
+	case (f.Root == paimontype.TypeChar || f.Root == paimontype.TypeVarChar) && t.Root == paimontype.TypeVarChar:
 		return t.Length >= f.Length
-	case (f.Root == TypeBinary || f.Root == TypeVarBinary) && t.Root == TypeVarBinary:
+	case (f.Root == paimontype.TypeBinary || f.Root == paimontype.TypeVarBinary) && t.Root == paimontype.TypeVarBinary:
 		return t.Length >= f.Length
-	case f.Root == t.Root && (f.Root == TypeTimestamp || f.Root == TypeTimestampLTZ || f.Root == TypeTime):
+	case f.Root == t.Root && (f.Root == paimontype.TypeTimestamp || f.Root == paimontype.TypeTimestampLTZ || f.Root == paimontype.TypeTime):
 		return t.Precision >= f.Precision
 	}
 	return f.String() == t.String()
@@ -169,7 +171,7 @@ func widens(from, to DataType) bool {
 // is set; the column keeps its nullability), dropping NOT NULL, or a new
 // comment (when SetComment).
 type ColumnChange struct {
-	Type        DataType
+	Type        paimontype.DataType
 	DropNotNull bool
 	Comment     string
 	SetComment  bool
@@ -193,14 +195,14 @@ func (c *Catalog) AlterColumn(ctx context.Context, db, name string, path []strin
 		return nil, fmt.Errorf("lake: alter table %s.%s: %w: no column named", db, name, ErrInvalidName)
 	}
 	col := strings.Join(path, ".")
-	return c.alterSchema(ctx, db, name, func(t *Table, ns *TableSchema) error {
+	return c.alterSchema(ctx, db, name, func(t *Table, ns *paimontype.TableSchema) error {
 		i := fieldIndex(ns, path[0])
 		if i < 0 {
 			return fmt.Errorf("lake: alter table %s.%s: %w: no column %q", db, name, ErrInvalidName, path[0])
 		}
 		key := keyColumn(ns, ns.Fields[i].Name)
 		w := pathWalk{
-			change: func(f *DataField, held bool) error {
+			change: func(f *paimontype.DataField, held bool) error {
 				if held && ch.SetComment {
 					return fmt.Errorf("lake: alter table %s.%s: %w: %q is an ARRAY's element or a MAP's value, which has no comment (comment the column or ROW field)", db, name, ErrUnsupported, col)
 				}
@@ -235,7 +237,7 @@ const (
 type pathWalk struct {
 	// change changes the field found; held says it stands for an ARRAY's
 	// element or a MAP's value (only its Type means anything).
-	change func(f *DataField, held bool) error
+	change func(f *paimontype.DataField, held bool) error
 	// bad is the error for a path that does not name anything
 	// (unsupported: it names something that cannot change).
 	bad func(unsupported bool, why string) error
@@ -244,21 +246,21 @@ type pathWalk struct {
 // field returns f with the change applied to what rest names in f's type
 // (f itself when rest is empty), copying only what it changes; at is the
 // path to f.
-func (w pathWalk) field(f DataField, rest []string, at string, held bool) (DataField, error) {
+func (w pathWalk) field(f paimontype.DataField, rest []string, at string, held bool) (paimontype.DataField, error) {
 	if len(rest) == 0 {
 		err := w.change(&f, held)
 		return f, err
 	}
 	seg := rest[0]
-	inner := func(t *DataType, name string) (*DataType, error) {
-		nf, err := w.field(DataField{Name: name, Type: *t}, rest[1:], at+"."+name, true)
+	inner := func(t *paimontype.DataType, name string) (*paimontype.DataType, error) {
+		nf, err := w.field(paimontype.DataField{Name: name, Type: *t}, rest[1:], at+"."+name, true)
 		if err != nil {
 			return nil, err
 		}
 		return &nf.Type, nil
 	}
 	switch f.Type.Root {
-	case TypeArray:
+	case paimontype.TypeArray:
 		if !strings.EqualFold(seg, elementSegment) {
 			return f, w.bad(false, fmt.Sprintf("%q is of type %s: name its elements %s.%s", at, f.Type, at, elementSegment))
 		}
@@ -268,7 +270,7 @@ func (w pathWalk) field(f DataField, rest []string, at string, held bool) (DataF
 		}
 		f.Type.Elem = e
 		return f, nil
-	case TypeMap:
+	case paimontype.TypeMap:
 		switch {
 		case strings.EqualFold(seg, keySegment):
 			return f, w.bad(true, fmt.Sprintf("%q is of type %s, whose keys keep their type (Paimon changes only a MAP's values: %s.%s)", at, f.Type, at, valueSegment))
@@ -281,9 +283,9 @@ func (w pathWalk) field(f DataField, rest []string, at string, held bool) (DataF
 		}
 		f.Type.Value = v
 		return f, nil
-	case TypeMultiset:
+	case paimontype.TypeMultiset:
 		return f, w.bad(true, fmt.Sprintf("%q is of type %s, whose elements keep their type (Paimon cannot name them)", at, f.Type))
-	case TypeRow:
+	case paimontype.TypeRow:
 	default:
 		return f, w.bad(false, fmt.Sprintf("%q is of type %s, which has no field %q (only ROW fields, ARRAY elements and MAP values can be named with '.')", at, f.Type, seg))
 	}
@@ -306,20 +308,20 @@ func (w pathWalk) field(f DataField, rest []string, at string, held bool) (DataF
 	if err != nil {
 		return f, err
 	}
-	f.Type.Fields = append([]DataField(nil), f.Type.Fields...)
+	f.Type.Fields = append([]paimontype.DataField(nil), f.Type.Fields...)
 	f.Type.Fields[j] = nf
 	return f, nil
 }
 
 // compositeHint says how to change what a composite column col of type t
 // holds.
-func compositeHint(col string, t DataType) string {
+func compositeHint(col string, t paimontype.DataType) string {
 	switch t.Root {
-	case TypeRow:
+	case paimontype.TypeRow:
 		return fmt.Sprintf("change a ROW's fields one by one: ALTER COLUMN %s.<field> TYPE ...", col)
-	case TypeArray:
+	case paimontype.TypeArray:
 		return fmt.Sprintf("change an ARRAY's elements: ALTER COLUMN %s.%s TYPE ...", col, elementSegment)
-	case TypeMap:
+	case paimontype.TypeMap:
 		return fmt.Sprintf("change a MAP's values: ALTER COLUMN %s.%s TYPE ...; its keys keep their type", col, valueSegment)
 	}
 	return "a MULTISET's elements keep their type"
@@ -327,13 +329,13 @@ func compositeHint(col string, t DataType) string {
 
 // changeField applies ch to f, the column (or nested field) named col;
 // key says f is a key column.
-func changeField(db, name, col string, f *DataField, ch ColumnChange, key bool) error {
+func changeField(db, name, col string, f *paimontype.DataField, ch ColumnChange, key bool) error {
 	if typ := ch.Type; typ.Root != 0 {
 		typ.NotNull = f.Type.NotNull
 		if key && typ.String() != f.Type.String() {
 			return fmt.Errorf("lake: alter table %s.%s: %w: %q is a key column (primary, partition, bucket or sequence key), which keeps its type", db, name, ErrUnsupported, col)
 		}
-		if typ.isComposite() || f.Type.isComposite() {
+		if typ.IsComposite() || f.Type.IsComposite() {
 			if typ.String() != f.Type.String() {
 				return fmt.Errorf("lake: alter table %s.%s: %w: %q is of type %s and cannot become %s: a ROW, ARRAY, MAP or MULTISET keeps its type (%s)",
 					db, name, ErrUnsupported, col, f.Type, typ, compositeHint(col, f.Type))

@@ -9,6 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // commitJSON commits rows, given as Arrow JSON of the table's columns, to
@@ -29,14 +31,14 @@ func commitJSON(t *testing.T, tb *Table, rows string) *Snapshot {
 }
 
 // nestedIDs lists the ids of the ROW fields inside t, depth first.
-func nestedIDs(t DataType) []int {
+func nestedIDs(t paimontype.DataType) []int {
 	var ids []int
 	switch t.Root {
-	case TypeArray, TypeMultiset:
+	case paimontype.TypeArray, paimontype.TypeMultiset:
 		ids = nestedIDs(*t.Elem)
-	case TypeMap:
+	case paimontype.TypeMap:
 		ids = append(nestedIDs(*t.Key), nestedIDs(*t.Value)...)
-	case TypeRow:
+	case paimontype.TypeRow:
 		for _, f := range t.Fields {
 			ids = append(append(ids, f.ID), nestedIDs(f.Type)...)
 		}
@@ -54,12 +56,12 @@ func nestedIDs(t DataType) []int {
 func TestAlterColumnNamesElementsAndValues(t *testing.T) {
 	ctx := context.Background()
 	c := newTestCatalog(t)
-	typ := func(s string) DataType {
-		dt, err := ParseType(s)
+	typ := func(s string) paimontype.DataType {
+		dt, err := paimontype.ParseType(s)
 		require.NoError(t, err)
 		return dt
 	}
-	tb, err := c.CreateTable(ctx, "db", "t", Schema{Columns: []Column{
+	tb, err := c.CreateTable(ctx, "db", "t", paimontype.Schema{Columns: []paimontype.Column{
 		{Name: "a", Type: typ("ARRAY<INT>")},
 		{Name: "m", Type: typ("MAP<STRING, SMALLINT NOT NULL>")},
 		{Name: "ar", Type: typ("ARRAY<ROW<x INT, y ARRAY<FLOAT>>>")},

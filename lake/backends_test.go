@@ -16,6 +16,7 @@ import (
 	"github.com/flightd/flightd/internal/testserver"
 	"github.com/flightd/flightd/lake/fileio"
 	"github.com/flightd/flightd/lake/fileio/s3"
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // ---- a real S3 server: Versity S3 Gateway over a temp directory ----
@@ -159,7 +160,7 @@ func scenarioCatalog(t *testing.T, b lakeBackend) {
 	require.NoError(t, err)
 	require.Empty(t, tables)
 
-	s := Schema{Columns: []Column{{Name: "k", Type: mustType(t, "INT")}, {Name: "v", Type: mustType(t, "STRING")}}, PrimaryKeys: []string{"k"}}
+	s := paimontype.Schema{Columns: []paimontype.Column{{Name: "k", Type: mustType(t, "INT")}, {Name: "v", Type: mustType(t, "STRING")}}, PrimaryKeys: []string{"k"}}
 	for _, n := range []string{"t2", "t1"} {
 		_, err = c.CreateTable(t.Context(), "db", n, s, false)
 		require.NoError(t, err)
@@ -168,9 +169,9 @@ func scenarioCatalog(t *testing.T, b lakeBackend) {
 	require.ErrorIs(t, err, ErrTableExists)
 	_, err = c.CreateTable(t.Context(), "nope", "t1", s, false)
 	require.ErrorIs(t, err, ErrDatabaseNotFound)
-	_, err = c.CreateTable(t.Context(), "db", "bad", Schema{Columns: s.Columns, PrimaryKeys: []string{"zz"}}, false)
+	_, err = c.CreateTable(t.Context(), "db", "bad", paimontype.Schema{Columns: s.Columns, PrimaryKeys: []string{"zz"}}, false)
 	require.Error(t, err)
-	_, err = c.CreateTable(t.Context(), "db", "bad", Schema{Columns: append(s.Columns, s.Columns[0])}, false)
+	_, err = c.CreateTable(t.Context(), "db", "bad", paimontype.Schema{Columns: append(s.Columns, s.Columns[0])}, false)
 	require.Error(t, err)
 	tables, err = c.ListTables(t.Context(), "db")
 	require.NoError(t, err)
@@ -206,7 +207,7 @@ func scenarioCatalog(t *testing.T, b lakeBackend) {
 func scenarioPrimaryKeyTwoCommits(t *testing.T, b lakeBackend) {
 	ctx := context.Background()
 	c := openWithDB(t, b)
-	tb, err := c.CreateTable(ctx, "db", "pk", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "2"}}, false)
+	tb, err := c.CreateTable(ctx, "db", "pk", paimontype.Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "2"}}, false)
 	require.NoError(t, err)
 	snap, err := tb.LatestSnapshot(ctx)
 	require.NoError(t, err)
@@ -277,7 +278,7 @@ func scenarioPrimaryKeyTwoCommits(t *testing.T, b lakeBackend) {
 func scenarioAppendPartitioned(t *testing.T, b lakeBackend) {
 	ctx := context.Background()
 	c := openWithDB(t, b)
-	tb, err := c.CreateTable(ctx, "db", "ap", Schema{Columns: testCols, PartitionKeys: []string{"dt"}}, false)
+	tb, err := c.CreateTable(ctx, "db", "ap", paimontype.Schema{Columns: testCols, PartitionKeys: []string{"dt"}}, false)
 	require.NoError(t, err)
 	w := tb.NewWrite(ctx)
 	writeRows(t, w, tb, []row{{1, sp("a"), "2024-01-01"}, {2, sp("b"), "2024-01-02"}, {1, sp("a"), "2024-01-01"}, {3, nil, ""}}, nil, nil)
@@ -321,7 +322,7 @@ func scenarioAppendPartitioned(t *testing.T, b lakeBackend) {
 func scenarioCommitFencing(t *testing.T, b lakeBackend) {
 	ctx := context.Background()
 	c := openWithDB(t, b)
-	tb, err := c.CreateTable(ctx, "db", "f", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}, false)
+	tb, err := c.CreateTable(ctx, "db", "f", paimontype.Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}, false)
 	require.NoError(t, err)
 	w := tb.NewWrite(ctx)
 	writeRows(t, w, tb, []row{{1, sp("a"), "x"}}, []RowKind{Insert}, []int64{1})
@@ -370,7 +371,7 @@ func (s snapshotBarrier) CreateExclusive(ctx context.Context, p string, data []b
 func scenarioRacingWriters(t *testing.T, b lakeBackend) {
 	ctx := context.Background()
 	c := openWithDB(t, b)
-	_, err := c.CreateTable(ctx, "db", "r", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}, false)
+	_, err := c.CreateTable(ctx, "db", "r", paimontype.Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}, false)
 	require.NoError(t, err)
 	const writers, rounds = 3, 4
 	for round := 0; round < rounds; round++ {
@@ -427,7 +428,7 @@ func scenarioMissingFile(t *testing.T, b lakeBackend) {
 	ctx := context.Background()
 	c := openWithDB(t, b)
 	fio := c.FileIO()
-	tb, err := c.CreateTable(ctx, "db", "c", Schema{Columns: testCols}, false)
+	tb, err := c.CreateTable(ctx, "db", "c", paimontype.Schema{Columns: testCols}, false)
 	require.NoError(t, err)
 	w := tb.NewWrite(ctx)
 	writeRows(t, w, tb, []row{{1, sp("a"), "x"}}, nil, nil)
@@ -519,7 +520,7 @@ func scenarioLatestSnapshotRemembered(t *testing.T, b lakeBackend) {
 	counter := &countingFileIO{calls: map[string]int{}}
 	c := b.open(t, func(f fileio.FileIO) fileio.FileIO { counter.FileIO = f; return counter })
 	require.NoError(t, c.CreateDatabase(ctx, "db", false))
-	tb, err := c.CreateTable(ctx, "db", "l", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}, false)
+	tb, err := c.CreateTable(ctx, "db", "l", paimontype.Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}, false)
 	require.NoError(t, err)
 	commit := func(tb *Table, id int64, p string) {
 		w := tb.NewWrite(ctx)
@@ -567,7 +568,7 @@ func scenarioLatestSnapshotRemembered(t *testing.T, b lakeBackend) {
 func scenarioTableErrorsNameWarehousePaths(t *testing.T, b lakeBackend) {
 	ctx := context.Background()
 	c := openWithDB(t, b)
-	tb, err := c.CreateTable(ctx, "db", "t", Schema{Columns: testCols}, false)
+	tb, err := c.CreateTable(ctx, "db", "t", paimontype.Schema{Columns: testCols}, false)
 	require.NoError(t, err)
 	_, err = tb.Snapshot(ctx, 5)
 	require.ErrorIs(t, err, fs.ErrNotExist)

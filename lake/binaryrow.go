@@ -10,6 +10,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // Internal values. Values taken out of Arrow arrays for keys, partitions and stats use these Go types:
@@ -28,7 +30,7 @@ type timestampValue struct {
 
 // valueAt returns the internal value of arr[row] for Paimon type t. Only atomic types are supported;
 // composite types return nil.
-func valueAt(arr arrow.Array, row int, t DataType) any {
+func valueAt(arr arrow.Array, row int, t paimontype.DataType) any {
 	if arr.IsNull(row) {
 		return nil
 	}
@@ -85,7 +87,7 @@ func valueAt(arr arrow.Array, row int, t DataType) any {
 
 // rowValues returns the internal values of the columns idx (of Paimon
 // types types) of rec at row.
-func rowValues(rec arrow.RecordBatch, idx []int, types []DataType, row int) []any {
+func rowValues(rec arrow.RecordBatch, idx []int, types []paimontype.DataType, row int) []any {
 	vals := make([]any, len(idx))
 	for i, c := range idx {
 		vals[i] = valueAt(rec.Column(c), row, types[i])
@@ -102,7 +104,7 @@ func floorDiv(a, b int64) int64 {
 }
 
 // statsSupported reports whether a type gets min/max stats and can be a key/partition field.
-func statsSupported(t DataType) bool { return !t.isComposite() }
+func statsSupported(t paimontype.DataType) bool { return !t.IsComposite() }
 
 // compareValues orders internal values of type t: nulls first, strings/binary as unsigned bytes.
 func compareValues(a, b any) int {
@@ -189,7 +191,7 @@ func compareRows(a, b []any) int {
 func nullBitsWidth(arity int) int { return ((arity + 63 + 8) / 64) * 8 }
 
 // encodeBinaryRow writes the values as a Java BinaryRow (RowKind byte 0) and returns its bytes.
-func encodeBinaryRow(types []DataType, vals []any) []byte {
+func encodeBinaryRow(types []paimontype.DataType, vals []any) []byte {
 	arity := len(types)
 	nb := nullBitsWidth(arity)
 	fixed := nb + 8*arity
@@ -213,7 +215,7 @@ func encodeBinaryRow(types []DataType, vals []any) []byte {
 	for i, t := range types {
 		v := vals[i]
 		// Non-compact decimals and timestamps reserve their variable part even when null.
-		if t.Root == TypeDecimal && t.Precision > 18 {
+		if t.Root == paimontype.TypeDecimal && t.Precision > 18 {
 			if v == nil {
 				off := appendVar(nil, 16)
 				setNull(i)
@@ -225,7 +227,7 @@ func encodeBinaryRow(types []DataType, vals []any) []byte {
 			binary.LittleEndian.PutUint64(slot(i), uint64(off)<<32|uint64(len(b)))
 			continue
 		}
-		if (t.Root == TypeTimestamp || t.Root == TypeTimestampLTZ) && t.Precision > 3 {
+		if (t.Root == paimontype.TypeTimestamp || t.Root == paimontype.TypeTimestampLTZ) && t.Precision > 3 {
 			if v == nil {
 				off := appendVar(nil, 8)
 				setNull(i)
@@ -319,7 +321,7 @@ func javaBytesToBigInt(b []byte) *big.Int {
 }
 
 // decodeBinaryRow reads a BinaryRow of atomic types back into internal values.
-func decodeBinaryRow(types []DataType, buf []byte) ([]any, error) {
+func decodeBinaryRow(types []paimontype.DataType, buf []byte) ([]any, error) {
 	arity := len(types)
 	nb := nullBitsWidth(arity)
 	if len(buf) < nb+8*arity {
@@ -341,21 +343,21 @@ func decodeBinaryRow(types []DataType, buf []byte) ([]any, error) {
 			return buf[off : off+n], nil
 		}
 		switch t.Root {
-		case TypeBoolean:
+		case paimontype.TypeBoolean:
 			out[i] = s[0] != 0
-		case TypeTinyInt:
+		case paimontype.TypeTinyInt:
 			out[i] = int8(s[0])
-		case TypeSmallInt:
+		case paimontype.TypeSmallInt:
 			out[i] = int16(binary.LittleEndian.Uint16(s))
-		case TypeInt, TypeDate, TypeTime:
+		case paimontype.TypeInt, paimontype.TypeDate, paimontype.TypeTime:
 			out[i] = int32(binary.LittleEndian.Uint32(s))
-		case TypeBigInt:
+		case paimontype.TypeBigInt:
 			out[i] = int64(u)
-		case TypeFloat:
+		case paimontype.TypeFloat:
 			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(s))
-		case TypeDouble:
+		case paimontype.TypeDouble:
 			out[i] = math.Float64frombits(u)
-		case TypeDecimal:
+		case paimontype.TypeDecimal:
 			if t.Precision <= 18 {
 				out[i] = decimalValue{unscaled: big.NewInt(int64(u)), scale: t.Scale}
 			} else {
@@ -365,7 +367,7 @@ func decodeBinaryRow(types []DataType, buf []byte) ([]any, error) {
 				}
 				out[i] = decimalValue{unscaled: javaBytesToBigInt(b), scale: t.Scale}
 			}
-		case TypeTimestamp, TypeTimestampLTZ:
+		case paimontype.TypeTimestamp, paimontype.TypeTimestampLTZ:
 			if t.Precision <= 3 {
 				out[i] = timestampValue{millis: int64(u)}
 			} else {
@@ -375,7 +377,7 @@ func decodeBinaryRow(types []DataType, buf []byte) ([]any, error) {
 				}
 				out[i] = timestampValue{millis: int64(binary.LittleEndian.Uint64(buf[off:])), nanoOfMilli: int32(uint32(u))}
 			}
-		case TypeChar, TypeVarChar, TypeBinary, TypeVarBinary:
+		case paimontype.TypeChar, paimontype.TypeVarChar, paimontype.TypeBinary, paimontype.TypeVarBinary:
 			var b []byte
 			if s[7]&0x80 != 0 {
 				b = s[:s[7]&0x7f]
@@ -385,7 +387,7 @@ func decodeBinaryRow(types []DataType, buf []byte) ([]any, error) {
 					return nil, err
 				}
 			}
-			if t.Root == TypeChar || t.Root == TypeVarChar {
+			if t.Root == paimontype.TypeChar || t.Root == paimontype.TypeVarChar {
 				out[i] = string(b)
 			} else {
 				out[i] = bytes.Clone(b)

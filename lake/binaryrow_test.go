@@ -10,11 +10,13 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
-func mustType(t *testing.T, s string) DataType {
+func mustType(t *testing.T, s string) paimontype.DataType {
 	t.Helper()
-	dt, err := ParseType(s)
+	dt, err := paimontype.ParseType(s)
 	require.NoError(t, err)
 	return dt
 }
@@ -37,7 +39,7 @@ func TestBinaryRowGolden(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var types []DataType
+			var types []paimontype.DataType
 			for _, s := range c.types {
 				types = append(types, mustType(t, s))
 			}
@@ -63,7 +65,7 @@ func TestBucketJavaExpectation(t *testing.T) {
 		n    int
 		want int32
 	}{{1, 96}, {2, 27}, {3, 40}} {
-		types := make([]DataType, c.n)
+		types := make([]paimontype.DataType, c.n)
 		vals := make([]any, c.n)
 		for i := 0; i < c.n; i++ {
 			types[i] = intT
@@ -75,7 +77,7 @@ func TestBucketJavaExpectation(t *testing.T) {
 
 func TestSerializedRowFixture(t *testing.T) {
 	// Stats row (STRING "1", INT 1) as in the paimon-rust Java-written fixture.
-	types := []DataType{mustType(t, "STRING"), mustType(t, "INT")}
+	types := []paimontype.DataType{mustType(t, "STRING"), mustType(t, "INT")}
 	got := serializeBinaryRow(2, encodeBinaryRow(types, []any{"1", int32(1)}))
 	require.Equal(t, "00000002"+"0000000000000000"+"3100000000000081"+"0100000000000000", hex.EncodeToString(got))
 	require.Equal(t, "000000000000000000000000", hex.EncodeToString(emptyRowBytes))
@@ -96,15 +98,15 @@ func TestBucketsOfIntKeyMatchesBinaryRow(t *testing.T) {
 		a64, a32 := b64.NewArray(), b32.NewArray()
 		got64 := make([]int32, len(vals))
 		got32 := make([]int32, len(vals))
-		require.True(t, bucketsOfIntKey(a64, DataType{Root: TypeBigInt}, nb, got64))
-		require.True(t, bucketsOfIntKey(a32, DataType{Root: TypeInt}, nb, got32))
+		require.True(t, bucketsOfIntKey(a64, paimontype.DataType{Root: paimontype.TypeBigInt}, nb, got64))
+		require.True(t, bucketsOfIntKey(a32, paimontype.DataType{Root: paimontype.TypeInt}, nb, got32))
 		for i, v := range vals {
-			want64 := bucketOf(hashBinaryRow(encodeBinaryRow([]DataType{{Root: TypeBigInt}}, []any{v})), nb)
-			want32 := bucketOf(hashBinaryRow(encodeBinaryRow([]DataType{{Root: TypeInt}}, []any{int32(v)})), nb)
+			want64 := bucketOf(hashBinaryRow(encodeBinaryRow([]paimontype.DataType{{Root: paimontype.TypeBigInt}}, []any{v})), nb)
+			want32 := bucketOf(hashBinaryRow(encodeBinaryRow([]paimontype.DataType{{Root: paimontype.TypeInt}}, []any{int32(v)})), nb)
 			require.Equal(t, want64, got64[i], "BIGINT %d", v)
 			require.Equal(t, want32, got32[i], "INT %d", int32(v))
 		}
-		require.False(t, bucketsOfIntKey(a64, DataType{Root: TypeInt}, nb, got64), "type mismatch")
+		require.False(t, bucketsOfIntKey(a64, paimontype.DataType{Root: paimontype.TypeInt}, nb, got64), "type mismatch")
 		a64.Release()
 		a32.Release()
 	}

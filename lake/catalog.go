@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/flightd/flightd/lake/fileio"
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // Sentinel errors. Match with errors.Is.
@@ -208,7 +209,7 @@ func (c *Catalog) ListTables(ctx context.Context, db string) ([]string, error) {
 }
 
 // CreateTable validates s, normalises it and writes schema-0 atomically.
-func (c *Catalog) CreateTable(ctx context.Context, db, name string, s Schema, ignoreIfExists bool) (*Table, error) {
+func (c *Catalog) CreateTable(ctx context.Context, db, name string, s paimontype.Schema, ignoreIfExists bool) (*Table, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("lake: create table %s.%s: %w", db, name, err)
 	}
@@ -245,7 +246,7 @@ func (c *Catalog) CreateTable(ctx context.Context, db, name string, s Schema, ig
 		}
 		return nil, fmt.Errorf("create table %s.%s: %w", db, name, ErrTableExists)
 	}
-	ts, err := newTableSchema(s, c.now().UnixMilli())
+	ts, err := paimontype.NewTableSchema(s, c.now().UnixMilli())
 	if err != nil {
 		return nil, fmt.Errorf("create table %s.%s: %w", db, name, err)
 	}
@@ -270,7 +271,7 @@ func schemaPath(tablePath string, id int64) string {
 }
 
 // newTable is db.name opened at ts, read from (or written as) the schema file holding src.
-func (c *Catalog) newTable(db, name string, ts *TableSchema, src []byte) *Table {
+func (c *Catalog) newTable(db, name string, ts *paimontype.TableSchema, src []byte) *Table {
 	return &Table{cat: c, fio: c.fio, db: db, name: name, path: c.tablePath(db, name), schema: ts, now: c.now, latest: &latestSnapshot{}, older: &olderSchemas{},
 		opened: &schemaFile{id: ts.ID, data: src}}
 }
@@ -298,19 +299,19 @@ func (c *Catalog) GetTable(ctx context.Context, db, name string) (*Table, error)
 	return c.newTable(db, name, ts, data), nil
 }
 
-func readSchema(ctx context.Context, fio fileio.FileIO, tablePath string, id int64) (*TableSchema, error) {
+func readSchema(ctx context.Context, fio fileio.FileIO, tablePath string, id int64) (*paimontype.TableSchema, error) {
 	ts, _, err := readSchemaFile(ctx, fio, tablePath, id)
 	return ts, err
 }
 
 // readSchemaFile reads schema-id, returning it parsed and as the bytes of its file.
-func readSchemaFile(ctx context.Context, fio fileio.FileIO, tablePath string, id int64) (*TableSchema, []byte, error) {
+func readSchemaFile(ctx context.Context, fio fileio.FileIO, tablePath string, id int64) (*paimontype.TableSchema, []byte, error) {
 	p := schemaPath(tablePath, id)
 	data, err := fio.Read(ctx, p)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read schema %s: %w", p, err)
 	}
-	var ts TableSchema
+	var ts paimontype.TableSchema
 	if err := json.Unmarshal(data, &ts); err != nil {
 		return nil, nil, fmt.Errorf("parse schema %s: %w: %w", p, ErrCorrupt, err)
 	}
@@ -402,7 +403,7 @@ func (c *Catalog) AlterTableOptions(ctx context.Context, db, name string, set ma
 	if err := CheckScanOptions(set); err != nil {
 		return nil, fmt.Errorf("lake: alter table %s.%s: %w", db, name, err)
 	}
-	return c.alterSchema(ctx, db, name, func(t *Table, ns *TableSchema) error {
+	return c.alterSchema(ctx, db, name, func(t *Table, ns *paimontype.TableSchema) error {
 		ns.Options = make(map[string]string, len(t.schema.Options)+len(set))
 		for k, v := range t.schema.Options {
 			ns.Options[k] = v
@@ -434,14 +435,14 @@ func (c *Catalog) AlterTableOptions(ctx context.Context, db, name string, set ma
 // alterSchema writes schema-(N+1) of db.name: the latest schema as change
 // leaves it. Another writer's schema-(N+1) first makes it start again
 // from that one.
-func (c *Catalog) alterSchema(ctx context.Context, db, name string, change func(t *Table, ns *TableSchema) error) (*Table, error) {
+func (c *Catalog) alterSchema(ctx context.Context, db, name string, change func(t *Table, ns *paimontype.TableSchema) error) (*Table, error) {
 	for attempt := 0; attempt < 10; attempt++ {
 		t, err := c.GetTable(ctx, db, name)
 		if err != nil {
 			return nil, err
 		}
 		ns := *t.schema
-		ns.Fields = append([]DataField(nil), t.schema.Fields...)
+		ns.Fields = append([]paimontype.DataField(nil), t.schema.Fields...)
 		if err := change(t, &ns); err != nil {
 			return nil, err
 		}
@@ -470,7 +471,7 @@ type Table struct {
 	db     string
 	name   string
 	path   string
-	schema *TableSchema
+	schema *paimontype.TableSchema
 	now    func() time.Time
 	latest *latestSnapshot // the latest snapshot found, see LatestSnapshot
 	older  *olderSchemas   // schemas of older ids read so far, see SchemaByID
@@ -484,13 +485,13 @@ func (t *Table) Database() string { return t.db }
 func (t *Table) Name() string { return t.name }
 
 // Schema returns the table schema; callers must not modify it.
-func (t *Table) Schema() *TableSchema { return t.schema }
+func (t *Table) Schema() *paimontype.TableSchema { return t.schema }
 
 // AtSchema returns t read under ts, one of its older schemas (SchemaByID):
 // a snapshot written under ts then scans with ts's columns, as Java Paimon
 // reads a past snapshot. It is for reading; writes and commits go through
 // t.
-func (t *Table) AtSchema(ts *TableSchema) *Table {
+func (t *Table) AtSchema(ts *paimontype.TableSchema) *Table {
 	c := *t
 	c.schema = ts
 	return &c

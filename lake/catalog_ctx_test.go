@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/lake/fileio"
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // recordingFileIO records the operation of every FileIO call.
@@ -99,7 +100,7 @@ func TestCatalogCancelledContext(t *testing.T) {
 	c, err := OpenCatalogFileIO(t.Context(), t.TempDir(), fio)
 	require.NoError(t, err)
 	require.NoError(t, c.CreateDatabase(t.Context(), "db", false))
-	_, err = c.CreateTable(t.Context(), "db", "t", Schema{Columns: testCols}, false)
+	_, err = c.CreateTable(t.Context(), "db", "t", paimontype.Schema{Columns: testCols}, false)
 	require.NoError(t, err)
 	fio.take()
 
@@ -109,9 +110,9 @@ func TestCatalogCancelledContext(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	_, err = c.ListTables(ctx, "db")
 	require.ErrorIs(t, err, context.Canceled)
-	_, err = c.CreateTable(ctx, "db", "u", Schema{Columns: testCols}, false)
+	_, err = c.CreateTable(ctx, "db", "u", paimontype.Schema{Columns: testCols}, false)
 	require.ErrorIs(t, err, context.Canceled)
-	_, err = c.CreateTable(ctx, "db", "t", Schema{Columns: testCols}, true)
+	_, err = c.CreateTable(ctx, "db", "t", paimontype.Schema{Columns: testCols}, true)
 	require.ErrorIs(t, err, context.Canceled)
 	require.ErrorIs(t, c.CreateDatabase(ctx, "db2", false), context.Canceled)
 	_, err = c.DatabaseExists(ctx, "db")

@@ -7,6 +7,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // addColumn folds every value of arr into column i's statistics: the same
@@ -161,7 +163,7 @@ func extremesBytes[O int32 | int64](arr arrow.Array, offs []O, data []byte) (lo,
 // has them for, boxed values otherwise. Sorting a tiering round's rows by
 // boxed keys cost two allocations per row and an interface switch per
 // comparison.
-func rowCompare(rec arrow.RecordBatch, idx []int, types []DataType) func(a, b int) int {
+func rowCompare(rec arrow.RecordBatch, idx []int, types []paimontype.DataType) func(a, b int) int {
 	f, ok := typedRowsCompare(rec, rec, idx)
 	if ok {
 		return f
@@ -177,7 +179,7 @@ func rowCompare(rec arrow.RecordBatch, idx []int, types []DataType) func(a, b in
 // x against row b of y. Keys of types without a typed loop are boxed per
 // comparison (it is meant for a few comparisons per record, as a merge's
 // bound searches make).
-func rowsCompare(x, y arrow.RecordBatch, idx []int, types []DataType) func(a, b int) int {
+func rowsCompare(x, y arrow.RecordBatch, idx []int, types []paimontype.DataType) func(a, b int) int {
 	if f, ok := typedRowsCompare(x, y, idx); ok {
 		return f
 	}

@@ -14,6 +14,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // TestColumnStatsMatchRowStats: the typed column loop gives exactly the
@@ -34,11 +36,11 @@ func TestColumnStatsMatchRowStats(t *testing.T) {
 			spread := []int64{3, 1000, 1 << 40}[rng.IntN(3)]
 			arr := randomColumn(t, mem, dt, n, nullP, spread, rng)
 
-			rows := newStatsCollector([]DataType{dt})
+			rows := newStatsCollector([]paimontype.DataType{dt})
 			for r := 0; r < n; r++ {
 				rows.add([]any{valueAt(arr, r, dt)})
 			}
-			cols := newStatsCollector([]DataType{dt})
+			cols := newStatsCollector([]paimontype.DataType{dt})
 			cols.addColumn(0, arr)
 			// a second column folded into the same statistics widens them alike
 			arr2 := randomColumn(t, mem, dt, rng.IntN(20), nullP, spread, rng)
@@ -66,7 +68,7 @@ func TestColumnStatsMatchRowStats(t *testing.T) {
 	}
 }
 
-func randomColumn(t *testing.T, mem memory.Allocator, dt DataType, n int, nullP float64, spread int64, rng *rand.Rand) arrow.Array {
+func randomColumn(t *testing.T, mem memory.Allocator, dt paimontype.DataType, n int, nullP float64, spread int64, rng *rand.Rand) arrow.Array {
 	t.Helper()
 	b := array.NewBuilder(mem, dt.ArrowType())
 	defer b.Release()
@@ -145,7 +147,7 @@ func TestRowCompareMatchesBoxedCompare(t *testing.T) {
 		k := 1 + rng.IntN(3)
 		var fields []arrow.Field
 		var cols []arrow.Array
-		var dts []DataType
+		var dts []paimontype.DataType
 		var idx []int
 		for c := 0; c < k; c++ {
 			dt := mustType(t, types[rng.IntN(len(types))])

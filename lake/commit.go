@@ -18,6 +18,7 @@ import (
 
 	"github.com/flightd/flightd/internal/arrowutil"
 	"github.com/flightd/flightd/internal/background"
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // CommitOptions controls a commit.
@@ -254,8 +255,8 @@ func (t *Table) commitSnapshot(ctx context.Context, req commitRequest, pf *pathF
 // manifestMeta builds the manifest-list record of a manifest.
 func (t *Table) manifestMeta(name string, size int64, entries []ManifestEntry) ManifestFileMeta {
 	ts := t.schema
-	partIdx, _ := ts.indexesOf(ts.PartitionKeys)
-	types := make([]DataType, len(partIdx))
+	partIdx, _ := ts.FieldIndexes(ts.PartitionKeys)
+	types := make([]paimontype.DataType, len(partIdx))
 	for i, p := range partIdx {
 		types[i] = ts.Fields[p].Type
 	}
@@ -295,14 +296,14 @@ func (t *Table) manifestMeta(name string, size int64, entries []ManifestEntry) M
 // statsCollector gathers min/max/null counts of atomic columns; stats()
 // applies each column's statistics mode (statsmode.go).
 type statsCollector struct {
-	types    []DataType
+	types    []paimontype.DataType
 	modes    []statsMode // nil: full
 	min, max []any
 	nulls    []int64
 	unknown  []bool // bounds that cannot be known (nil: none)
 }
 
-func newStatsCollector(types []DataType) *statsCollector {
+func newStatsCollector(types []paimontype.DataType) *statsCollector {
 	return &statsCollector{types: types, min: make([]any, len(types)), max: make([]any, len(types)), nulls: make([]int64, len(types))}
 }
 
@@ -529,7 +530,7 @@ func (w *Write) flushGroup(ctx context.Context, g *writeGroup, bucketMaxSeq int6
 			return nil, "", err
 		}
 		cmpKey := rowCompare(rec, keyIdx, keyTypes)
-		seq, err := ts.SeqOrder()
+		seq, err := SchemaSeqOrder(ts)
 		if err != nil {
 			return nil, "", err
 		}
@@ -613,16 +614,16 @@ func (w *Write) flushGroup(ctx context.Context, g *writeGroup, bucketMaxSeq int6
 
 // pkFileRecord lays out a primary-key data file: _KEY_<k> columns (taken from rec at keyIdx),
 // _SEQUENCE_NUMBER, _VALUE_KIND, then the table columns of rec.
-func pkFileRecord(ts *TableSchema, rec arrow.RecordBatch, keyIdx []int, seqArr, kindArr arrow.Array) arrow.RecordBatch {
+func pkFileRecord(ts *paimontype.TableSchema, rec arrow.RecordBatch, keyIdx []int, seqArr, kindArr arrow.Array) arrow.RecordBatch {
 	var fields []arrow.Field
 	var cols []arrow.Array
 	for i, name := range ts.TrimmedPrimaryKeys() {
 		f := ts.Fields[ts.FieldIndex(name)]
-		fields = append(fields, arrowField(keyFieldPrefix+name, f.Type, keyFieldIDStart+f.ID))
+		fields = append(fields, paimontype.ArrowField(keyFieldPrefix+name, f.Type, keyFieldIDStart+f.ID))
 		cols = append(cols, rec.Column(keyIdx[i]))
 	}
-	fields = append(fields, arrow.Field{Name: seqNumberField, Type: arrow.PrimitiveTypes.Int64, Metadata: fieldIDMeta(seqNumberFieldID)},
-		arrow.Field{Name: valueKindField, Type: arrow.PrimitiveTypes.Int8, Metadata: fieldIDMeta(valueKindFieldID)})
+	fields = append(fields, arrow.Field{Name: seqNumberField, Type: arrow.PrimitiveTypes.Int64, Metadata: paimontype.FieldIDMetadata(seqNumberFieldID)},
+		arrow.Field{Name: valueKindField, Type: arrow.PrimitiveTypes.Int8, Metadata: paimontype.FieldIDMetadata(valueKindFieldID)})
 	cols = append(cols, seqArr, kindArr)
 	for i, f := range ts.ArrowSchema().Fields() {
 		fields = append(fields, f)
@@ -651,7 +652,7 @@ func (t *Table) writeDataFile(ctx context.Context, out arrow.RecordBatch, meta *
 
 	name := pf.next(dataFilePrefix(ts), ".parquet")
 	meta.FileName = name
-	partTypes := make([]DataType, len(ts.PartitionKeys))
+	partTypes := make([]paimontype.DataType, len(ts.PartitionKeys))
 	for i, k := range ts.PartitionKeys {
 		partTypes[i] = ts.Fields[ts.FieldIndex(k)].Type
 	}
@@ -668,7 +669,7 @@ func (t *Table) writeDataFile(ctx context.Context, out arrow.RecordBatch, meta *
 // (those of types with min/max statistics and a stats mode other than none):
 // their indexes, types and modes, and their names as _VALUE_STATS_COLS, nil
 // when that is every column.
-func (t *Table) valueStatsColumns() (idx []int, types []DataType, names []string, modes []statsMode) {
+func (t *Table) valueStatsColumns() (idx []int, types []paimontype.DataType, names []string, modes []statsMode) {
 	names = []string{}
 	for i, f := range t.schema.Fields {
 		m := t.columnStatsMode(f.Name, defaultStats, true)
@@ -685,7 +686,7 @@ func (t *Table) valueStatsColumns() (idx []int, types []DataType, names []string
 	return idx, types, names, modes
 }
 
-func dataFilePrefix(ts *TableSchema) string {
+func dataFilePrefix(ts *paimontype.TableSchema) string {
 	if p, ok := ts.Options["data-file.prefix"]; ok {
 		return p
 	}
@@ -700,11 +701,11 @@ func (t *Table) partitionDefaultName() string {
 }
 
 // bucketDir is <table>/<partition path>bucket-N.
-func (t *Table) bucketDir(partTypes []DataType, partVals []any, bucket int32) string {
+func (t *Table) bucketDir(partTypes []paimontype.DataType, partVals []any, bucket int32) string {
 	rel := partitionPath(t.schema.PartitionKeys, partTypes, partVals, t.partitionDefaultName())
 	return filepath.Join(t.path, filepath.FromSlash(rel), "bucket-"+strconv.Itoa(int(bucket)))
 }
 
-func (t *Table) dataFilePath(partTypes []DataType, partVals []any, bucket int32, name string) string {
+func (t *Table) dataFilePath(partTypes []paimontype.DataType, partVals []any, bucket int32, name string) string {
 	return filepath.Join(t.bucketDir(partTypes, partVals, bucket), name)
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/flightd/flightd/lake/fileio"
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // The syncs of a commit (see the package doc on power loss): the files a snapshot names are
@@ -19,7 +20,7 @@ import (
 func (t *Table) commitDirs(entries []ManifestEntry) (map[string]bool, error) {
 	dirs := map[string]bool{filepath.Join(t.path, "manifest"): true}
 	ts := t.schema
-	types := make([]DataType, len(ts.PartitionKeys))
+	types := make([]paimontype.DataType, len(ts.PartitionKeys))
 	for i, pk := range ts.PartitionKeys {
 		types[i] = ts.Fields[ts.FieldIndex(pk)].Type
 	}

@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/google/uuid"
+
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // CompactOptions controls Compact.
@@ -233,7 +235,7 @@ func (t *Table) compactBucket(ctx context.Context, partition []byte, bucket int3
 	defer values.Release()
 	keyNames := ts.TrimmedPrimaryKeys()
 	keyIdx := make([]int, len(keyNames))
-	keyTypes := make([]DataType, len(keyNames))
+	keyTypes := make([]paimontype.DataType, len(keyNames))
 	for i, n := range keyNames {
 		keyIdx[i] = ts.FieldIndex(n)
 		keyTypes[i] = ts.Fields[keyIdx[i]].Type
@@ -262,7 +264,7 @@ func (t *Table) compactBucket(ctx context.Context, partition []byte, bucket int3
 // rows and statistics are filled in when it is written): the current schema,
 // _FILE_SOURCE COMPACT, the inputs' sequence-number range, created now (to
 // the millisecond, as Java stores it).
-func compactedMeta(ts *TableSchema, level int32, minSeq, maxSeq int64) *DataFileMeta {
+func compactedMeta(ts *paimontype.TableSchema, level int32, minSeq, maxSeq int64) *DataFileMeta {
 	var zero int64
 	source := fileSourceCompact
 	now := time.Now()
@@ -272,9 +274,9 @@ func compactedMeta(ts *TableSchema, level int32, minSeq, maxSeq int64) *DataFile
 }
 
 // partitionTypes are the types of the table's partition columns, in order.
-func (t *Table) partitionTypes() []DataType {
+func (t *Table) partitionTypes() []paimontype.DataType {
 	ts := t.schema
-	types := make([]DataType, len(ts.PartitionKeys))
+	types := make([]paimontype.DataType, len(ts.PartitionKeys))
 	for i, k := range ts.PartitionKeys {
 		types[i] = ts.Fields[ts.FieldIndex(k)].Type
 	}
@@ -283,7 +285,7 @@ func (t *Table) partitionTypes() []DataType {
 
 // partitionValues decodes a serialized partition row into its values, with
 // the partition columns' types.
-func (t *Table) partitionValues(partition []byte) ([]DataType, []any, error) {
+func (t *Table) partitionValues(partition []byte) ([]paimontype.DataType, []any, error) {
 	_, prow, err := deserializeBinaryRow(partition)
 	if err != nil {
 		return nil, nil, err

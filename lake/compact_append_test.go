@@ -14,20 +14,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/lake/expr"
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 func TestCompactAppend(t *testing.T) {
 	ctx := context.Background()
 	c := newTestCatalog(t)
-	tb, err := c.CreateTable(ctx, "db", "ap", Schema{Columns: testCols, PartitionKeys: []string{"dt"}}, false)
+	tb, err := c.CreateTable(ctx, "db", "ap", paimontype.Schema{Columns: testCols, PartitionKeys: []string{"dt"}}, false)
 	require.NoError(t, err)
 	for i := int64(0); i < 6; i++ {
 		commitAny(t, tb, []map[string]any{{"id": i, "name": "a", "dt": "x"}, {"id": 100 + i, "name": nil, "dt": "y"}})
 	}
 	// An older schema for the first files: name becomes n2 and a column is added.
-	tb = evolve(t, c, "ap", func(ts *TableSchema) {
+	tb = evolve(t, c, "ap", func(ts *paimontype.TableSchema) {
 		ts.Fields[1].Name = "n2"
-		ts.Fields = append(ts.Fields, DataField{ID: ts.HighestFieldID + 1, Name: "extra", Type: DataType{Root: TypeBigInt}})
+		ts.Fields = append(ts.Fields, paimontype.DataField{ID: ts.HighestFieldID + 1, Name: "extra", Type: paimontype.DataType{Root: paimontype.TypeBigInt}})
 		ts.HighestFieldID++
 	})
 	snap := commitAny(t, tb, []map[string]any{{"id": int64(50), "n2": "new", "dt": "x", "extra": int64(5)}})
@@ -62,7 +63,7 @@ func TestCompactAppend(t *testing.T) {
 	require.Len(t, scanAll(t, tb, s, nil), 14)
 
 	// Primary-key tables are Compact's.
-	pk, err := c.CreateTable(ctx, "db", "pk", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}, false)
+	pk, err := c.CreateTable(ctx, "db", "pk", paimontype.Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}, false)
 	require.NoError(t, err)
 	ps := commitAny(t, pk, []map[string]any{{"id": int64(1), "dt": "x"}})
 	none, err := pk.CompactAppend(ctx, CompactOptions{CommitUser: "u", ExpectedLatest: ps.ID, MinFiles: 1})
@@ -76,7 +77,7 @@ func TestCompactAppend(t *testing.T) {
 func TestCompactAppendWaitsForAFullFile(t *testing.T) {
 	ctx := context.Background()
 	c := newTestCatalog(t)
-	tb, err := c.CreateTable(ctx, "db", "ap", Schema{Columns: testCols}, false)
+	tb, err := c.CreateTable(ctx, "db", "ap", paimontype.Schema{Columns: testCols}, false)
 	require.NoError(t, err)
 	var snap *Snapshot
 	id := int64(0)
@@ -133,7 +134,7 @@ func TestCompactAppendWaitsForAFullFile(t *testing.T) {
 func TestCompactAppendConcatenatesFiles(t *testing.T) {
 	ctx := context.Background()
 	c := newTestCatalog(t)
-	tb, err := c.CreateTable(ctx, "db", "ap", Schema{Columns: testCols}, false)
+	tb, err := c.CreateTable(ctx, "db", "ap", paimontype.Schema{Columns: testCols}, false)
 	require.NoError(t, err)
 	// the first file has two row groups, the second small; file 2 only null names
 	sizes := []int{maxRowGroupRows + 500, minConcatRowGroupRows + 1, 20000, minConcatRowGroupRows}
@@ -182,7 +183,7 @@ func TestCompactAppendConcatenatesFiles(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 5, pf.pr.NumRowGroups(), "every input row group, copied")
 	// The manifest statistics are those of the rows, as writing them computes.
-	var types []DataType
+	var types []paimontype.DataType
 	for _, f := range tb.Schema().Fields {
 		types = append(types, f.Type)
 	}
@@ -214,8 +215,8 @@ func TestCompactAppendConcatenatesFiles(t *testing.T) {
 	require.Equal(t, 1, found)
 
 	// A file of another schema is re-encoded with the rest.
-	tb = evolve(t, c, "ap", func(ts *TableSchema) {
-		ts.Fields = append(ts.Fields, DataField{ID: ts.HighestFieldID + 1, Name: "extra", Type: DataType{Root: TypeBigInt}})
+	tb = evolve(t, c, "ap", func(ts *paimontype.TableSchema) {
+		ts.Fields = append(ts.Fields, paimontype.DataField{ID: ts.HighestFieldID + 1, Name: "extra", Type: paimontype.DataType{Root: paimontype.TypeBigInt}})
 		ts.HighestFieldID++
 	})
 	s2 := commitAny(t, tb, []map[string]any{{"id": int64(-1), "dt": "z", "extra": int64(5)}})
@@ -231,7 +232,7 @@ func TestCompactAppendConcatenatesFiles(t *testing.T) {
 
 	// Tiny files (a slow table's rounds) are re-encoded into one row group
 	// rather than joined as a row group each.
-	tiny, err := c.CreateTable(ctx, "db", "tiny", Schema{Columns: testCols}, false)
+	tiny, err := c.CreateTable(ctx, "db", "tiny", paimontype.Schema{Columns: testCols}, false)
 	require.NoError(t, err)
 	for i := int64(0); i < 3; i++ {
 		snap = commitAny(t, tiny, []map[string]any{{"id": i, "dt": "x"}, {"id": 10 + i, "name": "n", "dt": "x"}})

@@ -11,6 +11,8 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // A deletion-vector index file Java Paimon 1.4.2 wrote (version byte, one 32-bit vector
@@ -199,7 +201,7 @@ func TestIndexManifestDecode(t *testing.T) {
 	c, err := OpenCatalog(t.TempDir())
 	require.NoError(t, err)
 	require.NoError(t, c.CreateDatabase(t.Context(), "db", false))
-	tb, err := c.CreateTable(t.Context(), "db", "t", Schema{Columns: []Column{{Name: "id", Type: DataType{Root: TypeBigInt}}}}, false)
+	tb, err := c.CreateTable(t.Context(), "db", "t", paimontype.Schema{Columns: []paimontype.Column{{Name: "id", Type: paimontype.DataType{Root: paimontype.TypeBigInt}}}}, false)
 	require.NoError(t, err)
 	require.NoError(t, tb.fio.WriteAtomic(context.Background(), filepath.Join(tb.Path(), "manifest", "index-manifest-1"), data))
 	live, err := tb.readIndexManifest(context.Background(), "index-manifest-1")

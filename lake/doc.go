@@ -130,7 +130,7 @@
 //     latest snapshot.
 //
 // Types (typematrix_test.go writes every type and precision with edge values, scans, compacts and
-// has pypaimon read them): the Arrow type of each Paimon type is DataType.ArrowType, and Parquet
+// has pypaimon read them): the Arrow type of each Paimon type is paimontype.DataType.ArrowType, and Parquet
 // columns are laid out as Java's ParquetSchemaConverter: TIMESTAMP/TIMESTAMP_LTZ(0..3) INT64 millis,
 // (4..6) INT64 micros, (7..9) INT96; DECIMAL p<=9 INT32, p<=18 INT64, else FIXED_LEN_BYTE_ARRAY of
 // Java's minimum length; TIME(p) INT32 milliseconds of the day for every p, so TIME(p>3) holds

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/lake/fileio"
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // noSyncFS is the operating system without fsync: the lake as it was before it synced.
@@ -78,7 +79,7 @@ func BenchmarkCommitSmallFiles(b *testing.B) {
 					c, err := OpenCatalogFileIO(ctx, b.TempDir(), fio)
 					require.NoError(b, err)
 					require.NoError(b, c.CreateDatabase(b.Context(), "db", false))
-					tb, err := c.CreateTable(b.Context(), "db", "t", Schema{Columns: testCols, PartitionKeys: []string{"dt"}}, false)
+					tb, err := c.CreateTable(b.Context(), "db", "t", paimontype.Schema{Columns: testCols, PartitionKeys: []string{"dt"}}, false)
 					require.NoError(b, err)
 					latest := int64(0)
 					commit := func(round int) {

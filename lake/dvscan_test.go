@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // addDeletionVectors commits a copy of the latest snapshot whose index manifest gives the named
@@ -58,7 +60,7 @@ func enableDeletionVectors(t *testing.T, c *Catalog, name string) *Table {
 func TestDeletionVectorsAppendScan(t *testing.T) {
 	ctx := context.Background()
 	c := newTestCatalog(t)
-	tb, err := c.CreateTable(ctx, "db", "ap", Schema{Columns: testCols}, false)
+	tb, err := c.CreateTable(ctx, "db", "ap", paimontype.Schema{Columns: testCols}, false)
 	require.NoError(t, err)
 	var files []string
 	for i, rows := range [][]row{{{1, sp("a"), "x"}, {2, sp("b"), "x"}, {3, sp("c"), "x"}, {4, nil, "x"}}, {{5, sp("e"), "y"}, {6, sp("f"), "y"}}} {
@@ -90,7 +92,7 @@ func TestDeletionVectorsAppendScan(t *testing.T) {
 func TestDeletionVectorsCorruptNamesFile(t *testing.T) {
 	ctx := context.Background()
 	c := newTestCatalog(t)
-	tb, err := c.CreateTable(ctx, "db", "ap", Schema{Columns: testCols}, false)
+	tb, err := c.CreateTable(ctx, "db", "ap", paimontype.Schema{Columns: testCols}, false)
 	require.NoError(t, err)
 	w := tb.NewWrite(ctx)
 	writeRows(t, w, tb, []row{{1, sp("a"), "x"}, {2, sp("b"), "x"}}, nil, nil)
@@ -139,7 +141,7 @@ func TestDeletionVectorsCorruptNamesFile(t *testing.T) {
 func TestDeletionVectorsPrimaryKeyLevels(t *testing.T) {
 	ctx := context.Background()
 	c := newTestCatalog(t)
-	tb, err := c.CreateTable(ctx, "db", "pk", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}, false)
+	tb, err := c.CreateTable(ctx, "db", "pk", paimontype.Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}, false)
 	require.NoError(t, err)
 	for i := int64(0); i < 2; i++ {
 		w := tb.NewWrite(ctx)
@@ -176,7 +178,7 @@ func TestDeletionVectorsPrimaryKeyLevels(t *testing.T) {
 func TestDeletionVectorsAcrossRowGroups(t *testing.T) {
 	ctx := context.Background()
 	c := newTestCatalog(t)
-	tb, err := c.CreateTable(ctx, "db", "ap", Schema{Columns: testCols}, false)
+	tb, err := c.CreateTable(ctx, "db", "ap", paimontype.Schema{Columns: testCols}, false)
 	require.NoError(t, err)
 	n := 2*maxRowGroupRows + 1000
 	rows := make([]row, n)

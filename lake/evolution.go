@@ -9,6 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // Schema evolution on read, as Java Paimon: a data file written under schema S (its _SCHEMA_ID)
@@ -18,7 +20,7 @@ import (
 // type changed is cast to the new type. Fields of nested ROWs are matched by id the same way.
 
 // fileSchema returns schema id of the table, from the cache of the scan.
-func (r *scanReader) fileSchema(id int64) (*TableSchema, error) {
+func (r *scanReader) fileSchema(id int64) (*paimontype.TableSchema, error) {
 	if id == r.t.schema.ID {
 		return r.t.schema, nil
 	}
@@ -35,7 +37,7 @@ func (r *scanReader) fileSchema(id int64) (*TableSchema, error) {
 		return nil, err
 	}
 	if r.schemas == nil {
-		r.schemas = map[int64]*TableSchema{}
+		r.schemas = map[int64]*paimontype.TableSchema{}
 	}
 	r.schemas[id] = s
 	return s, nil
@@ -43,9 +45,9 @@ func (r *scanReader) fileSchema(id int64) (*TableSchema, error) {
 
 // fileColumn is how one wanted column is read from a data file.
 type fileColumn struct {
-	read *arrow.Field // the column as the file's schema has it; nil: not in the file, all null
-	from DataType     // its type in the file's schema (value columns of an older schema)
-	to   DataType
+	read *arrow.Field        // the column as the file's schema has it; nil: not in the file, all null
+	from paimontype.DataType // its type in the file's schema (value columns of an older schema)
+	to   paimontype.DataType
 	cast bool // evolve from -> to
 }
 
@@ -84,7 +86,7 @@ func (r *scanReader) filePlan(f *DataFileMeta, want []arrow.Field) ([]fileColumn
 			continue
 		}
 		old := fs.Fields[j]
-		rf := arrowField(old.Name, old.Type, old.ID)
+		rf := paimontype.ArrowField(old.Name, old.Type, old.ID)
 		plan[i] = fileColumn{read: &rf, from: old.Type, to: cur.Type, cast: true}
 	}
 	return plan, nil
@@ -159,9 +161,9 @@ func offsetZero(arr arrow.Array, mem memory.Allocator) (arrow.Array, error) {
 
 // evolveArray converts arr, values of Paimon type from (laid out as from.ArrowType()), to type to:
 // ROW fields by id (missing ones null), ARRAY/MAP/MULTISET element-wise, other types cast.
-func evolveArray(ctx context.Context, arr arrow.Array, from, to DataType, mem memory.Allocator) (arrow.Array, error) {
+func evolveArray(ctx context.Context, arr arrow.Array, from, to paimontype.DataType, mem memory.Allocator) (arrow.Array, error) {
 	target := to.ArrowType()
-	if from.Root != to.Root || !from.isComposite() {
+	if from.Root != to.Root || !from.IsComposite() {
 		if arrow.TypeEqual(arr.DataType(), target) {
 			arr.Retain()
 			return arr, nil
@@ -175,7 +177,7 @@ func evolveArray(ctx context.Context, arr arrow.Array, from, to DataType, mem me
 	defer src.Release()
 	d := src.Data()
 	switch to.Root {
-	case TypeRow:
+	case paimontype.TypeRow:
 		st, ok := src.(*array.Struct)
 		if !ok {
 			return nil, fmt.Errorf("ROW read as %s", src.DataType())
@@ -212,7 +214,7 @@ func evolveArray(ctx context.Context, arr arrow.Array, from, to DataType, mem me
 		out := array.NewData(target, d.Len(), d.Buffers()[:1], children, d.NullN(), 0)
 		defer out.Release()
 		return array.MakeFromData(out), nil
-	case TypeArray:
+	case paimontype.TypeArray:
 		l, ok := src.(*array.List)
 		if !ok {
 			return nil, fmt.Errorf("ARRAY read as %s", src.DataType())
@@ -225,14 +227,14 @@ func evolveArray(ctx context.Context, arr arrow.Array, from, to DataType, mem me
 		out := array.NewData(target, d.Len(), d.Buffers()[:2], []arrow.ArrayData{vals.Data()}, d.NullN(), 0)
 		defer out.Release()
 		return array.MakeFromData(out), nil
-	case TypeMap, TypeMultiset:
+	case paimontype.TypeMap, paimontype.TypeMultiset:
 		m, ok := src.(*array.Map)
 		if !ok {
-			return nil, fmt.Errorf("%s read as %s", to.sqlString(), src.DataType())
+			return nil, fmt.Errorf("%s read as %s", to.SQLString(), src.DataType())
 		}
 		fk, fv, tk, tv := from.Key, from.Value, to.Key, to.Value
-		if to.Root == TypeMultiset {
-			count := DataType{Root: TypeInt, NotNull: true}
+		if to.Root == paimontype.TypeMultiset {
+			count := paimontype.DataType{Root: paimontype.TypeInt, NotNull: true}
 			fk, fv, tk, tv = from.Elem, &count, to.Elem, &count
 		}
 		keys, err := evolveArray(ctx, m.Keys(), *fk, *tk, mem)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/lake/expr"
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // buildAny builds a record of the table's columns from rows of values by column name (missing:
@@ -65,12 +66,12 @@ func commitAny(t *testing.T, tb *Table, rows []map[string]any) *Snapshot {
 }
 
 // evolve writes the next schema file as Java's SchemaManager would for these changes.
-func evolve(t *testing.T, c *Catalog, name string, change func(ts *TableSchema)) *Table {
+func evolve(t *testing.T, c *Catalog, name string, change func(ts *paimontype.TableSchema)) *Table {
 	t.Helper()
 	tb, err := c.GetTable(t.Context(), "db", name)
 	require.NoError(t, err)
 	ns := *tb.Schema()
-	ns.Fields = append([]DataField(nil), ns.Fields...)
+	ns.Fields = append([]paimontype.DataField(nil), ns.Fields...)
 	change(&ns)
 	ns.ID++
 	data, err := ns.MarshalJSON()
@@ -87,8 +88,8 @@ func TestSchemaEvolutionRead(t *testing.T) {
 		name := map[bool]string{false: "ap", true: "pk"}[pk]
 		t.Run(name, func(t *testing.T) {
 			c := newTestCatalog(t)
-			s := Schema{Columns: []Column{{Name: "id", Type: DataType{Root: TypeBigInt}}, {Name: "a", Type: DataType{Root: TypeInt}},
-				{Name: "b", Type: DataType{Root: TypeVarChar, Length: MaxLength}}, {Name: "d", Type: DataType{Root: TypeInt}}},
+			s := paimontype.Schema{Columns: []paimontype.Column{{Name: "id", Type: paimontype.DataType{Root: paimontype.TypeBigInt}}, {Name: "a", Type: paimontype.DataType{Root: paimontype.TypeInt}},
+				{Name: "b", Type: paimontype.DataType{Root: paimontype.TypeVarChar, Length: paimontype.MaxLength}}, {Name: "d", Type: paimontype.DataType{Root: paimontype.TypeInt}}},
 				Options: map[string]string{"bucket": "1"}}
 			if pk {
 				s.PrimaryKeys = []string{"id"}
@@ -101,12 +102,12 @@ func TestSchemaEvolutionRead(t *testing.T) {
 				{"id": int64(2), "a": int64(2000000000), "b": nil, "d": int64(20)}})
 
 			// a INT -> BIGINT, b renamed to b2, d dropped and re-added as STRING (a new id), e added.
-			tb = evolve(t, c, name, func(ts *TableSchema) {
-				ts.Fields[1].Type = DataType{Root: TypeBigInt}
+			tb = evolve(t, c, name, func(ts *paimontype.TableSchema) {
+				ts.Fields[1].Type = paimontype.DataType{Root: paimontype.TypeBigInt}
 				ts.Fields[2].Name = "b2"
 				ts.Fields = append(ts.Fields[:3],
-					DataField{ID: ts.HighestFieldID + 1, Name: "e", Type: DataType{Root: TypeVarChar, Length: MaxLength}},
-					DataField{ID: ts.HighestFieldID + 2, Name: "d", Type: DataType{Root: TypeVarChar, Length: MaxLength}})
+					paimontype.DataField{ID: ts.HighestFieldID + 1, Name: "e", Type: paimontype.DataType{Root: paimontype.TypeVarChar, Length: paimontype.MaxLength}},
+					paimontype.DataField{ID: ts.HighestFieldID + 2, Name: "d", Type: paimontype.DataType{Root: paimontype.TypeVarChar, Length: paimontype.MaxLength}})
 				ts.HighestFieldID += 2
 			})
 			snap := commitAny(t, tb, []map[string]any{{"id": int64(3), "a": int64(1) << 40, "b2": "three", "e": "e3", "d": "d3"},
@@ -151,17 +152,17 @@ func TestSchemaEvolutionRead(t *testing.T) {
 func TestEvolveNestedRow(t *testing.T) {
 	mem := memory.DefaultAllocator
 	ctx := context.Background()
-	from, err := ParseType("ROW<x INT, y STRING>")
+	from, err := paimontype.ParseType("ROW<x INT, y STRING>")
 	require.NoError(t, err)
 	next := 10
-	from = assignNestedIDs(from, &next) // x=10, y=11
+	from = paimontype.AssignNestedIDs(from, &next) // x=10, y=11
 	// x renamed and widened, y dropped, z added, then the array around it.
-	to := DataType{Root: TypeRow, Fields: []DataField{
-		{ID: 12, Name: "z", Type: DataType{Root: TypeVarChar, Length: MaxLength}},
-		{ID: 10, Name: "x2", Type: DataType{Root: TypeBigInt}},
+	to := paimontype.DataType{Root: paimontype.TypeRow, Fields: []paimontype.DataField{
+		{ID: 12, Name: "z", Type: paimontype.DataType{Root: paimontype.TypeVarChar, Length: paimontype.MaxLength}},
+		{ID: 10, Name: "x2", Type: paimontype.DataType{Root: paimontype.TypeBigInt}},
 	}}
-	fromArr := DataType{Root: TypeArray, Elem: &from}
-	toArr := DataType{Root: TypeArray, Elem: &to}
+	fromArr := paimontype.DataType{Root: paimontype.TypeArray, Elem: &from}
+	toArr := paimontype.DataType{Root: paimontype.TypeArray, Elem: &to}
 	b := array.NewListBuilder(mem, from.ArrowType())
 	defer b.Release()
 	sb := b.ValueBuilder().(*array.StructBuilder)
@@ -209,7 +210,7 @@ func TestConformArray(t *testing.T) {
 	src := arrow.ListOfField(arrow.Field{Name: "item", Nullable: true, Type: arrow.StructOf(
 		arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
 		arrow.Field{Name: "b", Type: srcMap, Nullable: true})})
-	dst, err := ParseType("ARRAY<ROW<x BIGINT, y MAP<STRING, BIGINT>>>")
+	dst, err := paimontype.ParseType("ARRAY<ROW<x BIGINT, y MAP<STRING, BIGINT>>>")
 	require.NoError(t, err)
 	b := array.NewListBuilder(mem, src.Elem())
 	defer b.Release()

@@ -11,11 +11,13 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // SchemaByID returns the table's schema-id (the table's own schema without reading it). A
 // missing schema returns an error matching fs.ErrNotExist.
-func (t *Table) SchemaByID(ctx context.Context, id int64) (*TableSchema, error) {
+func (t *Table) SchemaByID(ctx context.Context, id int64) (*paimontype.TableSchema, error) {
 	if id == t.schema.ID {
 		return t.schema, nil
 	}
@@ -39,20 +41,20 @@ func (t *Table) SchemaByID(ctx context.Context, id int64) (*TableSchema, error) 
 // schema of every file written before the last ALTER (5% of its CPU).
 type olderSchemas struct {
 	mu sync.Mutex
-	m  map[int64]*TableSchema
+	m  map[int64]*paimontype.TableSchema
 }
 
-func (o *olderSchemas) get(id int64) *TableSchema {
+func (o *olderSchemas) get(id int64) *paimontype.TableSchema {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.m[id]
 }
 
-func (o *olderSchemas) put(id int64, s *TableSchema) {
+func (o *olderSchemas) put(id int64, s *paimontype.TableSchema) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.m == nil {
-		o.m = map[int64]*TableSchema{}
+		o.m = map[int64]*paimontype.TableSchema{}
 	}
 	o.m[id] = s
 }
@@ -72,7 +74,7 @@ func (t *Table) NewerSchema(ctx context.Context) (bool, error) {
 
 // SameColumns reports whether a and b have the same fields (ids, names and types), so that
 // rows of one are rows of the other (they may differ in options).
-func SameColumns(a, b *TableSchema) bool {
+func SameColumns(a, b *paimontype.TableSchema) bool {
 	if len(a.Fields) != len(b.Fields) {
 		return false
 	}
@@ -91,7 +93,7 @@ func SameColumns(a, b *TableSchema) bool {
 // out, a changed type is cast (a value that does not fit is an error, as is a null in a NOT
 // NULL column), and fields of nested ROWs are matched by id too. The result carries
 // to.ArrowSchema(); rec is not released.
-func EvolveRecord(ctx context.Context, rec arrow.RecordBatch, from, to *TableSchema, mem memory.Allocator) (arrow.RecordBatch, error) {
+func EvolveRecord(ctx context.Context, rec arrow.RecordBatch, from, to *paimontype.TableSchema, mem memory.Allocator) (arrow.RecordBatch, error) {
 	if int(rec.NumCols()) != len(from.Fields) {
 		return nil, fmt.Errorf("lake: rows of schema %d have %d columns, the schema %d", from.ID, rec.NumCols(), len(from.Fields))
 	}

@@ -8,6 +8,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // TestEvolveRecordByFieldID: rows of an older schema become rows of a newer
@@ -18,24 +20,24 @@ func TestEvolveRecordByFieldID(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
 	ctx := context.Background()
-	typ := func(s string) DataType {
-		dt, err := ParseType(s)
+	typ := func(s string) paimontype.DataType {
+		dt, err := paimontype.ParseType(s)
 		require.NoError(t, err)
 		return dt
 	}
-	from := &TableSchema{ID: 0, Fields: []DataField{
+	from := &paimontype.TableSchema{ID: 0, Fields: []paimontype.DataField{
 		{ID: 0, Name: "id", Type: typ("BIGINT NOT NULL")},
 		{ID: 1, Name: "a", Type: typ("INT")},
 		{ID: 2, Name: "b", Type: typ("STRING")},
 		{ID: 3, Name: "gone", Type: typ("STRING")},
-		{ID: 4, Name: "r", Type: DataType{Root: TypeRow, Fields: []DataField{{ID: 5, Name: "x", Type: typ("INT")}}}},
+		{ID: 4, Name: "r", Type: paimontype.DataType{Root: paimontype.TypeRow, Fields: []paimontype.DataField{{ID: 5, Name: "x", Type: typ("INT")}}}},
 	}, HighestFieldID: 5}
-	to := &TableSchema{ID: 3, Fields: []DataField{
+	to := &paimontype.TableSchema{ID: 3, Fields: []paimontype.DataField{
 		{ID: 0, Name: "id", Type: typ("BIGINT NOT NULL")},
 		{ID: 6, Name: "added", Type: typ("STRING")},
 		{ID: 2, Name: "b2", Type: typ("STRING")},
 		{ID: 1, Name: "a", Type: typ("BIGINT")},
-		{ID: 4, Name: "r", Type: DataType{Root: TypeRow, Fields: []DataField{{ID: 5, Name: "x2", Type: typ("BIGINT")}, {ID: 7, Name: "y", Type: typ("STRING")}}}},
+		{ID: 4, Name: "r", Type: paimontype.DataType{Root: paimontype.TypeRow, Fields: []paimontype.DataField{{ID: 5, Name: "x2", Type: typ("BIGINT")}, {ID: 7, Name: "y", Type: typ("STRING")}}}},
 	}, HighestFieldID: 7}
 	rec, _, err := array.RecordFromJSON(mem, from.ArrowSchema(), strings.NewReader(
 		`[{"id": 1, "a": -5, "b": "one", "gone": "g", "r": {"x": 7}}, {"id": 2, "a": null, "b": null, "gone": null, "r": null}]`))
@@ -60,7 +62,7 @@ func TestEvolveRecordByFieldID(t *testing.T) {
 	_, err = EvolveRecord(ctx, big, to, from, mem)
 	require.ErrorContains(t, err, "column a")
 	// A NOT NULL column the rows do not have.
-	strict := &TableSchema{ID: 4, Fields: append(append([]DataField(nil), to.Fields...), DataField{ID: 8, Name: "must", Type: typ("INT NOT NULL")})}
+	strict := &paimontype.TableSchema{ID: 4, Fields: append(append([]paimontype.DataField(nil), to.Fields...), paimontype.DataField{ID: 8, Name: "must", Type: typ("INT NOT NULL")})}
 	_, err = EvolveRecord(ctx, rec, from, strict, mem)
 	require.ErrorContains(t, err, "must")
 	// Rows that are not of from.

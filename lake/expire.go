@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // ExpireOptions controls ExpireSnapshots. Zero values take Paimon's defaults.
@@ -70,7 +72,7 @@ func (c *manifestCache) dataPaths(e *ManifestEntry) ([]string, error) {
 	dir, ok := c.paths[k]
 	if !ok {
 		ts := c.t.schema
-		types := make([]DataType, len(ts.PartitionKeys))
+		types := make([]paimontype.DataType, len(ts.PartitionKeys))
 		for i, pk := range ts.PartitionKeys {
 			types[i] = ts.Fields[ts.FieldIndex(pk)].Type
 		}

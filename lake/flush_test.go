@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // Flushed files are invisible until Commit, which publishes them with the
@@ -17,7 +19,7 @@ import (
 func TestFlushPublishesFilesInRowOrder(t *testing.T) {
 	ctx := context.Background()
 	c := newTestCatalog(t)
-	tb, err := c.CreateTable(ctx, "db", "ap", Schema{Columns: testCols, PartitionKeys: []string{"dt"},
+	tb, err := c.CreateTable(ctx, "db", "ap", paimontype.Schema{Columns: testCols, PartitionKeys: []string{"dt"},
 		Options: map[string]string{"bucket": "2", "bucket-key": "id"}}, false)
 	require.NoError(t, err)
 	var want []string
@@ -81,7 +83,7 @@ func TestFlushPublishesFilesInRowOrder(t *testing.T) {
 		k := fmt.Sprintf("%x/%d", e.Partition, e.Bucket)
 		byGroup[k] = append(byGroup[k], e)
 	}
-	colTypes := []DataType{testCols[0].Type, testCols[1].Type, testCols[2].Type}
+	colTypes := []paimontype.DataType{testCols[0].Type, testCols[1].Type, testCols[2].Type}
 	for k, es := range byGroup {
 		sort.Slice(es, func(i, j int) bool { return es[i].File.MinSequenceNumber < es[j].File.MinSequenceNumber })
 		require.EqualValues(t, 0, es[0].File.MinSequenceNumber, k)
@@ -106,7 +108,7 @@ func TestFlushPublishesFilesInRowOrder(t *testing.T) {
 func TestFlushAbortAndPrimaryKey(t *testing.T) {
 	ctx := context.Background()
 	c := newTestCatalog(t)
-	tb, err := c.CreateTable(ctx, "db", "ap", Schema{Columns: testCols}, false)
+	tb, err := c.CreateTable(ctx, "db", "ap", paimontype.Schema{Columns: testCols}, false)
 	require.NoError(t, err)
 	w := tb.NewWrite(ctx)
 	writeRows(t, w, tb, []row{{id: 1, dt: "x"}, {id: 2, dt: "x"}}, nil, nil)
@@ -125,7 +127,7 @@ func TestFlushAbortAndPrimaryKey(t *testing.T) {
 	}
 	require.ErrorContains(t, w.Flush(ctx, 1), "already committed or aborted")
 
-	pk, err := c.CreateTable(ctx, "db", "pk", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}, false)
+	pk, err := c.CreateTable(ctx, "db", "pk", paimontype.Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}, false)
 	require.NoError(t, err)
 	pw := pk.NewWrite(ctx)
 	defer pw.Abort()

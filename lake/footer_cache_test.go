@@ -6,6 +6,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // TestFooterCacheServesRepeatedOpens: a data file opened again is read with
@@ -14,7 +16,7 @@ import (
 func TestFooterCacheServesRepeatedOpens(t *testing.T) {
 	ctx := context.Background()
 	c := newTestCatalog(t)
-	tb, err := c.CreateTable(ctx, "db", "t", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "2"}}, false)
+	tb, err := c.CreateTable(ctx, "db", "t", paimontype.Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "2"}}, false)
 	require.NoError(t, err)
 	var snap *Snapshot
 	for i := int64(1); i <= 3; i++ {

@@ -1,7 +1,6 @@
 package lake
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // Snapshots returns the table's snapshots that exist, oldest first. A
@@ -34,12 +35,12 @@ func (t *Table) Snapshots(ctx context.Context) ([]*Snapshot, error) {
 }
 
 // Schemas returns every schema of the table, oldest first.
-func (t *Table) Schemas(ctx context.Context) ([]*TableSchema, error) {
+func (t *Table) Schemas(ctx context.Context) ([]*paimontype.TableSchema, error) {
 	ids, err := schemaIDs(ctx, t.fio, t.path)
 	if err != nil {
 		return nil, fmt.Errorf("lake: %s: list schemas: %w", t.FullName(), err)
 	}
-	out := make([]*TableSchema, 0, len(ids))
+	out := make([]*paimontype.TableSchema, 0, len(ids))
 	for _, id := range ids {
 		s, err := t.SchemaByID(ctx, id)
 		if err != nil {
@@ -48,42 +49,6 @@ func (t *Table) Schemas(ctx context.Context) ([]*TableSchema, error) {
 		out = append(out, s)
 	}
 	return out, nil
-}
-
-// SchemaJSON is a schema's parts as compact JSON, as Java Paimon's $schemas
-// system table gives them: the fields, partition keys, primary keys and
-// options, each in the schema file's form and order.
-type SchemaJSON struct {
-	Fields, PartitionKeys, PrimaryKeys, Options string
-}
-
-// JSONParts renders s's parts as its schema file holds them, compacted.
-func (s *TableSchema) JSONParts() (SchemaJSON, error) {
-	b, err := s.MarshalJSON()
-	if err != nil {
-		return SchemaJSON{}, err
-	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return SchemaJSON{}, err
-	}
-	compact := func(k string) (string, error) {
-		var out bytes.Buffer
-		if err := json.Compact(&out, raw[k]); err != nil {
-			return "", fmt.Errorf("lake: schema %d: %s: %w", s.ID, k, err)
-		}
-		return out.String(), nil
-	}
-	var j SchemaJSON
-	for _, p := range []struct {
-		key string
-		dst *string
-	}{{"fields", &j.Fields}, {"partitionKeys", &j.PartitionKeys}, {"primaryKeys", &j.PrimaryKeys}, {"options", &j.Options}} {
-		if *p.dst, err = compact(p.key); err != nil {
-			return SchemaJSON{}, err
-		}
-	}
-	return j, nil
 }
 
 // Tag reads Java Paimon's tag name (tag/tag-<name>: the snapshot it keeps,

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/lake/expr"
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // A string value over 1 MiB broke the table after its first commit: reads
@@ -41,7 +42,7 @@ func TestLongStringsSurviveCommitCompactionAndPypaimon(t *testing.T) {
 		{"ap_full", false, map[string]string{"metadata.stats-mode": "full"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sc := Schema{Columns: []Column{{Name: "k", Type: mustType(t, "STRING")}, {Name: "v", Type: mustType(t, "STRING")}},
+			sc := paimontype.Schema{Columns: []paimontype.Column{{Name: "k", Type: mustType(t, "STRING")}, {Name: "v", Type: mustType(t, "STRING")}},
 				Options: tc.opts}
 			if tc.pk {
 				sc.PrimaryKeys = []string{"k"}

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/flightd/flightd/lake/expr"
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // cpuTime is the process's user+system CPU time.
@@ -49,14 +50,14 @@ func BenchmarkPointLookupPK(b *testing.B) {
 	if err := c.CreateDatabase(ctx, "db", false); err != nil {
 		b.Fatal(err)
 	}
-	ty := func(s string) DataType {
-		t, err := ParseType(s)
+	ty := func(s string) paimontype.DataType {
+		t, err := paimontype.ParseType(s)
 		if err != nil {
 			b.Fatal(err)
 		}
 		return t
 	}
-	tb, err := c.CreateTable(ctx, "db", "t", Schema{Columns: []Column{
+	tb, err := c.CreateTable(ctx, "db", "t", paimontype.Schema{Columns: []paimontype.Column{
 		{Name: "id", Type: ty("BIGINT")}, {Name: "a", Type: ty("INT")}, {Name: "b", Type: ty("BIGINT")},
 		{Name: "c", Type: ty("DOUBLE")}, {Name: "d", Type: ty("STRING")}, {Name: "e", Type: ty("STRING")},
 		{Name: "f", Type: ty("DATE")}, {Name: "g", Type: ty("TIMESTAMP(3)")},

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/lake/expr"
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // scanCounts scans s with filter and returns the ids it returns, with the
@@ -41,10 +42,10 @@ func TestPointLookupPrunesAfterAlterTableSet(t *testing.T) {
 	c := newTestCatalog(t)
 	for _, tc := range []struct {
 		name string
-		sc   Schema
+		sc   paimontype.Schema
 	}{
-		{"pk", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}},
-		{"ap", Schema{Columns: testCols}},
+		{"pk", paimontype.Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}},
+		{"ap", paimontype.Schema{Columns: testCols}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tb, err := c.CreateTable(ctx, "db", tc.name, tc.sc, false)
@@ -116,8 +117,8 @@ func TestPruningByFieldIDAfterRenameAndAdd(t *testing.T) {
 		name := map[bool]string{false: "ap", true: "pk"}[pk]
 		t.Run(name, func(t *testing.T) {
 			c := newTestCatalog(t)
-			bigint := DataType{Root: TypeBigInt}
-			s := Schema{Columns: []Column{{Name: "id", Type: bigint}, {Name: "a", Type: bigint}, {Name: "b", Type: bigint}}}
+			bigint := paimontype.DataType{Root: paimontype.TypeBigInt}
+			s := paimontype.Schema{Columns: []paimontype.Column{{Name: "id", Type: bigint}, {Name: "a", Type: bigint}, {Name: "b", Type: bigint}}}
 			if pk {
 				s.PrimaryKeys = []string{"id"}
 				s.Options = map[string]string{"bucket": "1"}
@@ -129,9 +130,9 @@ func TestPruningByFieldIDAfterRenameAndAdd(t *testing.T) {
 				rows = append(rows, map[string]any{"id": i, "a": i, "b": 100 + i})
 			}
 			commitAny(t, tb, rows)
-			tb = evolve(t, c, name, func(ts *TableSchema) {
+			tb = evolve(t, c, name, func(ts *paimontype.TableSchema) {
 				ts.Fields[1].Name, ts.Fields[2].Name = "b", "a"
-				ts.Fields = append(ts.Fields, DataField{ID: ts.HighestFieldID + 1, Name: "c", Type: bigint})
+				ts.Fields = append(ts.Fields, paimontype.DataField{ID: ts.HighestFieldID + 1, Name: "c", Type: bigint})
 				ts.HighestFieldID++
 			})
 			rows = nil
@@ -265,7 +266,7 @@ func TestPointLookupReturnsExactlyTheKeysRows(t *testing.T) {
 	names := []string{"", "a", "b", "bb", "c"}
 	for trial := 0; trial < 4; trial++ {
 		c := newTestCatalog(t)
-		sc := Schema{Columns: testCols, PrimaryKeys: []string{"id", "name"}, Options: map[string]string{"bucket": fmt.Sprint(1 + trial%3)}}
+		sc := paimontype.Schema{Columns: testCols, PrimaryKeys: []string{"id", "name"}, Options: map[string]string{"bucket": fmt.Sprint(1 + trial%3)}}
 		tb, err := c.CreateTable(ctx, "db", fmt.Sprint("t", trial), sc, false)
 		require.NoError(t, err)
 		randPred := func(col string) expr.Predicate {
@@ -383,8 +384,8 @@ func TestPointLookupReturnsExactlyTheKeysRows(t *testing.T) {
 func TestPointLookupSeeksPagesOfLargeFiles(t *testing.T) {
 	ctx := context.Background()
 	c := newTestCatalog(t)
-	ty := func(s string) DataType { return mustType(t, s) }
-	tb, err := c.CreateTable(ctx, "db", "t", Schema{Columns: []Column{{Name: "id", Type: ty("BIGINT")}, {Name: "name", Type: ty("STRING")},
+	ty := func(s string) paimontype.DataType { return mustType(t, s) }
+	tb, err := c.CreateTable(ctx, "db", "t", paimontype.Schema{Columns: []paimontype.Column{{Name: "id", Type: ty("BIGINT")}, {Name: "name", Type: ty("STRING")},
 		{Name: "ts", Type: ty("TIMESTAMP(9)")}, {Name: "n", Type: ty("INT")}}, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}, false)
 	require.NoError(t, err)
 	n := 2*maxRowGroupRows + 1000
@@ -497,7 +498,7 @@ func TestPointLookupSeeksPagesOfLargeFiles(t *testing.T) {
 func TestSchemaByIDReadsAnOlderSchemaOnce(t *testing.T) {
 	ctx := context.Background()
 	c := newTestCatalog(t)
-	_, err := c.CreateTable(ctx, "db", "t", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}, false)
+	_, err := c.CreateTable(ctx, "db", "t", paimontype.Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}, false)
 	require.NoError(t, err)
 	tb, err := c.AlterTableOptions(ctx, "db", "t", map[string]string{"x.y": "1"})
 	require.NoError(t, err)

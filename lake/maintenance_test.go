@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // ---- maintenance scenarios: run on local disk and on S3 (Versity) ----
@@ -86,7 +88,7 @@ func pkPartitionedTable(t *testing.T, c *Catalog, name string, opts map[string]s
 	for k, v := range opts {
 		o[k] = v
 	}
-	tb, err := c.CreateTable(t.Context(), "db", name, Schema{Columns: testCols, PrimaryKeys: []string{"id", "dt"}, PartitionKeys: []string{"dt"}, Options: o}, false)
+	tb, err := c.CreateTable(t.Context(), "db", name, paimontype.Schema{Columns: testCols, PrimaryKeys: []string{"id", "dt"}, PartitionKeys: []string{"dt"}, Options: o}, false)
 	require.NoError(t, err)
 	return tb
 }
@@ -233,7 +235,7 @@ func scenarioCompact(t *testing.T, b lakeBackend) {
 	require.Equal(t, int64(0), gs.TotalRecordCount)
 
 	// append tables: not compacted
-	ap, err := c.CreateTable(ctx, "db", "ap", Schema{Columns: testCols}, false)
+	ap, err := c.CreateTable(ctx, "db", "ap", paimontype.Schema{Columns: testCols}, false)
 	require.NoError(t, err)
 	for i := int64(0); i < 6; i++ {
 		w := ap.NewWrite(ctx)
@@ -546,8 +548,8 @@ func TestUnsupportedTablesAreRefused(t *testing.T) {
 		cat, err := OpenCatalog(t.TempDir())
 		require.NoError(t, err)
 		require.NoError(t, cat.CreateDatabase(t.Context(), "db", false))
-		bigint, _ := ParseType("BIGINT")
-		tbl, err := cat.CreateTable(t.Context(), "db", "t", Schema{Columns: []Column{{Name: "id", Type: bigint}, {Name: "v", Type: bigint}}, PrimaryKeys: []string{"id"}, Options: opts}, false)
+		bigint, _ := paimontype.ParseType("BIGINT")
+		tbl, err := cat.CreateTable(t.Context(), "db", "t", paimontype.Schema{Columns: []paimontype.Column{{Name: "id", Type: bigint}, {Name: "v", Type: bigint}}, PrimaryKeys: []string{"id"}, Options: opts}, false)
 		require.NoError(t, err)
 		_, err = tbl.Scan(context.Background(), nil, ScanOptions{})
 		require.ErrorIs(t, err, ErrUnsupported, "%v", opts)

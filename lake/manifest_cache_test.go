@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // An empty manifest list (an offset-only commit has one) and an empty
@@ -14,7 +16,7 @@ import (
 func TestEmptyManifestsAreCached(t *testing.T) {
 	ctx := context.Background()
 	c := newTestCatalog(t)
-	tb, err := c.CreateTable(ctx, "db", "t", Schema{Columns: testCols}, false)
+	tb, err := c.CreateTable(ctx, "db", "t", paimontype.Schema{Columns: testCols}, false)
 	require.NoError(t, err)
 	list, err := encodeManifestList(nil)
 	require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/flightd/flightd/internal/arrowutil"
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // A merged primary-key bucket is read as Paimon's merge-tree reader reads it: data files are
@@ -38,7 +39,7 @@ type mergeTask struct {
 	g        *scanGroup
 	want     []arrow.Field // keys, other output columns, _SEQUENCE_NUMBER, _VALUE_KIND
 	keyIdx   []int
-	keyTypes []DataType
+	keyTypes []paimontype.DataType
 	proj     []int // output column i is want[proj[i]]
 	seq      *SeqOrder
 
@@ -74,7 +75,7 @@ func (r *scanReader) mergeWant() []arrow.Field {
 			seen[f.Name] = true
 		}
 	}
-	if seq, _ := ts.SeqOrder(); seq != nil { // checked when the scan began
+	if seq, _ := SchemaSeqOrder(ts); seq != nil { // checked when the scan began
 		for _, f := range seq.arrowFields(ts) {
 			if !seen[f.Name] {
 				want = append(want, f)
@@ -88,8 +89,8 @@ func (r *scanReader) mergeWant() []arrow.Field {
 
 func (r *scanReader) newMerge(g *scanGroup) *mergeTask {
 	ts := r.t.schema
-	m := &mergeTask{r: r, g: g, want: r.mergeWant(), keyTypes: ts.trimmedKeyTypes()}
-	m.seq, _ = ts.SeqOrder() // checked when the scan began
+	m := &mergeTask{r: r, g: g, want: r.mergeWant(), keyTypes: ts.TrimmedKeyTypes()}
+	m.seq, _ = SchemaSeqOrder(ts) // checked when the scan began
 	for i := range m.keyTypes {
 		m.keyIdx = append(m.keyIdx, i)
 	}
@@ -107,7 +108,7 @@ func (r *scanReader) newMerge(g *scanGroup) *mergeTask {
 // mergeRuns splits a bucket's files into sorted runs: each level-0 file alone, and each level
 // above 0 as one run in key order, unless its files' key ranges overlap or cannot be decoded
 // (then each of its files is a run of its own, which is always correct, only larger).
-func mergeRuns(files []DataFileMeta, keyTypes []DataType) [][]int {
+func mergeRuns(files []DataFileMeta, keyTypes []paimontype.DataType) [][]int {
 	var runs [][]int
 	byLevel := map[int32][]int{}
 	var levels []int32
@@ -137,7 +138,7 @@ func mergeRuns(files []DataFileMeta, keyTypes []DataType) [][]int {
 }
 
 // levelRun orders the files idx of one level by min key; ok is false when two overlap.
-func levelRun(files []DataFileMeta, idx []int, keyTypes []DataType) ([]int, bool) {
+func levelRun(files []DataFileMeta, idx []int, keyTypes []paimontype.DataType) ([]int, bool) {
 	if len(idx) == 1 {
 		return idx, true
 	}

@@ -3,6 +3,7 @@ package lake
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -122,11 +123,11 @@ func checkPathOption(k, v string) error {
 		return fmt.Errorf("%w '%s' = %q: %s", ErrInvalidOption, k, v, why)
 	}
 	switch {
-	case contains(prefixOptions, k):
+	case slices.Contains(prefixOptions, k):
 		if p := prefixProblem(v); p != "" {
 			return bad("must be a plain file-name prefix: it " + p)
 		}
-	case contains(nameOptions, k):
+	case slices.Contains(nameOptions, k):
 		if p := nameProblem(v); p != "" {
 			return bad("must be a plain name: it " + p)
 		}
@@ -134,7 +135,7 @@ func checkPathOption(k, v string) error {
 		if strings.IndexByte(v, 0) >= 0 {
 			return bad("contains a NUL byte")
 		}
-	case contains(locationOptions, k):
+	case slices.Contains(locationOptions, k):
 		return bad("flightd keeps every file of a table in the table's directory")
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/lake/fileio"
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // Several processes (flightd nodes) serve one warehouse, each through its
@@ -30,7 +31,7 @@ func scenarioTableOfOtherCatalogSeesItsDDL(t *testing.T, b lakeBackend) {
 	a := openWithDB(t, b)
 	counter := &countingFileIO{calls: map[string]int{}}
 	other := b.open(t, func(f fileio.FileIO) fileio.FileIO { counter.FileIO = f; return counter })
-	s := Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}
+	s := paimontype.Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}
 	_, err := a.CreateTable(ctx, "db", "t", s, false)
 	require.NoError(t, err)
 	check := func(tb *Table) SchemaState {

@@ -10,12 +10,14 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 const defaultPartitionName = "__DEFAULT_PARTITION__"
 
 // partitionPath renders "k1=v1/k2=v2/" as Java's PartitionPathUtils with partition.legacy-name=true.
-func partitionPath(keys []string, types []DataType, vals []any, defaultName string) string {
+func partitionPath(keys []string, types []paimontype.DataType, vals []any, defaultName string) string {
 	if len(keys) == 0 {
 		return ""
 	}
@@ -56,7 +58,7 @@ func needsEscape(c byte) bool {
 }
 
 // legacyPartitionString is Java toString() of the internal value.
-func legacyPartitionString(t DataType, v any) *string {
+func legacyPartitionString(t paimontype.DataType, v any) *string {
 	if v == nil {
 		return nil
 	}

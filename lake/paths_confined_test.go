@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/lake/fileio/fileiotest"
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // confinedCatalog opens a local warehouse at <dir>/wh, so that a path escaping it would land
@@ -44,7 +45,7 @@ func TestDataFilePrefixCannotEscapeTable(t *testing.T) {
 	dir, c := confinedCatalog(t)
 	escape := map[string]string{"data-file.prefix": "../../../tmp/x-"}
 
-	_, err := c.CreateTable(ctx, "db", "t", Schema{Columns: testCols, Options: escape}, false)
+	_, err := c.CreateTable(ctx, "db", "t", paimontype.Schema{Columns: testCols, Options: escape}, false)
 	require.ErrorIs(t, err, ErrInvalidOption)
 	require.ErrorContains(t, err, "data-file.prefix")
 	require.ErrorContains(t, err, "db.t")
@@ -52,7 +53,7 @@ func TestDataFilePrefixCannotEscapeTable(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, tables, "a refused CREATE TABLE leaves no table")
 
-	_, err = c.CreateTable(ctx, "db", "t", Schema{Columns: testCols, Options: map[string]string{"data-file.prefix": "part-"}}, false)
+	_, err = c.CreateTable(ctx, "db", "t", paimontype.Schema{Columns: testCols, Options: map[string]string{"data-file.prefix": "part-"}}, false)
 	require.NoError(t, err)
 	_, err = c.AlterTableOptions(ctx, "db", "t", escape)
 	require.ErrorIs(t, err, ErrInvalidOption)
@@ -97,7 +98,7 @@ func TestDataFilePrefixCannotEscapeTable(t *testing.T) {
 func TestPathOptionsRefused(t *testing.T) {
 	ctx := context.Background()
 	_, c := confinedCatalog(t)
-	_, err := c.CreateTable(ctx, "db", "ok", Schema{Columns: testCols}, false)
+	_, err := c.CreateTable(ctx, "db", "ok", paimontype.Schema{Columns: testCols}, false)
 	require.NoError(t, err)
 	bad := []map[string]string{
 		{"data-file.prefix": "a/b-"},
@@ -123,7 +124,7 @@ func TestPathOptionsRefused(t *testing.T) {
 		for k := range o {
 			key = k
 		}
-		_, err := c.CreateTable(ctx, "db", "t", Schema{Columns: testCols, Options: o}, false)
+		_, err := c.CreateTable(ctx, "db", "t", paimontype.Schema{Columns: testCols, Options: o}, false)
 		require.ErrorIs(t, err, ErrInvalidOption, "%q", o)
 		require.ErrorContains(t, err, key)
 		require.ErrorContains(t, err, "db.t")
@@ -135,7 +136,7 @@ func TestPathOptionsRefused(t *testing.T) {
 	}
 	good := map[string]string{"data-file.prefix": "data-v2-", "changelog-file.prefix": "cl_", "branch": "main",
 		"partition.default-name": "__NULL__"}
-	_, err = c.CreateTable(ctx, "db", "t", Schema{Columns: testCols, Options: good}, false)
+	_, err = c.CreateTable(ctx, "db", "t", paimontype.Schema{Columns: testCols, Options: good}, false)
 	require.NoError(t, err)
 	// Removing an option (empty value) is never refused.
 	_, err = c.AlterTableOptions(ctx, "db", "t", map[string]string{"data-file.prefix": "", "path": ""})
@@ -148,9 +149,9 @@ func TestNameWithNULRefused(t *testing.T) {
 		err := c.CreateDatabase(t.Context(), n, false)
 		require.ErrorIs(t, err, ErrInvalidName, "%q", n)
 		require.NotContains(t, err.Error(), "\x00", "the name is quoted")
-		_, err = c.CreateTable(t.Context(), "db", n, Schema{Columns: testCols}, false)
+		_, err = c.CreateTable(t.Context(), "db", n, paimontype.Schema{Columns: testCols}, false)
 		require.ErrorIs(t, err, ErrInvalidName, "%q", n)
-		_, err = c.CreateTable(t.Context(), n, "t", Schema{Columns: testCols}, false)
+		_, err = c.CreateTable(t.Context(), n, "t", paimontype.Schema{Columns: testCols}, false)
 		require.ErrorIs(t, err, ErrInvalidName, "%q", n)
 		_, err = c.GetTable(t.Context(), "db", n)
 		require.ErrorIs(t, err, ErrTableNotFound)
@@ -165,20 +166,20 @@ func TestNamesThatAreNotOnePathElementRefused(t *testing.T) {
 		"del\x7f", "c1\u0085", "bad\xffutf8", strings.Repeat("n", 253)} {
 		err := c.CreateDatabase(t.Context(), n, false)
 		require.ErrorIs(t, err, ErrInvalidName, "%q", n)
-		_, err = c.CreateTable(t.Context(), "db", n, Schema{Columns: testCols}, false)
+		_, err = c.CreateTable(t.Context(), "db", n, paimontype.Schema{Columns: testCols}, false)
 		require.ErrorIs(t, err, ErrInvalidName, "%q", n)
 	}
 	// As Java Paimon: no database "sys", no '$' in a table name.
 	require.ErrorIs(t, c.CreateDatabase(t.Context(), "sys", false), ErrInvalidName)
 	for _, n := range []string{"t$snapshots", "t$branch_b", "$"} {
-		_, err := c.CreateTable(t.Context(), "db", n, Schema{Columns: testCols}, false)
+		_, err := c.CreateTable(t.Context(), "db", n, paimontype.Schema{Columns: testCols}, false)
 		require.ErrorIs(t, err, ErrInvalidName, "%q", n)
 	}
 	// Names Paimon accepts still work.
 	require.NoError(t, c.CreateDatabase(t.Context(), "My-DB_1 ü", false))
-	_, err := c.CreateTable(t.Context(), "My-DB_1 ü", "t.1 €", Schema{Columns: testCols}, false)
+	_, err := c.CreateTable(t.Context(), "My-DB_1 ü", "t.1 €", paimontype.Schema{Columns: testCols}, false)
 	require.NoError(t, err)
-	_, err = c.CreateTable(t.Context(), "db", strings.Repeat("n", maxNameBytes), Schema{Columns: testCols}, false)
+	_, err = c.CreateTable(t.Context(), "db", strings.Repeat("n", maxNameBytes), paimontype.Schema{Columns: testCols}, false)
 	require.NoError(t, err)
 	requireOnlyWarehouse(t, dir)
 }
@@ -204,7 +205,7 @@ func dirsUnder(t *testing.T, root string) []string {
 func TestPartitionValueWithNULIsEscaped(t *testing.T) {
 	ctx := context.Background()
 	dir, c := confinedCatalog(t)
-	tb, err := c.CreateTable(ctx, "db", "ap", Schema{Columns: testCols, PartitionKeys: []string{"dt"}}, false)
+	tb, err := c.CreateTable(ctx, "db", "ap", paimontype.Schema{Columns: testCols, PartitionKeys: []string{"dt"}}, false)
 	require.NoError(t, err)
 	w := tb.NewWrite(ctx)
 	val := "x\x00/../../../../escape"
@@ -244,7 +245,7 @@ func TestErrorsCarryNoAbsolutePaths(t *testing.T) {
 	ctx := context.Background()
 	dir, c := confinedCatalog(t)
 	wh := filepath.Join(dir, "wh")
-	tb, err := c.CreateTable(ctx, "db", "t", Schema{Columns: testCols}, false)
+	tb, err := c.CreateTable(ctx, "db", "t", paimontype.Schema{Columns: testCols}, false)
 	require.NoError(t, err)
 	w := tb.NewWrite(ctx)
 	writeRows(t, w, tb, []row{{1, sp("a"), "x"}}, nil, nil)

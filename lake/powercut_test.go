@@ -17,6 +17,7 @@ import (
 
 	"github.com/flightd/flightd/lake/fileio"
 	"github.com/flightd/flightd/lake/fileio/fileiotest"
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // The power-cut tests run the lake over a fileiotest.StrictMem (fileio.Local's own code, with
@@ -112,7 +113,7 @@ func (e *powerCutEnv) commitRows(name string, rows []row, kinds []RowKind) (*Sna
 func powerCutSteps() []func(e *powerCutEnv) error {
 	var steps []func(e *powerCutEnv) error
 	steps = append(steps, func(e *powerCutEnv) error { return e.cat.CreateDatabase(context.Background(), "db", false) })
-	create := func(name string, s Schema) func(e *powerCutEnv) error {
+	create := func(name string, s paimontype.Schema) func(e *powerCutEnv) error {
 		return func(e *powerCutEnv) error {
 			tb, err := e.cat.CreateTable(context.Background(), "db", name, s, false)
 			if err != nil {
@@ -124,8 +125,8 @@ func powerCutSteps() []func(e *powerCutEnv) error {
 		}
 	}
 	steps = append(steps,
-		create("ap", Schema{Columns: testCols, PartitionKeys: []string{"dt"}}),
-		create("pk", Schema{Columns: testCols, PrimaryKeys: []string{"id", "dt"}, PartitionKeys: []string{"dt"}, Options: map[string]string{"bucket": "2"}}))
+		create("ap", paimontype.Schema{Columns: testCols, PartitionKeys: []string{"dt"}}),
+		create("pk", paimontype.Schema{Columns: testCols, PrimaryKeys: []string{"id", "dt"}, PartitionKeys: []string{"dt"}, Options: map[string]string{"bucket": "2"}}))
 	nextID := int64(0)
 	round := func(r int) []func(e *powerCutEnv) error {
 		appendStep := func(e *powerCutEnv) error {
@@ -431,7 +432,7 @@ func TestCommitWhoseSnapshotSyncFailsKeepsItsFiles(t *testing.T) {
 	c, err := OpenCatalogFileIO(ctx, dir, failSnapshotSync{fileio.Local{}})
 	require.NoError(t, err)
 	require.NoError(t, c.CreateDatabase(ctx, "db", false))
-	tb, err := c.CreateTable(ctx, "db", "t", Schema{Columns: testCols}, false)
+	tb, err := c.CreateTable(ctx, "db", "t", paimontype.Schema{Columns: testCols}, false)
 	require.NoError(t, err)
 	w := tb.NewWrite(ctx)
 	for i, name := range []string{"a", "b"} { // a flushed file and a file of the commit

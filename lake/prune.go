@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 
 	"github.com/flightd/flightd/lake/expr"
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // ScanOptions narrow a scan.
@@ -56,19 +57,19 @@ func (s Split) In(n int) bool { return s.Count <= 1 || n%s.Count == s.Index }
 
 // kindOf is the comparison domain of a column of type t: expr.KindOf of
 // its Arrow type.
-func kindOf(t DataType) expr.Kind {
+func kindOf(t paimontype.DataType) expr.Kind {
 	switch t.Root {
-	case TypeTinyInt:
+	case paimontype.TypeTinyInt:
 		return expr.KindInt8
-	case TypeSmallInt:
+	case paimontype.TypeSmallInt:
 		return expr.KindInt16
-	case TypeInt:
+	case paimontype.TypeInt:
 		return expr.KindInt32
-	case TypeBigInt:
+	case paimontype.TypeBigInt:
 		return expr.KindInt64
-	case TypeDate:
+	case paimontype.TypeDate:
 		return expr.KindDate
-	case TypeChar, TypeVarChar:
+	case paimontype.TypeChar, paimontype.TypeVarChar:
 		return expr.KindString
 	}
 	return expr.KindNone
@@ -142,7 +143,7 @@ func (t *Table) bucketsOf(preds map[string]expr.Conj) map[int32]bool {
 		return nil
 	}
 	choices := make([][]any, len(keys))
-	types := make([]DataType, len(keys))
+	types := make([]paimontype.DataType, len(keys))
 	combos := 1
 	for i, k := range keys {
 		types[i] = t.schema.Fields[t.schema.FieldIndex(k)].Type
@@ -186,17 +187,17 @@ func (t *Table) bucketsOf(preds map[string]expr.Conj) map[int32]bool {
 
 // internalOf converts a normalised value to the internal value of type t, as
 // BinaryRow encodes it; ok is false when it is out of the type's range.
-func internalOf(t DataType, v any) (any, bool) {
+func internalOf(t paimontype.DataType, v any) (any, bool) {
 	switch x := v.(type) {
 	case int64:
 		switch t.Root {
-		case TypeTinyInt:
+		case paimontype.TypeTinyInt:
 			return int8(x), x == int64(int8(x))
-		case TypeSmallInt:
+		case paimontype.TypeSmallInt:
 			return int16(x), x == int64(int16(x))
-		case TypeInt, TypeDate:
+		case paimontype.TypeInt, paimontype.TypeDate:
 			return int32(x), x == int64(int32(x))
-		case TypeBigInt:
+		case paimontype.TypeBigInt:
 			return x, true
 		}
 	case string:
@@ -251,7 +252,7 @@ func (p *pruner) keepFile(e *ManifestEntry) bool {
 // under one schema: the schema that names and types their columns, and the
 // predicates that may prune them, by column name in that schema.
 type schemaView struct {
-	schema *TableSchema
+	schema *paimontype.TableSchema
 	preds  map[string]expr.Conj
 }
 
@@ -296,13 +297,13 @@ func (p *pruner) view(id int64) *schemaView {
 
 // sameStatsType reports whether statistics of type a compare as those of
 // type b: the same type, nullability aside.
-func sameStatsType(a, b DataType) bool {
+func sameStatsType(a, b paimontype.DataType) bool {
 	return reflect.DeepEqual(a.WithNullable(true), b.WithNullable(true))
 }
 
 func (p *pruner) partitionMatches(part []byte) bool {
 	ts := p.t.schema
-	types := make([]DataType, len(ts.PartitionKeys))
+	types := make([]paimontype.DataType, len(ts.PartitionKeys))
 	for i, k := range ts.PartitionKeys {
 		types[i] = ts.Fields[ts.FieldIndex(k)].Type
 	}
@@ -327,7 +328,7 @@ func (p *pruner) partitionMatches(part []byte) bool {
 // statistics keep the file.
 func (p *pruner) statsMatch(v *schemaView, names []string, st SimpleStats, rows int64) bool {
 	idx := map[string]int{}
-	var types []DataType
+	var types []paimontype.DataType
 	for i, n := range names {
 		fi := v.schema.FieldIndex(n)
 		if fi < 0 {
@@ -367,7 +368,7 @@ func (p *pruner) statsMatch(v *schemaView, names []string, st SimpleStats, rows 
 
 // decodeStatsRow decodes a serialized stats BinaryRow; an empty row (no
 // statistics) decodes to nil.
-func decodeStatsRow(types []DataType, b []byte) ([]any, error) {
+func decodeStatsRow(types []paimontype.DataType, b []byte) ([]any, error) {
 	arity, row, err := deserializeBinaryRow(b)
 	if err != nil {
 		return nil, err
@@ -471,7 +472,7 @@ func (t *Table) KeyRows(f []expr.Predicate) func(rec arrow.RecordBatch) []bool {
 // keyCol is a primary-key column the filter constrains.
 type keyCol struct {
 	name  string
-	typ   DataType
+	typ   paimontype.DataType
 	preds expr.Conj
 }
 

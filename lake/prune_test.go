@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/lake/expr"
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // TestRowGroupPruning: a filter on the key reads only the row groups whose
@@ -26,10 +27,10 @@ func TestRowGroupPruning(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		sc   Schema
+		sc   paimontype.Schema
 	}{
-		{"pk", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}},
-		{"ap", Schema{Columns: testCols}},
+		{"pk", paimontype.Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}},
+		{"ap", paimontype.Schema{Columns: testCols}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tb, err := c.CreateTable(ctx, "db", tc.name, tc.sc, false)
@@ -85,7 +86,7 @@ func TestRowGroupPruning(t *testing.T) {
 func TestLargeAppendGroupsAreSplit(t *testing.T) {
 	ctx := context.Background()
 	c := newTestCatalog(t)
-	tb, err := c.CreateTable(ctx, "db", "big", Schema{Columns: testCols}, false)
+	tb, err := c.CreateTable(ctx, "db", "big", paimontype.Schema{Columns: testCols}, false)
 	require.NoError(t, err)
 	w := tb.NewWrite(ctx)
 	const batches, per = 60, 10000

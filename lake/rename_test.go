@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 func init() {
@@ -20,7 +22,7 @@ func init() {
 func scenarioRenameTable(t *testing.T, b lakeBackend) {
 	ctx := context.Background()
 	c := openWithDB(t, b)
-	tb, err := c.CreateTable(ctx, "db", "t", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "2"}}, false)
+	tb, err := c.CreateTable(ctx, "db", "t", paimontype.Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "2"}}, false)
 	require.NoError(t, err)
 	w := tb.NewWrite(ctx)
 	writeRows(t, w, tb, []row{{1, sp("a"), "x"}, {2, sp("b"), "x"}}, []RowKind{Insert, Insert}, []int64{1, 2})
@@ -76,7 +78,7 @@ func scenarioRenameTable(t *testing.T, b lakeBackend) {
 func TestRenameTableRefusals(t *testing.T) {
 	ctx := context.Background()
 	c := newTestCatalog(t)
-	s := Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}
+	s := paimontype.Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}
 	for _, n := range []string{"t", "u"} {
 		_, err := c.CreateTable(ctx, "db", n, s, false)
 		require.NoError(t, err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flightd/flightd/lake/fileio/fileiotest"
 	"github.com/flightd/flightd/lake/fileio/s3"
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // The lake on S3 only; the scenarios that run on both local disk and S3 are in
@@ -53,7 +54,7 @@ func TestS3BigTableFileMultipart(t *testing.T) {
 	c, err := OpenCatalogFileIO(ctx, "/bigwh", g.FileIO(t, func(o *s3.Options) { o.PartSize = partSize }))
 	require.NoError(t, err)
 	require.NoError(t, c.CreateDatabase(ctx, "db", false))
-	tb, err := c.CreateTable(ctx, "db", "big", Schema{Columns: testCols, Options: map[string]string{"file.compression": "none"}}, false)
+	tb, err := c.CreateTable(ctx, "db", "big", paimontype.Schema{Columns: testCols, Options: map[string]string{"file.compression": "none"}}, false)
 	require.NoError(t, err)
 	const n = 120000
 	rows := make([]row, n)

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 
 	"github.com/flightd/flightd/internal/arrowutil"
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 const scanBatchRows = 64 * 1024
@@ -158,11 +159,11 @@ type scanReader struct {
 	cur    arrow.RecordBatch
 	err    error
 
-	keepKinds bool                       // ScanOptions.KeepKinds: every bucket merged, retractions kept
-	dvEnabled bool                       // the table has deletion vectors (see attachDeletionVectors)
-	dvs       map[string]*deletionVector // deletion vectors of the group readFile reads (compaction)
-	planMu    sync.Mutex                 // filePlan fills the schemas cache
-	schemas   map[int64]*TableSchema     // schemas of files written under older schema ids
+	keepKinds bool                              // ScanOptions.KeepKinds: every bucket merged, retractions kept
+	dvEnabled bool                              // the table has deletion vectors (see attachDeletionVectors)
+	dvs       map[string]*deletionVector        // deletion vectors of the group readFile reads (compaction)
+	planMu    sync.Mutex                        // filePlan fills the schemas cache
+	schemas   map[int64]*paimontype.TableSchema // schemas of files written under older schema ids
 }
 
 var _ array.RecordReader = (*scanReader)(nil)
@@ -232,7 +233,7 @@ func (r *scanReader) Next() bool {
 func (r *scanReader) tasks() []scanTask {
 	var out []scanTask
 	pk := r.t.schema.HasPrimaryKey()
-	keyTypes := r.t.schema.trimmedKeyTypes()
+	keyTypes := r.t.schema.TrimmedKeyTypes()
 	for _, g := range r.groups {
 		if pk && r.keepKinds {
 			// Each key of a disjoint bucket is in one file, once: its
@@ -279,7 +280,7 @@ var mergeKeptKinds = false
 // projected columns and _VALUE_KIND, on as many workers as there are
 // files. It returns the files in key order, the order a merge would
 // return the rows in.
-func disjointFiles(files []DataFileMeta, keyTypes []DataType) ([]int, bool) {
+func disjointFiles(files []DataFileMeta, keyTypes []paimontype.DataType) ([]int, bool) {
 	idx := make([]int, len(files))
 	for i := range files {
 		idx[i] = i
@@ -346,9 +347,9 @@ func (r *scanReader) groupDeletions(g *scanGroup) (map[string]*deletionVector, e
 	return g.dvs, g.dvErr
 }
 
-func (r *scanReader) partTypes() []DataType {
+func (r *scanReader) partTypes() []paimontype.DataType {
 	ts := r.t.schema
-	out := make([]DataType, len(ts.PartitionKeys))
+	out := make([]paimontype.DataType, len(ts.PartitionKeys))
 	for i, k := range ts.PartitionKeys {
 		out[i] = ts.Fields[ts.FieldIndex(k)].Type
 	}
@@ -626,7 +627,7 @@ func (r *scanReader) mergePK(g *scanGroup) (all arrow.RecordBatch, want []arrow.
 		return nil, nil, nil, err
 	}
 	n := int(all.NumRows())
-	keyTypes := ts.trimmedKeyTypes()
+	keyTypes := ts.TrimmedKeyTypes()
 	keyIdx := make([]int, len(keyNames))
 	for i := range keyIdx {
 		keyIdx[i] = i
@@ -634,7 +635,7 @@ func (r *scanReader) mergePK(g *scanGroup) (all arrow.RecordBatch, want []arrow.
 	cmpKey := rowCompare(all, keyIdx, keyTypes)
 	seqs := all.Column(len(want) - 2).(*array.Int64)
 	kinds := all.Column(len(want) - 1).(*array.Int8)
-	seq, err := ts.SeqOrder()
+	seq, err := SchemaSeqOrder(ts)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // BenchmarkScanDecode: the whole-table scan of a primary-key table of the
@@ -37,16 +39,16 @@ func BenchmarkScanDecode(b *testing.B) {
 	if err := c.CreateDatabase(ctx, "db", false); err != nil {
 		b.Fatal(err)
 	}
-	var cols []Column
+	var cols []paimontype.Column
 	for _, col := range []struct{ n, t string }{{"id", "BIGINT NOT NULL"}, {"k", "INT"}, {"x", "DOUBLE"}, {"y", "DOUBLE"},
 		{"customer", "STRING"}, {"token", "STRING"}, {"ts", "TIMESTAMP(6)"}, {"amount", "DECIMAL(10, 2)"}} {
-		dt, err := ParseType(col.t)
+		dt, err := paimontype.ParseType(col.t)
 		if err != nil {
 			b.Fatal(err)
 		}
-		cols = append(cols, Column{Name: col.n, Type: dt})
+		cols = append(cols, paimontype.Column{Name: col.n, Type: dt})
 	}
-	tb, err := c.CreateTable(ctx, "db", "t", Schema{Columns: cols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "4"}}, false)
+	tb, err := c.CreateTable(ctx, "db", "t", paimontype.Schema{Columns: cols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "4"}}, false)
 	if err != nil {
 		b.Fatal(err)
 	}

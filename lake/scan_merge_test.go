@@ -21,6 +21,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // mergeKeyKinds are the key layouts the merge model test draws from: typed comparisons
@@ -65,26 +67,26 @@ func newMergeModelTable(t *testing.T, c *Catalog, name string, kind int, buckets
 
 // newMergeModelTableWith is newMergeModelTable with more table options.
 func newMergeModelTableWith(t *testing.T, c *Catalog, name string, kind int, buckets int, opts map[string]string) *mergeModelTable {
-	var cols []Column
+	var cols []paimontype.Column
 	var pk []string
 	for _, spec := range mergeKeyKinds[kind].cols {
 		n, typ, _ := strings.Cut(spec, " ")
-		dt, err := ParseType(typ)
+		dt, err := paimontype.ParseType(typ)
 		require.NoError(t, err)
-		cols = append(cols, Column{Name: n, Type: dt})
+		cols = append(cols, paimontype.Column{Name: n, Type: dt})
 		pk = append(pk, n)
 	}
 	for _, spec := range []string{"v BIGINT", "s STRING"} {
 		n, typ, _ := strings.Cut(spec, " ")
-		dt, err := ParseType(typ)
+		dt, err := paimontype.ParseType(typ)
 		require.NoError(t, err)
-		cols = append(cols, Column{Name: n, Type: dt})
+		cols = append(cols, paimontype.Column{Name: n, Type: dt})
 	}
 	options := map[string]string{"bucket": fmt.Sprint(buckets)}
 	for k, v := range opts {
 		options[k] = v
 	}
-	tb, err := c.CreateTable(t.Context(), "db", name, Schema{Columns: cols, PrimaryKeys: pk, Options: options}, false)
+	tb, err := c.CreateTable(t.Context(), "db", name, paimontype.Schema{Columns: cols, PrimaryKeys: pk, Options: options}, false)
 	require.NoError(t, err)
 	return &mergeModelTable{tb: tb, nkeys: len(pk), model: map[int]mergeModelRow{}, stored: map[int]storedVersion{}}
 }
@@ -217,7 +219,7 @@ func (m *mergeModelTable) relevel(t *testing.T, rng *rand.Rand) *Snapshot {
 	require.NoError(t, err)
 	level := int32(1 + rng.IntN(4))
 	ts := m.tb.schema
-	var keyTypes []DataType
+	var keyTypes []paimontype.DataType
 	for _, k := range ts.TrimmedPrimaryKeys() {
 		keyTypes = append(keyTypes, ts.Fields[ts.FieldIndex(k)].Type)
 	}
@@ -464,14 +466,14 @@ func (p *peakAllocator) Free(b []byte) {
 func bigMergeTable(t *testing.T, files, rows int) (*Table, *Snapshot, int) {
 	ctx := context.Background()
 	c := newTestCatalog(t)
-	var cols []Column
+	var cols []paimontype.Column
 	for _, spec := range []string{"k BIGINT NOT NULL", "v BIGINT"} {
 		n, typ, _ := strings.Cut(spec, " ")
-		dt, err := ParseType(typ)
+		dt, err := paimontype.ParseType(typ)
 		require.NoError(t, err)
-		cols = append(cols, Column{Name: n, Type: dt})
+		cols = append(cols, paimontype.Column{Name: n, Type: dt})
 	}
-	tb, err := c.CreateTable(ctx, "db", "big", Schema{Columns: cols, PrimaryKeys: []string{"k"}, Options: map[string]string{"bucket": "1"}}, false)
+	tb, err := c.CreateTable(ctx, "db", "big", paimontype.Schema{Columns: cols, PrimaryKeys: []string{"k"}, Options: map[string]string{"bucket": "1"}}, false)
 	require.NoError(t, err)
 	sc := tb.Schema().ArrowSchema()
 	var snap *Snapshot
@@ -566,10 +568,10 @@ func manyFileTables(t *testing.T) (c *Catalog, tables []*Table, snaps []*Snapsho
 	ctx := context.Background()
 	c = newTestCatalog(t)
 	for _, pk := range []bool{false, true} {
-		sch := Schema{Columns: testCols, Options: map[string]string{"bucket": "3", "bucket-key": "id"}}
+		sch := paimontype.Schema{Columns: testCols, Options: map[string]string{"bucket": "3", "bucket-key": "id"}}
 		name := "ap"
 		if pk {
-			sch = Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "3"}}
+			sch = paimontype.Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "3"}}
 			name = "pk"
 		}
 		tb, err := c.CreateTable(ctx, "db", name, sch, false)
@@ -684,7 +686,7 @@ func TestMergeSortedPiecesMatchesSort(t *testing.T) {
 		b.Release()
 		rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64}}, nil), []arrow.Array{col}, int64(len(keys)))
 		col.Release()
-		cmpKey := rowCompare(rec, []int{0}, []DataType{{Root: TypeBigInt}})
+		cmpKey := rowCompare(rec, []int{0}, []paimontype.DataType{{Root: paimontype.TypeBigInt}})
 		require.Equal(t, orderByKeySeqPos(rec, []int{0}, cmpKey, nil, seqs), mergeSortedPieces(ends, cmpKey, nil, seqs), "pieces %v keys %v seqs %v", ends, keys, seqs)
 		rec.Release()
 	}
@@ -765,9 +767,9 @@ func TestScanReadsDisjointFilesRaw(t *testing.T) {
 			t.Run(fmt.Sprintf("key=%s/seed=%d", keyType, seed), func(t *testing.T) {
 				rng := rand.New(rand.NewPCG(seed, 31))
 				c := newTestCatalog(t)
-				kt, err := ParseType(keyType + " NOT NULL")
+				kt, err := paimontype.ParseType(keyType + " NOT NULL")
 				require.NoError(t, err)
-				tb, err := c.CreateTable(ctx, "db", "t", Schema{Columns: []Column{{Name: "k", Type: kt}, {Name: "v", Type: DataType{Root: TypeBigInt}}},
+				tb, err := c.CreateTable(ctx, "db", "t", paimontype.Schema{Columns: []paimontype.Column{{Name: "k", Type: kt}, {Name: "v", Type: paimontype.DataType{Root: paimontype.TypeBigInt}}},
 					PrimaryKeys: []string{"k"}, Options: map[string]string{"bucket": "1"}}, false)
 				require.NoError(t, err)
 				// less is Go's order of the key as the table stores it.

@@ -6,6 +6,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // Table options that order the versions of a key by columns of the row
@@ -27,37 +29,37 @@ const (
 type SeqOrder struct {
 	Fields     []string
 	Descending bool
-	types      []DataType
+	types      []paimontype.DataType
 }
 
-// SeqOrder returns the table's sequence order, nil when it has none, or an
-// error naming an option flightd cannot honour: a sequence field that is
-// not a column or is of a nested type, or a sort order other than
+// SchemaSeqOrder returns the table's sequence order, nil when it has none,
+// or an error naming an option flightd cannot honour: a sequence field that
+// is not a column or is of a nested type, or a sort order other than
 // ascending or descending.
-func (s *TableSchema) SeqOrder() (*SeqOrder, error) {
-	return newSeqOrder(s.Options, func(name string) (DataType, bool) {
+func SchemaSeqOrder(s *paimontype.TableSchema) (*SeqOrder, error) {
+	return newSeqOrder(s.Options, func(name string) (paimontype.DataType, bool) {
 		if i := s.FieldIndex(name); i >= 0 {
 			return s.Fields[i].Type, true
 		}
-		return DataType{}, false
+		return paimontype.DataType{}, false
 	})
 }
 
 // CheckSequenceField refuses, before a table is created, the sequence
-// options TableSchema.SeqOrder would refuse.
-func CheckSequenceField(sc Schema) error {
-	_, err := newSeqOrder(sc.Options, func(name string) (DataType, bool) {
+// options SchemaSeqOrder would refuse.
+func CheckSequenceField(sc paimontype.Schema) error {
+	_, err := newSeqOrder(sc.Options, func(name string) (paimontype.DataType, bool) {
 		for _, c := range sc.Columns {
 			if c.Name == name {
 				return c.Type, true
 			}
 		}
-		return DataType{}, false
+		return paimontype.DataType{}, false
 	})
 	return err
 }
 
-func newSeqOrder(opts map[string]string, column func(name string) (DataType, bool)) (*SeqOrder, error) {
+func newSeqOrder(opts map[string]string, column func(name string) (paimontype.DataType, bool)) (*SeqOrder, error) {
 	v := strings.TrimSpace(opts[OptionSequenceField])
 	if v == "" {
 		return nil, nil
@@ -87,7 +89,7 @@ func newSeqOrder(opts map[string]string, column func(name string) (DataType, boo
 
 // arrowFields returns the sequence fields of ts, for reading them with a
 // record's other columns.
-func (o *SeqOrder) arrowFields(ts *TableSchema) []arrow.Field {
+func (o *SeqOrder) arrowFields(ts *paimontype.TableSchema) []arrow.Field {
 	full := ts.ArrowSchema()
 	out := make([]arrow.Field, len(o.Fields))
 	for i, n := range o.Fields {

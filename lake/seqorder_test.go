@@ -15,6 +15,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // seqModel is the reference for a table with a sequence field: per key the
@@ -157,8 +159,8 @@ func TestSequenceFieldMergeModel(t *testing.T) {
 
 func TestSequenceFieldOptionsAreChecked(t *testing.T) {
 	c := newTestCatalog(t)
-	bigint, _ := ParseType("BIGINT")
-	arr, _ := ParseType("ARRAY<INT>")
+	bigint, _ := paimontype.ParseType("BIGINT")
+	arr, _ := paimontype.ParseType("ARRAY<INT>")
 	for _, tc := range []struct {
 		opts map[string]string
 		want string
@@ -167,7 +169,7 @@ func TestSequenceFieldOptionsAreChecked(t *testing.T) {
 		{map[string]string{OptionSequenceField: "a"}, `column "a" is ARRAY<INT>; a sequence field must be of a scalar type`},
 		{map[string]string{OptionSequenceField: "v", OptionSequenceSortOrder: "sideways"}, `expected ascending or descending`},
 	} {
-		sc := Schema{Columns: []Column{{Name: "id", Type: bigint}, {Name: "v", Type: bigint}, {Name: "a", Type: arr}},
+		sc := paimontype.Schema{Columns: []paimontype.Column{{Name: "id", Type: bigint}, {Name: "v", Type: bigint}, {Name: "a", Type: arr}},
 			PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}
 		for k, v := range tc.opts {
 			sc.Options[k] = v
@@ -186,9 +188,9 @@ func TestSequenceFieldOptionsAreChecked(t *testing.T) {
 // Paimon's generated comparator does: NaN and -0 equal the other value (so
 // the later arrival wins), nulls smallest, in both orders.
 func TestSequenceFieldFloatsCompareAsJava(t *testing.T) {
-	dbl, _ := ParseType("DOUBLE")
+	dbl, _ := paimontype.ParseType("DOUBLE")
 	for _, desc := range []bool{false, true} {
-		o := &SeqOrder{Fields: []string{"f"}, Descending: desc, types: []DataType{dbl}}
+		o := &SeqOrder{Fields: []string{"f"}, Descending: desc, types: []paimontype.DataType{dbl}}
 		b := array.NewFloat64Builder(memory.DefaultAllocator)
 		b.AppendValues([]float64{math.NaN(), 1, math.Copysign(0, -1), 0, 2}, nil)
 		b.AppendNull()

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // Snapshot is the content of snapshot/snapshot-N (version 3, the 1.1–1.3 field set).
@@ -46,45 +48,45 @@ const (
 
 // MarshalJSON writes the snapshot in Java's field order, pretty printed, omitting null fields.
 func (s *Snapshot) MarshalJSON() ([]byte, error) {
-	o := jsonObj{{"version", 3}, {"id", s.ID}, {"schemaId", s.SchemaID}, {"baseManifestList", s.BaseManifestList}}
+	o := paimontype.JSONObject{{Key: "version", Value: 3}, {Key: "id", Value: s.ID}, {Key: "schemaId", Value: s.SchemaID}, {Key: "baseManifestList", Value: s.BaseManifestList}}
 	if s.BaseManifestListSize != nil {
-		o.add("baseManifestListSize", *s.BaseManifestListSize)
+		o.Add("baseManifestListSize", *s.BaseManifestListSize)
 	}
-	o.add("deltaManifestList", s.DeltaManifestList)
+	o.Add("deltaManifestList", s.DeltaManifestList)
 	if s.DeltaManifestListSize != nil {
-		o.add("deltaManifestListSize", *s.DeltaManifestListSize)
+		o.Add("deltaManifestListSize", *s.DeltaManifestListSize)
 	}
 	if s.ChangelogManifestList != nil {
-		o.add("changelogManifestList", *s.ChangelogManifestList)
+		o.Add("changelogManifestList", *s.ChangelogManifestList)
 	}
 	if s.ChangelogManifestListSize != nil {
-		o.add("changelogManifestListSize", *s.ChangelogManifestListSize)
+		o.Add("changelogManifestListSize", *s.ChangelogManifestListSize)
 	}
 	if s.IndexManifest != nil {
-		o.add("indexManifest", *s.IndexManifest)
+		o.Add("indexManifest", *s.IndexManifest)
 	}
-	o.add("commitUser", s.CommitUser)
-	o.add("commitIdentifier", s.CommitIdentifier)
-	o.add("commitKind", s.CommitKind)
-	o.add("timeMillis", s.TimeMillis)
-	o.add("totalRecordCount", s.TotalRecordCount)
-	o.add("deltaRecordCount", s.DeltaRecordCount)
+	o.Add("commitUser", s.CommitUser)
+	o.Add("commitIdentifier", s.CommitIdentifier)
+	o.Add("commitKind", s.CommitKind)
+	o.Add("timeMillis", s.TimeMillis)
+	o.Add("totalRecordCount", s.TotalRecordCount)
+	o.Add("deltaRecordCount", s.DeltaRecordCount)
 	if s.ChangelogRecordCount != nil {
-		o.add("changelogRecordCount", *s.ChangelogRecordCount)
+		o.Add("changelogRecordCount", *s.ChangelogRecordCount)
 	}
 	if s.Watermark != nil {
-		o.add("watermark", *s.Watermark)
+		o.Add("watermark", *s.Watermark)
 	}
 	if s.Statistics != nil {
-		o.add("statistics", *s.Statistics)
+		o.Add("statistics", *s.Statistics)
 	}
 	if s.Properties != nil {
-		o.add("properties", mapToObj(s.Properties))
+		o.Add("properties", paimontype.SortedJSONObject(s.Properties))
 	}
 	if s.NextRowID != nil {
-		o.add("nextRowId", *s.NextRowID)
+		o.Add("nextRowId", *s.NextRowID)
 	}
-	return jacksonPretty(o), nil
+	return paimontype.JacksonPretty(o), nil
 }
 
 // UnmarshalJSON reads any snapshot version (unknown fields ignored, 0.8 nullable counts).

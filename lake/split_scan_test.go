@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 func scanPart(t *testing.T, tb *Table, snap *Snapshot, s Split) []string {
@@ -28,11 +30,11 @@ func TestSplitPartsMakeTheWholeScan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, tc := range []struct {
 		name string
-		s    Schema
+		s    paimontype.Schema
 	}{
-		{"pk", Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "5"}}},
-		{"pk_part", Schema{Columns: testCols, PrimaryKeys: []string{"id", "dt"}, PartitionKeys: []string{"dt"}, Options: map[string]string{"bucket": "3"}}},
-		{"append", Schema{Columns: testCols}},
+		{"pk", paimontype.Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "5"}}},
+		{"pk_part", paimontype.Schema{Columns: testCols, PrimaryKeys: []string{"id", "dt"}, PartitionKeys: []string{"dt"}, Options: map[string]string{"bucket": "3"}}},
+		{"append", paimontype.Schema{Columns: testCols}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tb, err := c.CreateTable(ctx, "db", tc.name, tc.s, false)

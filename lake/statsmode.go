@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // Statistics modes, as Java Paimon's SimpleColStatsCollector: table option
@@ -136,7 +138,7 @@ func (t *Table) keyStatsModes(keyNames []string) []statsMode {
 }
 
 // keyStatsCollector collects the key statistics of a primary-key file.
-func (t *Table) keyStatsCollector(keyNames []string, keyTypes []DataType) *statsCollector {
+func (t *Table) keyStatsCollector(keyNames []string, keyTypes []paimontype.DataType) *statsCollector {
 	s := newStatsCollector(keyTypes)
 	s.modes = t.keyStatsModes(keyNames)
 	return s
@@ -181,11 +183,11 @@ func truncateMax(s string, n int) (string, bool) {
 
 // applyMode turns full bounds (min, max; nil when unknown) into those of
 // mode m for a column of type t (nil, nil: no bounds kept).
-func applyMode(m statsMode, t DataType, min, max any) (any, any) {
+func applyMode(m statsMode, t paimontype.DataType, min, max any) (any, any) {
 	if min == nil || max == nil {
 		return nil, nil
 	}
-	if t.Root == TypeBinary || t.Root == TypeVarBinary {
+	if t.Root == paimontype.TypeBinary || t.Root == paimontype.TypeVarBinary {
 		return nil, nil
 	}
 	switch m.kind {

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/lake/expr"
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 func TestTruncateBounds(t *testing.T) {
@@ -75,12 +76,12 @@ func TestStatsModeOptions(t *testing.T) {
 		require.Error(t, err, bad)
 	}
 	c := newTestCatalog(t)
-	_, err := c.CreateTable(t.Context(), "db", "t", Schema{Columns: testCols, Options: map[string]string{"fields.name.stats-mode": "truncate"}}, false)
+	_, err := c.CreateTable(t.Context(), "db", "t", paimontype.Schema{Columns: testCols, Options: map[string]string{"fields.name.stats-mode": "truncate"}}, false)
 	require.ErrorIs(t, err, ErrInvalidOption)
 	require.ErrorContains(t, err, "fields.name.stats-mode")
-	_, err = c.CreateTable(t.Context(), "db", "t", Schema{Columns: testCols, Options: map[string]string{"metadata.stats-mode": "some"}}, false)
+	_, err = c.CreateTable(t.Context(), "db", "t", paimontype.Schema{Columns: testCols, Options: map[string]string{"metadata.stats-mode": "some"}}, false)
 	require.ErrorIs(t, err, ErrInvalidOption)
-	_, err = c.CreateTable(t.Context(), "db", "t", Schema{Columns: testCols}, false)
+	_, err = c.CreateTable(t.Context(), "db", "t", paimontype.Schema{Columns: testCols}, false)
 	require.NoError(t, err)
 	_, err = c.AlterTableOptions(context.Background(), "db", "t", map[string]string{"metadata.stats-mode": "truncate(x)"})
 	require.ErrorIs(t, err, ErrInvalidOption)
@@ -101,7 +102,7 @@ func fileStats(t *testing.T, tb *Table, s *Snapshot) (f DataFileMeta, vmin, vmax
 			names = append(names, fd.Name)
 		}
 	}
-	var types []DataType
+	var types []paimontype.DataType
 	for _, n := range names {
 		types = append(types, tb.schema.Fields[tb.schema.FieldIndex(n)].Type)
 	}
@@ -110,7 +111,7 @@ func fileStats(t *testing.T, tb *Table, s *Snapshot) (f DataFileMeta, vmin, vmax
 	vmax, err = decodeStatsRow(types, f.ValueStats.MaxValues)
 	require.NoError(t, err)
 	if tb.schema.HasPrimaryKey() {
-		var kt []DataType
+		var kt []paimontype.DataType
 		for _, n := range tb.schema.TrimmedPrimaryKeys() {
 			kt = append(kt, tb.schema.Fields[tb.schema.FieldIndex(n)].Type)
 		}
@@ -126,11 +127,11 @@ func fileStats(t *testing.T, tb *Table, s *Snapshot) (f DataFileMeta, vmin, vmax
 func TestStatsModesWritten(t *testing.T) {
 	long := strings.Repeat("x", 20) + "1"
 	longer := strings.Repeat("x", 20) + "2"
-	cols := []Column{{Name: "id", Type: mustType(t, "STRING")}, {Name: "name", Type: mustType(t, "STRING")},
+	cols := []paimontype.Column{{Name: "id", Type: mustType(t, "STRING")}, {Name: "name", Type: mustType(t, "STRING")},
 		{Name: "bin", Type: mustType(t, "BYTES")}, {Name: "n", Type: mustType(t, "INT")}}
 	write := func(t *testing.T, name string, pk bool, opts map[string]string) (DataFileMeta, []any, []any, []any, []any) {
 		c := newTestCatalog(t)
-		sc := Schema{Columns: cols, Options: opts}
+		sc := paimontype.Schema{Columns: cols, Options: opts}
 		if pk {
 			sc.PrimaryKeys = []string{"id"}
 			opts["bucket"] = "1"
@@ -232,7 +233,7 @@ func TestPruningWithTruncatedStatsKeepsMatches(t *testing.T) {
 		pk := trial%2 == 1
 		c := newTestCatalog(t)
 		opts := map[string]string{"metadata.stats-mode": mode, "fields._KEY_name.stats-mode": mode}
-		sc := Schema{Columns: []Column{{Name: "name", Type: mustType(t, "STRING")}, {Name: "id", Type: mustType(t, "BIGINT")}}, Options: opts}
+		sc := paimontype.Schema{Columns: []paimontype.Column{{Name: "name", Type: mustType(t, "STRING")}, {Name: "id", Type: mustType(t, "BIGINT")}}, Options: opts}
 		if pk {
 			sc.PrimaryKeys = []string{"name"}
 			opts["bucket"] = "1"

@@ -15,7 +15,7 @@ func (t *Table) checkSupported() error {
 	if err := checkReadable(t.schema.Options, t.schema.HasPrimaryKey()); err != nil {
 		return fmt.Errorf("%s: %w", t.FullName(), err)
 	}
-	if _, err := t.schema.SeqOrder(); err != nil {
+	if _, err := SchemaSeqOrder(t.schema); err != nil {
 		return fmt.Errorf("%s: %w", t.FullName(), err)
 	}
 	return nil
@@ -29,7 +29,7 @@ func (t *Table) checkWritable() error {
 	if err := CheckSupported(t.schema.Options, t.schema.HasPrimaryKey()); err != nil {
 		return fmt.Errorf("%s: %w", t.FullName(), err)
 	}
-	if _, err := t.schema.SeqOrder(); err != nil {
+	if _, err := SchemaSeqOrder(t.schema); err != nil {
 		return fmt.Errorf("%s: %w", t.FullName(), err)
 	}
 	if err := checkPathOption("data-file.prefix", t.schema.Options["data-file.prefix"]); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/flightd/flightd/lake/fileio"
 	"github.com/flightd/flightd/lake/fileio/fileiotest"
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // requireEscape checks that err is a refusal to leave the warehouse naming the path relative
@@ -32,7 +33,7 @@ func TestTableSymlinkedOutOfWarehouseRefused(t *testing.T) {
 	require.NoError(t, os.Symlink("../../outside", filepath.Join(wh, "db.db", "t")))
 	_, err := c.GetTable(ctx, "db", "t")
 	requireEscape(t, err, dir, "db.db/t/schema")
-	_, err = c.CreateTable(ctx, "db", "t", Schema{Columns: testCols}, false)
+	_, err = c.CreateTable(ctx, "db", "t", paimontype.Schema{Columns: testCols}, false)
 	requireEscape(t, err, dir, "db.db/t/schema")
 	requireEscape(t, c.DropTable(ctx, "db", "t", false), dir, "db.db/t/schema")
 	unchanged()
@@ -46,7 +47,7 @@ func TestSymlinkSwappedInDuringUseRefused(t *testing.T) {
 	ctx := context.Background()
 	dir, c := confinedCatalog(t)
 	wh := filepath.Join(dir, "wh")
-	tb, err := c.CreateTable(ctx, "db", "t", Schema{Columns: testCols}, false)
+	tb, err := c.CreateTable(ctx, "db", "t", paimontype.Schema{Columns: testCols}, false)
 	require.NoError(t, err)
 	w := tb.NewWrite(ctx)
 	writeRows(t, w, tb, []row{{1, sp("a"), "x"}}, nil, nil)

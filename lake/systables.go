@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // The rows of Java Paimon's system tables $files, $buckets, $partitions
@@ -64,8 +66,8 @@ func (t *Table) Files(ctx context.Context, snap *Snapshot) ([]FileRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	schemas := map[int64]*TableSchema{t.schema.ID: t.schema}
-	schemaOf := func(id int64) (*TableSchema, error) {
+	schemas := map[int64]*paimontype.TableSchema{t.schema.ID: t.schema}
+	schemaOf := func(id int64) (*paimontype.TableSchema, error) {
 		if s, ok := schemas[id]; ok {
 			return s, nil
 		}
@@ -108,7 +110,7 @@ func (t *Table) Files(ctx context.Context, snap *Snapshot) ([]FileRow, error) {
 			r.FileSource = &s
 		}
 		if keys := fs.TrimmedPrimaryKeys(); len(keys) > 0 {
-			types := make([]DataType, len(keys))
+			types := make([]paimontype.DataType, len(keys))
 			for i, k := range keys {
 				types[i] = fs.Fields[fs.FieldIndex(k)].Type
 			}
@@ -239,7 +241,7 @@ func (t *Table) Manifests(ctx context.Context, snap *Snapshot) ([]ManifestRow, e
 
 // partitionSpecString renders a partition as $partitions does:
 // k=v/k2=v2, a null value as partition.default-name.
-func (t *Table) partitionSpecString(types []DataType, vals []any) string {
+func (t *Table) partitionSpecString(types []paimontype.DataType, vals []any) string {
 	parts := make([]string, len(vals))
 	for i, v := range vals {
 		s := t.partitionDefaultName()
@@ -252,7 +254,7 @@ func (t *Table) partitionSpecString(types []DataType, vals []any) string {
 }
 
 // castRowString is Java's RowToStringCastRule: {v1, v2}, null as null.
-func castRowString(types []DataType, vals []any) string {
+func castRowString(types []paimontype.DataType, vals []any) string {
 	parts := make([]string, len(vals))
 	for i, v := range vals {
 		if v == nil {
@@ -266,13 +268,13 @@ func castRowString(types []DataType, vals []any) string {
 
 // castString is Java's cast of a value to STRING: dates as yyyy-MM-dd,
 // timestamps as yyyy-MM-dd HH:mm:ss[.fff], the rest as internalString.
-func castString(t DataType, v any) string {
+func castString(t paimontype.DataType, v any) string {
 	switch t.Root {
-	case TypeDate:
+	case paimontype.TypeDate:
 		if d, ok := v.(int32); ok {
 			return time.Unix(int64(d)*86400, 0).UTC().Format("2006-01-02")
 		}
-	case TypeTimestamp, TypeTimestampLTZ:
+	case paimontype.TypeTimestamp, paimontype.TypeTimestampLTZ:
 		if ts, ok := v.(timestampValue); ok {
 			tm := time.UnixMilli(ts.millis).UTC().Add(time.Duration(ts.nanoOfMilli))
 			s := tm.Format("2006-01-02 15:04:05")
@@ -294,12 +296,12 @@ func internalString(v any) string {
 	if v == nil {
 		return "null"
 	}
-	return *legacyPartitionString(DataType{}, v)
+	return *legacyPartitionString(paimontype.DataType{}, v)
 }
 
 // keyString renders a key row as Arrays.toString of its internal values:
 // [1, a]. A key without fields is nil.
-func keyString(types []DataType, row []byte) (*string, error) {
+func keyString(types []paimontype.DataType, row []byte) (*string, error) {
 	if len(types) == 0 || row == nil {
 		return nil, nil
 	}
@@ -323,14 +325,14 @@ func keyString(types []DataType, row []byte) (*string, error) {
 // the current schema's column names in name order, a file's statistics
 // evolved to them by field id (a column the file does not have: no
 // minimum or maximum, every row null), a column without statistics null.
-func (t *Table) statsStrings(fs *TableSchema, f *DataFileMeta) (nulls, mins, maxs string, err error) {
+func (t *Table) statsStrings(fs *paimontype.TableSchema, f *DataFileMeta) (nulls, mins, maxs string, err error) {
 	cols := f.ValueStatsCols
 	if cols == nil {
 		for _, fd := range fs.Fields {
 			cols = append(cols, fd.Name)
 		}
 	}
-	types := make([]DataType, len(cols))
+	types := make([]paimontype.DataType, len(cols))
 	ids := make([]int, len(cols))
 	for i, c := range cols {
 		j := fs.FieldIndex(c)
@@ -374,7 +376,7 @@ func (t *Table) statsStrings(fs *TableSchema, f *DataFileMeta) (nulls, mins, max
 		fmt.Fprintf(&mxb, "%s=", fd.Name)
 		j, has := byID[fd.ID]
 		if !has {
-			if fs.fieldByID(fd.ID) {
+			if hasFieldID(fs, fd.ID) {
 				nb.WriteString("null") // the file has the column without statistics
 			} else {
 				nb.WriteString(strconv.FormatInt(f.RowCount, 10)) // added after the file
@@ -401,7 +403,7 @@ func statValue(vals []any, i int) string {
 	return internalString(vals[i])
 }
 
-func statsRow(types []DataType, b []byte) ([]any, error) {
+func statsRow(types []paimontype.DataType, b []byte) ([]any, error) {
 	_, r, err := deserializeBinaryRow(b)
 	if err != nil {
 		return nil, err
@@ -409,8 +411,8 @@ func statsRow(types []DataType, b []byte) ([]any, error) {
 	return decodeBinaryRow(types, r)
 }
 
-// fieldByID reports whether the schema has a top-level field of that id.
-func (s *TableSchema) fieldByID(id int) bool {
+// hasFieldID reports whether the schema has a top-level field of that id.
+func hasFieldID(s *paimontype.TableSchema, id int) bool {
 	for _, f := range s.Fields {
 		if f.ID == id {
 			return true

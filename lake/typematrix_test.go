@@ -22,6 +22,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // matrixType is one Paimon type of the type matrix and its edge values,
@@ -200,12 +202,12 @@ func cellStrings(arr arrow.Array) []string {
 func TestTypeMatrixRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	types := matrixTypes()
-	cols := []Column{{Name: "id", Type: mustType(t, "INT NOT NULL")}}
+	cols := []paimontype.Column{{Name: "id", Type: mustType(t, "INT NOT NULL")}}
 	for i, mt := range types {
-		cols = append(cols, Column{Name: fmt.Sprintf("c%d", i), Type: mustType(t, mt.typ)})
+		cols = append(cols, paimontype.Column{Name: fmt.Sprintf("c%d", i), Type: mustType(t, mt.typ)})
 	}
 	c := newTestCatalog(t)
-	tb, err := c.CreateTable(ctx, "db", "types", Schema{Columns: cols, Options: map[string]string{"metadata.stats-mode": "full"}}, false)
+	tb, err := c.CreateTable(ctx, "db", "types", paimontype.Schema{Columns: cols, Options: map[string]string{"metadata.stats-mode": "full"}}, false)
 	require.NoError(t, err)
 	const n = 12
 	sc := tb.Schema().ArrowSchema()
@@ -335,7 +337,7 @@ func checkMatrixStats(t *testing.T, tb *Table, s *Snapshot, rec arrow.RecordBatc
 				names = append(names, f.Name)
 			}
 		}
-		var types []DataType
+		var types []paimontype.DataType
 		for _, nm := range names {
 			types = append(types, ts.Fields[ts.FieldIndex(nm)].Type)
 		}
@@ -349,7 +351,7 @@ func checkMatrixStats(t *testing.T, tb *Table, s *Snapshot, rec arrow.RecordBatc
 			col := rec.Column(fi)
 			nulls := int64(col.NullN()) * (e.File.RowCount / rec.NumRows())
 			require.Equal(t, nulls, *e.File.ValueStats.NullCounts[i], "null count of %s %s", nm, types[i])
-			if types[i].Root == TypeBinary || types[i].Root == TypeVarBinary {
+			if types[i].Root == paimontype.TypeBinary || types[i].Root == paimontype.TypeVarBinary {
 				require.Nil(t, mins[i], "%s: no bounds for binary", types[i])
 				continue
 			}
@@ -385,7 +387,7 @@ func checkParquetLayout(t *testing.T, tb *Table, s *Snapshot, types []matrixType
 	var wrong []string
 	for i, mt := range types {
 		dt := mustType(t, mt.typ)
-		if dt.isComposite() {
+		if dt.IsComposite() {
 			continue
 		}
 		leaves := pf.fieldLeaves(fmt.Sprintf("c%d", i))
@@ -394,32 +396,32 @@ func checkParquetLayout(t *testing.T, tb *Table, s *Snapshot, types []matrixType
 		phys, logical := col.PhysicalType().String(), col.LogicalType().String()
 		var wantPhys, wantLogical string
 		switch dt.Root {
-		case TypeBoolean:
+		case paimontype.TypeBoolean:
 			wantPhys, wantLogical = "BOOLEAN", "None"
-		case TypeTinyInt:
+		case paimontype.TypeTinyInt:
 			wantPhys, wantLogical = "INT32", "Int(bitWidth=8, isSigned=true)"
-		case TypeSmallInt:
+		case paimontype.TypeSmallInt:
 			wantPhys, wantLogical = "INT32", "Int(bitWidth=16, isSigned=true)"
-		case TypeInt: // Java writes no annotation; pqarrow writes INT(32), which Java reads as INT
+		case paimontype.TypeInt: // Java writes no annotation; pqarrow writes INT(32), which Java reads as INT
 			wantPhys, wantLogical = "INT32", "Int(bitWidth=32, isSigned=true)"
-		case TypeBigInt: // as INT: Java reads INT(64) as BIGINT
+		case paimontype.TypeBigInt: // as INT: Java reads INT(64) as BIGINT
 			wantPhys, wantLogical = "INT64", "Int(bitWidth=64, isSigned=true)"
-		case TypeFloat:
+		case paimontype.TypeFloat:
 			wantPhys, wantLogical = "FLOAT", "None"
-		case TypeDouble:
+		case paimontype.TypeDouble:
 			wantPhys, wantLogical = "DOUBLE", "None"
-		case TypeChar, TypeVarChar:
+		case paimontype.TypeChar, paimontype.TypeVarChar:
 			wantPhys, wantLogical = "BYTE_ARRAY", "String"
-		case TypeBinary, TypeVarBinary:
+		case paimontype.TypeBinary, paimontype.TypeVarBinary:
 			wantPhys, wantLogical = "BYTE_ARRAY", "None"
-		case TypeDate:
+		case paimontype.TypeDate:
 			wantPhys, wantLogical = "INT32", "Date"
-		case TypeTime:
+		case paimontype.TypeTime:
 			// Java annotates isAdjustedToUTC=true; pqarrow always writes false
 			// for time32. Paimon readers (Java, pypaimon) read the int32
 			// millis either way; the flag is not meaningful for a time of day.
 			wantPhys, wantLogical = "INT32", "Time(isAdjustedToUTC=false, timeUnit=milliseconds)"
-		case TypeDecimal:
+		case paimontype.TypeDecimal:
 			wantPhys = "FIXED_LEN_BYTE_ARRAY"
 			switch {
 			case dt.Precision <= 9:
@@ -428,8 +430,8 @@ func checkParquetLayout(t *testing.T, tb *Table, s *Snapshot, types []matrixType
 				wantPhys = "INT64"
 			}
 			wantLogical = fmt.Sprintf("Decimal(precision=%d, scale=%d)", dt.Precision, dt.Scale)
-		case TypeTimestamp, TypeTimestampLTZ:
-			utc := dt.Root == TypeTimestampLTZ
+		case paimontype.TypeTimestamp, paimontype.TypeTimestampLTZ:
+			utc := dt.Root == paimontype.TypeTimestampLTZ
 			switch {
 			case dt.Precision <= 3:
 				wantPhys, wantLogical = "INT64", fmt.Sprintf("Timestamp(isAdjustedToUTC=%t, timeUnit=milliseconds, is_from_converted_type=false, force_set_converted_type=false)", utc)
@@ -439,7 +441,7 @@ func checkParquetLayout(t *testing.T, tb *Table, s *Snapshot, types []matrixType
 				wantPhys, wantLogical = "INT96", "None"
 			}
 		}
-		if dt.Root == TypeDecimal && wantPhys == "FIXED_LEN_BYTE_ARRAY" && decimalFLBALen(dt.Precision) != col.TypeLength() {
+		if dt.Root == paimontype.TypeDecimal && wantPhys == "FIXED_LEN_BYTE_ARRAY" && decimalFLBALen(dt.Precision) != col.TypeLength() {
 			wrong = append(wrong, fmt.Sprintf("%s: fixed length %d, Java's %d", mt.typ, col.TypeLength(), decimalFLBALen(dt.Precision)))
 		}
 		if wantPhys != phys || wantLogical != logical {
@@ -467,7 +469,7 @@ func TestTypeMatrixAsPrimaryKey(t *testing.T) {
 	c := newTestCatalog(t)
 	for i, mt := range matrixTypes() {
 		dt := mustType(t, mt.typ)
-		if dt.isComposite() {
+		if dt.IsComposite() {
 			continue
 		}
 		t.Run(mt.typ, func(t *testing.T) {
@@ -486,7 +488,7 @@ func TestTypeMatrixAsPrimaryKey(t *testing.T) {
 					keys = append(keys, v)
 				}
 			}
-			tb, err := c.CreateTable(ctx, "db", fmt.Sprint("k", i), Schema{Columns: []Column{{Name: "k", Type: dt}, {Name: "v", Type: mustType(t, "INT")}},
+			tb, err := c.CreateTable(ctx, "db", fmt.Sprint("k", i), paimontype.Schema{Columns: []paimontype.Column{{Name: "k", Type: dt}, {Name: "v", Type: mustType(t, "INT")}},
 				PrimaryKeys: []string{"k"}, Options: map[string]string{"bucket": "2"}}, false)
 			require.NoError(t, err)
 			sc := tb.Schema().ArrowSchema()
@@ -582,7 +584,7 @@ func javaReadsMatrix(t *testing.T, warehouse string, tb *Table, rec arrow.Record
 		id, err := got["id"].(json.Number).Int64()
 		require.NoError(t, err)
 		for i, f := range ts.Fields {
-			if f.Type.isComposite() {
+			if f.Type.IsComposite() {
 				continue
 			}
 			want := javaCell(rec.Column(i), int(id), f.Type)
@@ -596,7 +598,7 @@ func javaReadsMatrix(t *testing.T, warehouse string, tb *Table, rec arrow.Record
 }
 
 // javaCell renders arr[row] as PaimonCheck prints a value of type dt.
-func javaCell(arr arrow.Array, row int, dt DataType) string {
+func javaCell(arr arrow.Array, row int, dt paimontype.DataType) string {
 	v := valueAt(arr, row, dt)
 	switch x := v.(type) {
 	case nil:
@@ -613,9 +615,9 @@ func javaCell(arr arrow.Array, row int, dt DataType) string {
 		return time.UnixMilli(x.millis).UTC().Add(time.Duration(x.nanoOfMilli)).Format("2006-01-02T15:04:05.999999999")
 	case int32:
 		switch dt.Root {
-		case TypeDate:
+		case paimontype.TypeDate:
 			return time.Unix(int64(x)*86400, 0).UTC().Format("2006-01-02")
-		case TypeTime:
+		case paimontype.TypeTime:
 			return time.UnixMilli(int64(x)).UTC().Format("15:04:05.999999999")
 		}
 	}
@@ -650,15 +652,15 @@ func TestPartitionPathsAsJava(t *testing.T) {
 		{typ: "BOOLEAN", values: []any{true, false}},
 		{typ: "TIME(3)", values: []any{arrow.Time32(12345), arrow.Time32(0)}},
 	}
-	cols := []Column{{Name: "id", Type: mustType(t, "INT")}}
+	cols := []paimontype.Column{{Name: "id", Type: mustType(t, "INT")}}
 	var keys []string
 	for i, p := range parts {
 		name := fmt.Sprintf("p%d", i)
-		cols = append(cols, Column{Name: name, Type: mustType(t, p.typ)})
+		cols = append(cols, paimontype.Column{Name: name, Type: mustType(t, p.typ)})
 		keys = append(keys, name)
 	}
 	c := newTestCatalog(t)
-	tb, err := c.CreateTable(ctx, "db", "parts", Schema{Columns: cols, PartitionKeys: keys}, false)
+	tb, err := c.CreateTable(ctx, "db", "parts", paimontype.Schema{Columns: cols, PartitionKeys: keys}, false)
 	require.NoError(t, err)
 	const n = 8
 	sc := tb.Schema().ArrowSchema()

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/flightd/flightd/internal/arrowutil"
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // RowKind is Paimon's row kind byte.
@@ -62,14 +63,14 @@ func (t *Table) Buckets(rec arrow.RecordBatch) ([]int32, error) {
 // of header (row kind 0, no null bit) then the value's 8-byte slot, the
 // integer little-endian (an INT's upper 4 bytes zero). It reports false for
 // any other key.
-func bucketsOfIntKey(col arrow.Array, t DataType, nb int, out []int32) bool {
+func bucketsOfIntKey(col arrow.Array, t paimontype.DataType, nb int, out []int32) bool {
 	if col.NullN() > 0 {
 		return false
 	}
 	var row [16]byte
 	switch c := col.(type) {
 	case *array.Int64:
-		if t.Root != TypeBigInt {
+		if t.Root != paimontype.TypeBigInt {
 			return false
 		}
 		for r := range out {
@@ -77,7 +78,7 @@ func bucketsOfIntKey(col arrow.Array, t DataType, nb int, out []int32) bool {
 			out[r] = bucketOf(hashBinaryRow(row[:]), nb)
 		}
 	case *array.Int32:
-		if t.Root != TypeInt {
+		if t.Root != paimontype.TypeInt {
 			return false
 		}
 		for r := range out {
@@ -91,9 +92,9 @@ func bucketsOfIntKey(col arrow.Array, t DataType, nb int, out []int32) bool {
 }
 
 // columnsOf finds named columns in rec by name and returns their positions and Paimon types.
-func (t *Table) columnsOf(rec arrow.RecordBatch, names []string) ([]int, []DataType, error) {
+func (t *Table) columnsOf(rec arrow.RecordBatch, names []string) ([]int, []paimontype.DataType, error) {
 	idx := make([]int, len(names))
-	types := make([]DataType, len(names))
+	types := make([]paimontype.DataType, len(names))
 	for i, n := range names {
 		fi := t.schema.FieldIndex(n)
 		if fi < 0 {
@@ -255,7 +256,7 @@ func (w *Write) Write(ctx context.Context, bucket int32, rec arrow.RecordBatch, 
 }
 
 // checkRecordSchema requires rec to carry the table columns in order with the table's Arrow types.
-func checkRecordSchema(ts *TableSchema, got *arrow.Schema) error {
+func checkRecordSchema(ts *paimontype.TableSchema, got *arrow.Schema) error {
 	want := ts.ArrowSchema()
 	if got.NumFields() != want.NumFields() {
 		return fmt.Errorf("record has %d columns, table has %d", got.NumFields(), want.NumFields())

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/paimontype"
 	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/logstore"
 	"github.com/flightd/flightd/tiering"
@@ -56,11 +57,11 @@ func (e *env) reopen(tb testing.TB, maxRows int64) *env {
 func createTable(tb testing.TB, e *env, name string, buckets int) {
 	tb.Helper()
 	require.NoError(tb, e.ls.CreateDatabase(tb.Context(), "db", true))
-	bigint, err := lake.ParseType("BIGINT")
+	bigint, err := paimontype.ParseType("BIGINT")
 	require.NoError(tb, err)
-	str, err := lake.ParseType("STRING")
+	str, err := paimontype.ParseType("STRING")
 	require.NoError(tb, err)
-	sc := lake.Schema{Columns: []lake.Column{{Name: "id", Type: bigint}, {Name: "v", Type: str}}}
+	sc := paimontype.Schema{Columns: []paimontype.Column{{Name: "id", Type: bigint}, {Name: "v", Type: str}}}
 	if buckets > 0 {
 		sc.PrimaryKeys = []string{"id"}
 		sc.Options = map[string]string{"bucket": fmt.Sprint(buckets)}

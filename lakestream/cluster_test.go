@@ -11,7 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/paimontype"
 	"github.com/flightd/flightd/lakestream"
 )
 
@@ -90,9 +90,9 @@ func TestClusterStatusAndNodes(t *testing.T) {
 	ctx := t.Context()
 	createTable(t, e, "a", 2)
 	createTable(t, e, "b", 0)
-	bigint, err := lake.ParseType("BIGINT")
+	bigint, err := paimontype.ParseType("BIGINT")
 	require.NoError(t, err)
-	require.NoError(t, e.ls.CreateTable(ctx, "db", "c", lake.Schema{Columns: []lake.Column{{Name: "id", Type: bigint}},
+	require.NoError(t, e.ls.CreateTable(ctx, "db", "c", paimontype.Schema{Columns: []paimontype.Column{{Name: "id", Type: bigint}},
 		Options: map[string]string{lakestream.OptionEnabled: "false"}}, false), "c: not a lake-stream table")
 	id := func(name string) string {
 		tb, err := e.ls.Table(ctx, "db", name)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/flightd/flightd/internal/logcodec"
 	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // Log entries and schema changes.
@@ -41,7 +42,7 @@ func (m *tableMeta) inherit(old *tableMeta) {
 }
 
 // schemaByID returns schema id of m's table.
-func (m *tableMeta) schemaByID(ctx context.Context, id int64) (*lake.TableSchema, error) {
+func (m *tableMeta) schemaByID(ctx context.Context, id int64) (*paimontype.TableSchema, error) {
 	m.mu.Lock()
 	sc := m.schemas[id]
 	m.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/paimontype"
 	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/logstore"
 	"github.com/flightd/flightd/tiering"
@@ -167,7 +168,7 @@ func TestAlterOnOtherNodeIsSeenByNextStatement(t *testing.T) {
 	}
 	require.Equal(t, []string{"id int64", "v utf8"}, columns())
 
-	require.NoError(t, a.ls.AddColumn(ctx, "db", "t", lake.AddColumn{Column: lake.Column{Name: "n", Type: mustParseType(t, "INT")}}))
+	require.NoError(t, a.ls.AddColumn(ctx, "db", "t", lake.AddColumn{Column: paimontype.Column{Name: "n", Type: mustParseType(t, "INT")}}))
 	require.Equal(t, []string{"id int64", "v utf8", "n int32"}, columns())
 	rows, _ := scanRows(t, b, "t", true)
 	require.Equal(t, []string{"id=1|v=a|n=null"}, rows)
@@ -264,7 +265,7 @@ func TestDatabaseDDLOnOtherNodeIsSeenByNextStatement(t *testing.T) {
 	dbs, err := b.ls.Databases(ctx)
 	require.NoError(t, err)
 	require.Equal(t, []string{"d2"}, dbs)
-	sc := lake.Schema{Columns: []lake.Column{{Name: "x", Type: mustParseType(t, "INT")}}}
+	sc := paimontype.Schema{Columns: []paimontype.Column{{Name: "x", Type: mustParseType(t, "INT")}}}
 	require.NoError(t, b.ls.CreateTable(ctx, "d2", "t", sc, false))
 	_, err = a.ls.Table(ctx, "d2", "t")
 	require.NoError(t, err)
@@ -313,8 +314,8 @@ func TestDropAndCreateOnOtherNodeOfATableWithoutIDReadsTheNewLog(t *testing.T) {
 	require.NoError(t, a.ls.CreateDatabase(ctx, "db", true))
 	create := func() {
 		t.Helper()
-		_, err := a.cat.CreateTable(ctx, "db", "f", lake.Schema{
-			Columns:     []lake.Column{{Name: "id", Type: mustParseType(t, "BIGINT NOT NULL")}, {Name: "v", Type: mustParseType(t, "STRING")}},
+		_, err := a.cat.CreateTable(ctx, "db", "f", paimontype.Schema{
+			Columns:     []paimontype.Column{{Name: "id", Type: mustParseType(t, "BIGINT NOT NULL")}, {Name: "v", Type: mustParseType(t, "STRING")}},
 			PrimaryKeys: []string{"id"},
 			Options:     map[string]string{"bucket": "1", lakestream.OptionEnabled: "true"},
 		}, false)

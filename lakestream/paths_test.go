@@ -12,16 +12,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/paimontype"
 	"github.com/flightd/flightd/lakestream"
 )
 
-func tableSchema(t *testing.T, opts map[string]string) lake.Schema {
+func tableSchema(t *testing.T, opts map[string]string) paimontype.Schema {
 	t.Helper()
-	bigint, err := lake.ParseType("BIGINT")
+	bigint, err := paimontype.ParseType("BIGINT")
 	require.NoError(t, err)
-	str, err := lake.ParseType("STRING")
+	str, err := paimontype.ParseType("STRING")
 	require.NoError(t, err)
-	return lake.Schema{Columns: []lake.Column{{Name: "id", Type: bigint}, {Name: "v", Type: str}}, Options: opts}
+	return paimontype.Schema{Columns: []paimontype.Column{{Name: "id", Type: bigint}, {Name: "v", Type: str}}, Options: opts}
 }
 
 // topLevel lists what lies in dir.

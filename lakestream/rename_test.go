@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/paimontype"
 	"github.com/flightd/flightd/lakestream"
 )
 
@@ -45,9 +46,9 @@ func TestRenameTableRefusesWhatCannotFollow(t *testing.T) {
 	ctx := context.Background()
 	e := openEnv(t, t.TempDir(), 0)
 	createTable(t, e, "t", 2)
-	bigint, err := lake.ParseType("BIGINT")
+	bigint, err := paimontype.ParseType("BIGINT")
 	require.NoError(t, err)
-	_, err = e.cat.CreateTable(ctx, "db", "legacy", lake.Schema{Columns: []lake.Column{{Name: "id", Type: bigint}},
+	_, err = e.cat.CreateTable(ctx, "db", "legacy", paimontype.Schema{Columns: []paimontype.Column{{Name: "id", Type: bigint}},
 		Options: map[string]string{lakestream.OptionEnabled: "true"}}, false)
 	require.NoError(t, err)
 	err = e.ls.RenameTable(ctx, "db", "legacy", "db", "x")

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/internal/logcodec"
-	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/paimontype"
 	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/logstore"
 )
@@ -29,12 +29,12 @@ import (
 
 // alterExternally writes the table's next schema file the way Java Paimon's
 // SchemaManager does, behind flightd's back.
-func alterExternally(t *testing.T, e *env, name string, change func(ts *lake.TableSchema)) {
+func alterExternally(t *testing.T, e *env, name string, change func(ts *paimontype.TableSchema)) {
 	t.Helper()
 	tb, err := e.cat.GetTable(t.Context(), "db", name)
 	require.NoError(t, err)
 	ns := *tb.Schema()
-	ns.Fields = append([]lake.DataField(nil), ns.Fields...)
+	ns.Fields = append([]paimontype.DataField(nil), ns.Fields...)
 	change(&ns)
 	ns.ID++
 	ns.TimeMillis = time.Now().UnixMilli()
@@ -44,23 +44,23 @@ func alterExternally(t *testing.T, e *env, name string, change func(ts *lake.Tab
 	require.NoError(t, e.cat.FileIO().CreateExclusive(context.Background(), path, data))
 }
 
-func mustParseType(t *testing.T, s string) lake.DataType {
+func mustParseType(t *testing.T, s string) paimontype.DataType {
 	t.Helper()
-	dt, err := lake.ParseType(s)
+	dt, err := paimontype.ParseType(s)
 	require.NoError(t, err)
 	return dt
 }
 
-func addColumn(t *testing.T, name, typ string) func(ts *lake.TableSchema) {
+func addColumn(t *testing.T, name, typ string) func(ts *paimontype.TableSchema) {
 	dt := mustParseType(t, typ)
-	return func(ts *lake.TableSchema) {
+	return func(ts *paimontype.TableSchema) {
 		ts.HighestFieldID++
-		ts.Fields = append(ts.Fields, lake.DataField{ID: ts.HighestFieldID, Name: name, Type: dt})
+		ts.Fields = append(ts.Fields, paimontype.DataField{ID: ts.HighestFieldID, Name: name, Type: dt})
 	}
 }
 
-func fieldIndex(ts *lake.TableSchema, name string) int {
-	return slices.IndexFunc(ts.Fields, func(f lake.DataField) bool { return f.Name == name })
+func fieldIndex(ts *paimontype.TableSchema, name string) int {
+	return slices.IndexFunc(ts.Fields, func(f paimontype.DataField) bool { return f.Name == name })
 }
 
 // scanRows renders every row of db.name (t$rt with realtime) as
@@ -194,13 +194,13 @@ func TestExternallyWidenedColumnTakesBigValuesWithoutRestart(t *testing.T) {
 	ctx := context.Background()
 	e := openEnv(t, t.TempDir(), 1000)
 	require.NoError(t, e.ls.CreateDatabase(ctx, "db", true))
-	require.NoError(t, e.ls.CreateTable(ctx, "db", "w", lake.Schema{Columns: []lake.Column{
+	require.NoError(t, e.ls.CreateTable(ctx, "db", "w", paimontype.Schema{Columns: []paimontype.Column{
 		{Name: "id", Type: mustParseType(t, "BIGINT")}, {Name: "n", Type: mustParseType(t, "INT")}}, PrimaryKeys: []string{"id"}}, false))
 	require.NoError(t, writeRows(t, e, "w", []string{"id", "n"}, []string{"BIGINT", "INT"}, []map[string]any{{"id": int64(1), "n": int64(-5)}}))
 	err := writeRows(t, e, "w", []string{"id", "n"}, []string{"BIGINT", "BIGINT"}, []map[string]any{{"id": int64(2), "n": int64(5000000000)}})
 	require.ErrorIs(t, err, lakestream.ErrInvalidBatch, "INT does not hold 5000000000")
 
-	alterExternally(t, e, "w", func(ts *lake.TableSchema) { ts.Fields[1].Type = mustParseType(t, "BIGINT") })
+	alterExternally(t, e, "w", func(ts *paimontype.TableSchema) { ts.Fields[1].Type = mustParseType(t, "BIGINT") })
 	sc, err := e.ls.ArrowSchema(ctx, "db", "w")
 	require.NoError(t, err)
 	require.Equal(t, arrow.PrimitiveTypes.Int64, sc.Field(1).Type)
@@ -236,7 +236,7 @@ func TestLogEntriesWithoutSchemaIDReadAfterSchemaChange(t *testing.T) {
 	_, err = e.log.Append(ctx, []logstore.Entry{{Bucket: logstore.Bucket{Table: lakestream.TableID(tb), Bucket: 0}, Rows: 2, Payload: v2}})
 	require.NoError(t, err)
 
-	alterExternally(t, e, "old", func(ts *lake.TableSchema) { ts.Fields[1].Name = "v2" })
+	alterExternally(t, e, "old", func(ts *paimontype.TableSchema) { ts.Fields[1].Name = "v2" })
 	alterExternally(t, e, "old", addColumn(t, "z", "STRING"))
 	want := []string{"id=1|v2=x|z=null", "id=2|v2=y|z=null"}
 	rt, _ := scanRows(t, e, "old", true)
@@ -389,13 +389,13 @@ func schemaModelRun(t *testing.T, rng *rand.Rand, buckets int, msg string) {
 				i := 1 + rng.IntN(len(cols)-1)
 				name := fmt.Sprintf("r%d", names)
 				old := cols[i].name
-				alterExternally(t, e, "m", func(ts *lake.TableSchema) { ts.Fields[fieldIndex(ts, old)].Name = name })
+				alterExternally(t, e, "m", func(ts *paimontype.TableSchema) { ts.Fields[fieldIndex(ts, old)].Name = name })
 				cols[i].name = name
 				steps = append(steps, "rename "+old+" "+name)
 			case "drop":
 				i := 1 + rng.IntN(len(cols)-1)
 				old := cols[i].name
-				alterExternally(t, e, "m", func(ts *lake.TableSchema) {
+				alterExternally(t, e, "m", func(ts *paimontype.TableSchema) {
 					ts.Fields = slices.Delete(ts.Fields, fieldIndex(ts, old), fieldIndex(ts, old)+1)
 				})
 				cols = slices.Delete(cols, i, i+1)
@@ -409,7 +409,7 @@ func schemaModelRun(t *testing.T, rng *rand.Rand, buckets int, msg string) {
 				}
 				i := ints[rng.IntN(len(ints))]
 				old := cols[i].name
-				alterExternally(t, e, "m", func(ts *lake.TableSchema) { ts.Fields[fieldIndex(ts, old)].Type = mustParseType(t, "BIGINT") })
+				alterExternally(t, e, "m", func(ts *paimontype.TableSchema) { ts.Fields[fieldIndex(ts, old)].Type = mustParseType(t, "BIGINT") })
 				cols[i].typ = "BIGINT"
 				steps = append(steps, "widen "+old)
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/flightd/flightd/lake"
 	"github.com/flightd/flightd/lake/expr"
+	"github.com/flightd/flightd/lake/paimontype"
 	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/logstore"
 	"github.com/flightd/flightd/tiering"
@@ -70,14 +71,14 @@ func TestSequenceFieldRealtimeModel(t *testing.T) {
 			}
 			defer closeStream()
 			require.NoError(t, ls.CreateDatabase(ctx, "db", true))
-			bigint, _ := lake.ParseType("BIGINT")
-			str, _ := lake.ParseType("STRING")
+			bigint, _ := paimontype.ParseType("BIGINT")
+			str, _ := paimontype.ParseType("STRING")
 			opts := map[string]string{"bucket": fmt.Sprint(1 + rng.IntN(3)), "sequence.field": "ts"}
 			if desc {
 				opts["sequence.field.sort-order"] = "descending"
 			}
-			require.NoError(t, ls.CreateTable(ctx, "db", "sq", lake.Schema{
-				Columns:     []lake.Column{{Name: "id", Type: bigint}, {Name: "v", Type: str}, {Name: "ts", Type: bigint}},
+			require.NoError(t, ls.CreateTable(ctx, "db", "sq", paimontype.Schema{
+				Columns:     []paimontype.Column{{Name: "id", Type: bigint}, {Name: "v", Type: str}, {Name: "ts", Type: bigint}},
 				PrimaryKeys: []string{"id"}, Options: opts}, false))
 
 			won := map[int64]seqVer{}

@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/paimontype"
 	"github.com/flightd/flightd/logstore"
 )
 
@@ -115,7 +116,7 @@ type tableMeta struct {
 	// logChecked: the log was found not behind the lake (checkLogOnce).
 	logChecked atomic.Bool
 	table      *lake.Table
-	ts         *lake.TableSchema // table.Schema()
+	ts         *paimontype.TableSchema // table.Schema()
 	id         string
 	schema     *arrow.Schema
 	pk         []int // the primary-key columns
@@ -132,7 +133,7 @@ type tableMeta struct {
 	seqErr error
 
 	mu      sync.Mutex
-	schemas map[int64]*lake.TableSchema // older schemas that log entries were written under
+	schemas map[int64]*paimontype.TableSchema // older schemas that log entries were written under
 }
 
 // New returns a Service over an open catalog and log.
@@ -185,7 +186,7 @@ func (s *Service) Tables(ctx context.Context, db string) ([]string, error) {
 }
 
 // CreateTable creates a lake-stream enabled Paimon table.
-func (s *Service) CreateTable(ctx context.Context, db, name string, sc lake.Schema, ifNotExists bool) error {
+func (s *Service) CreateTable(ctx context.Context, db, name string, sc paimontype.Schema, ifNotExists bool) error {
 	if suffix := ReservedSuffix(name); suffix != "" {
 		return fmt.Errorf("%w: table name %q may not end in %q: that suffix names a table's read-only view", lake.ErrInvalidName, name, suffix)
 	}
@@ -237,7 +238,7 @@ func (s *Service) CreateTable(ctx context.Context, db, name string, sc lake.Sche
 // table as the key declares. Tables that have such a key anyway (made by
 // another engine, or by an older flightd) are read per partition, like
 // their files.
-func checkKeyHasPartitions(sc lake.Schema) error {
+func checkKeyHasPartitions(sc paimontype.Schema) error {
 	pk, parts := sc.PrimaryKeys, sc.PartitionKeys
 	if v := sc.Options["primary-key"]; len(pk) == 0 && v != "" {
 		pk = splitNames(v)
@@ -579,7 +580,7 @@ func (s *Service) drop(k string, m *tableMeta) {
 
 func newMeta(t *lake.Table) *tableMeta {
 	sc := t.Schema()
-	m := &tableMeta{table: t, ts: sc, schema: sc.ArrowSchema(), schemas: map[int64]*lake.TableSchema{sc.ID: sc}}
+	m := &tableMeta{table: t, ts: sc, schema: sc.ArrowSchema(), schemas: map[int64]*paimontype.TableSchema{sc.ID: sc}}
 	m.id = TableID(t)
 	for _, k := range sc.PrimaryKeys {
 		for i, f := range sc.Fields {
@@ -589,7 +590,7 @@ func newMeta(t *lake.Table) *tableMeta {
 		}
 	}
 	m.key = mergeKey(sc, m.pk)
-	m.seq, m.seqErr = sc.SeqOrder()
+	m.seq, m.seqErr = lake.SchemaSeqOrder(sc)
 	if len(m.pk) == 0 {
 		m.seq = nil
 	}
@@ -599,7 +600,7 @@ func newMeta(t *lake.Table) *tableMeta {
 // mergeKey returns the columns versions of a row merge on (see
 // tableMeta.key): the partition columns the primary key leaves out, then
 // the primary key; nil for an append table.
-func mergeKey(sc *lake.TableSchema, pk []int) []int {
+func mergeKey(sc *paimontype.TableSchema, pk []int) []int {
 	if len(pk) == 0 {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // ErrNoSnapshot wraps the error of a time travel to a snapshot, tag or time
@@ -143,7 +144,7 @@ func (s *Service) optionTravel(ctx context.Context, m *tableMeta, db, name strin
 
 // sameColumns reports whether two schemas have the same columns: field
 // ids, names and types (comments aside).
-func sameColumns(a, b *lake.TableSchema) bool {
+func sameColumns(a, b *paimontype.TableSchema) bool {
 	if len(a.Fields) != len(b.Fields) {
 		return false
 	}

@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/paimontype"
 	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/logstore"
 	"github.com/flightd/flightd/tiering"
@@ -85,10 +86,10 @@ func TestMetricsFollowWritesAndRounds(t *testing.T) {
 	ctx := context.Background()
 	ls := newService(t, dir)
 	require.NoError(t, ls.CreateDatabase(ctx, "db", false))
-	bigint, err := lake.ParseType("BIGINT")
+	bigint, err := paimontype.ParseType("BIGINT")
 	require.NoError(t, err)
-	require.NoError(t, ls.CreateTable(ctx, "db", "t", lake.Schema{
-		Columns:     []lake.Column{{Name: "id", Type: bigint}},
+	require.NoError(t, ls.CreateTable(ctx, "db", "t", paimontype.Schema{
+		Columns:     []paimontype.Column{{Name: "id", Type: bigint}},
 		PrimaryKeys: []string{"id"},
 		Options:     map[string]string{"bucket": "2", lakestream.OptionFreshness: "5 s"},
 	}, false))
@@ -234,10 +235,10 @@ func TestFailingTableIsCounted(t *testing.T) {
 	ctx := context.Background()
 	ls := newService(t, dir)
 	require.NoError(t, ls.CreateDatabase(ctx, "db", false))
-	bigint, err := lake.ParseType("BIGINT")
+	bigint, err := paimontype.ParseType("BIGINT")
 	require.NoError(t, err)
-	require.NoError(t, ls.CreateTable(ctx, "db", "t", lake.Schema{
-		Columns: []lake.Column{{Name: "id", Type: bigint}}, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"},
+	require.NoError(t, ls.CreateTable(ctx, "db", "t", paimontype.Schema{
+		Columns: []paimontype.Column{{Name: "id", Type: bigint}}, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"},
 	}, false))
 	var m *Metrics
 	tr := tiering.New(ls, tiering.Options{Observe: func(r tiering.Round) { m.ObserveRound(r) }})
@@ -320,11 +321,11 @@ func TestNodeLabelAndClusterGauges(t *testing.T) {
 	ctx := context.Background()
 	ls := newService(t, dir)
 	require.NoError(t, ls.CreateDatabase(ctx, "db", false))
-	bigint, err := lake.ParseType("BIGINT")
+	bigint, err := paimontype.ParseType("BIGINT")
 	require.NoError(t, err)
 	mine := map[string]bool{}
 	for i, name := range []string{"a", "b", "c"} {
-		require.NoError(t, ls.CreateTable(ctx, "db", name, lake.Schema{Columns: []lake.Column{{Name: "id", Type: bigint}}}, false))
+		require.NoError(t, ls.CreateTable(ctx, "db", name, paimontype.Schema{Columns: []paimontype.Column{{Name: "id", Type: bigint}}}, false))
 		tb, err := ls.Table(ctx, "db", name)
 		require.NoError(t, err)
 		mine[lakestream.TableID(tb)] = i != 1

@@ -23,8 +23,8 @@ import (
 	"github.com/flightd/flightd/internal/arrowutil"
 	"github.com/flightd/flightd/internal/membudget"
 	"github.com/flightd/flightd/internal/memguard"
-	"github.com/flightd/flightd/lake"
 	"github.com/flightd/flightd/lake/expr"
+	"github.com/flightd/flightd/lake/paimontype"
 	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/query/ddl"
 	"github.com/flightd/flightd/query/ingest"
@@ -478,7 +478,7 @@ func (e *Engine) Databases(ctx context.Context) ([]string, error) { return e.ls.
 
 // columnInfos are the declared types of sc's fields, found by name in ts;
 // nil unless every field is there.
-func columnInfos(ts *lake.TableSchema, sc *arrow.Schema) []engine.ColumnInfo {
+func columnInfos(ts *paimontype.TableSchema, sc *arrow.Schema) []engine.ColumnInfo {
 	out := make([]engine.ColumnInfo, sc.NumFields())
 	for i, f := range sc.Fields() {
 		j := ts.FieldIndex(f.Name)
@@ -488,11 +488,11 @@ func columnInfos(ts *lake.TableSchema, sc *arrow.Schema) []engine.ColumnInfo {
 		t := ts.Fields[j].Type
 		c := engine.ColumnInfo{TypeName: t.WithNullable(true).String()}
 		switch t.Root {
-		case lake.TypeDecimal:
+		case paimontype.TypeDecimal:
 			c.Precision, c.Scale = int32(t.Precision), int32(t.Scale)
-		case lake.TypeChar, lake.TypeVarChar, lake.TypeBinary, lake.TypeVarBinary:
+		case paimontype.TypeChar, paimontype.TypeVarChar, paimontype.TypeBinary, paimontype.TypeVarBinary:
 			c.Precision = int32(t.Length)
-		case lake.TypeTime, lake.TypeTimestamp, lake.TypeTimestampLTZ:
+		case paimontype.TypeTime, paimontype.TypeTimestamp, paimontype.TypeTimestampLTZ:
 			c.Precision = int32(t.Precision)
 		}
 		out[i] = c

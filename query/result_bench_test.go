@@ -21,6 +21,7 @@ import (
 
 	"github.com/flightd/flightd/internal/memguard"
 	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/paimontype"
 	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/logstore"
 	"github.com/flightd/flightd/query/plan"
@@ -47,15 +48,15 @@ func BenchmarkResults(b *testing.B) {
 	if err := cat.CreateDatabase(ctx, "db", false); err != nil {
 		b.Fatal(err)
 	}
-	var cols []lake.Column
+	var cols []paimontype.Column
 	for _, c := range []struct{ n, t string }{{"id", "BIGINT"}, {"k", "INT"}, {"x", "DOUBLE"}, {"s", "STRING"}} {
-		dt, err := lake.ParseType(c.t)
+		dt, err := paimontype.ParseType(c.t)
 		if err != nil {
 			b.Fatal(err)
 		}
-		cols = append(cols, lake.Column{Name: c.n, Type: dt})
+		cols = append(cols, paimontype.Column{Name: c.n, Type: dt})
 	}
-	t, err := cat.CreateTable(ctx, "db", "t", lake.Schema{Columns: cols}, false)
+	t, err := cat.CreateTable(ctx, "db", "t", paimontype.Schema{Columns: cols}, false)
 	if err != nil {
 		b.Fatal(err)
 	}

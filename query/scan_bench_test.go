@@ -20,6 +20,7 @@ import (
 	"github.com/duckdb/duckdb-go/v2"
 
 	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // BenchmarkLakeScan compares flightd's lake scan of a primary-key table
@@ -50,16 +51,16 @@ func benchLakeScan(b *testing.B, rows, filesPerBucket int) {
 	if err := cat.CreateDatabase(ctx, "db", false); err != nil {
 		b.Fatal(err)
 	}
-	var cols []lake.Column
+	var cols []paimontype.Column
 	for _, c := range []struct{ n, t string }{{"id", "BIGINT NOT NULL"}, {"k", "INT"}, {"x", "DOUBLE"}, {"y", "DOUBLE"},
 		{"customer", "STRING"}, {"token", "STRING"}, {"ts", "TIMESTAMP(6)"}, {"amount", "DECIMAL(10, 2)"}} {
-		dt, err := lake.ParseType(c.t)
+		dt, err := paimontype.ParseType(c.t)
 		if err != nil {
 			b.Fatal(err)
 		}
-		cols = append(cols, lake.Column{Name: c.n, Type: dt})
+		cols = append(cols, paimontype.Column{Name: c.n, Type: dt})
 	}
-	t, err := cat.CreateTable(ctx, "db", "t", lake.Schema{Columns: cols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "4"}}, false)
+	t, err := cat.CreateTable(ctx, "db", "t", paimontype.Schema{Columns: cols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "4"}}, false)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // TestStatementPlannedBeforeAnotherEngineAddsAColumnRunsOnTheNewSchema:
@@ -28,12 +28,12 @@ func TestStatementPlannedBeforeAnotherEngineAddsAColumnRunsOnTheNewSchema(t *tes
 		tb, err := e.ls.Catalog().GetTable(t.Context(), "default", "t")
 		require.NoError(t, err)
 		ns := *tb.Schema()
-		ns.Fields = append([]lake.DataField(nil), ns.Fields...)
+		ns.Fields = append([]paimontype.DataField(nil), ns.Fields...)
 		added++
 		ns.HighestFieldID++
-		dt, err := lake.ParseType("INT")
+		dt, err := paimontype.ParseType("INT")
 		require.NoError(t, err)
-		ns.Fields = append(ns.Fields, lake.DataField{ID: ns.HighestFieldID, Name: fmt.Sprintf("n%d", added), Type: dt})
+		ns.Fields = append(ns.Fields, paimontype.DataField{ID: ns.HighestFieldID, Name: fmt.Sprintf("n%d", added), Type: dt})
 		ns.ID++
 		data, err := ns.MarshalJSON()
 		require.NoError(t, err)

@@ -352,7 +352,7 @@ func (p *parser) columnDef() (col ColumnDef, pkPos int, err error) {
 }
 
 // MaxTypeDepth bounds how deeply a column type nests composite types, as the
-// lake does (lake.MaxTypeDepth): ARRAY<INT> has depth 1. A type's brackets
+// lake does (paimontype.MaxTypeDepth): ARRAY<INT> has depth 1. A type's brackets
 // may nest one level more, for parameters such as DECIMAL(10, 2).
 const MaxTypeDepth = 32
 

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/paimontype"
 	"github.com/flightd/flightd/lakestream"
 )
 
@@ -45,9 +46,9 @@ func TestFreshnessIsValidated(t *testing.T) {
 	e := open(t, t.TempDir())
 	ctx := context.Background()
 	require.NoError(t, e.ls.CreateDatabase(ctx, "db", true))
-	sc := func(fresh string) lake.Schema {
-		return lake.Schema{
-			Columns: []lake.Column{{Name: "id", Type: mustType(t, "BIGINT")}, {Name: "v", Type: mustType(t, "STRING")}},
+	sc := func(fresh string) paimontype.Schema {
+		return paimontype.Schema{
+			Columns: []paimontype.Column{{Name: "id", Type: mustType(t, "BIGINT")}, {Name: "v", Type: mustType(t, "STRING")}},
 			Options: map[string]string{lakestream.OptionFreshness: fresh},
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/paimontype"
 	"github.com/flightd/flightd/lakestream"
 )
 
@@ -72,8 +73,8 @@ var partLayouts = map[string][]string{
 func createPartTable(t *testing.T, e *env, name string, pk []string, buckets int) {
 	t.Helper()
 	require.NoError(t, e.ls.CreateDatabase(t.Context(), "db", true))
-	sc := lake.Schema{
-		Columns: []lake.Column{
+	sc := paimontype.Schema{
+		Columns: []paimontype.Column{
 			{Name: "id", Type: mustType(t, "BIGINT")}, {Name: "dt", Type: mustType(t, "STRING")}, {Name: "v", Type: mustType(t, "STRING")},
 		},
 		PrimaryKeys:   pk,
@@ -162,8 +163,8 @@ func TestSameKeyInTwoPartitionsIsOneRowBeforeTiering(t *testing.T) {
 func TestKeyWithoutPartitionIsRefusedAtCreate(t *testing.T) {
 	e := open(t, t.TempDir())
 	require.NoError(t, e.ls.CreateDatabase(t.Context(), "db", true))
-	cols := []lake.Column{{Name: "id", Type: mustType(t, "BIGINT")}, {Name: "dt", Type: mustType(t, "STRING")}, {Name: "v", Type: mustType(t, "STRING")}}
-	for _, sc := range []lake.Schema{
+	cols := []paimontype.Column{{Name: "id", Type: mustType(t, "BIGINT")}, {Name: "dt", Type: mustType(t, "STRING")}, {Name: "v", Type: mustType(t, "STRING")}}
+	for _, sc := range []paimontype.Schema{
 		{Columns: cols, PrimaryKeys: []string{"id"}, PartitionKeys: []string{"dt"}},
 		{Columns: cols, Options: map[string]string{"primary-key": "id", "partition": "dt", "bucket": "2"}},
 	} {
@@ -185,12 +186,12 @@ func TestKeyGivenAsOptionGetsFixedBuckets(t *testing.T) {
 	e := open(t, t.TempDir())
 	ctx := context.Background()
 	require.NoError(t, e.ls.CreateDatabase(ctx, "db", true))
-	cols := []lake.Column{{Name: "id", Type: mustType(t, "BIGINT")}, {Name: "v", Type: mustType(t, "STRING")}}
-	require.NoError(t, e.ls.CreateTable(ctx, "db", "t", lake.Schema{Columns: cols, Options: map[string]string{"primary-key": "id"}}, false))
+	cols := []paimontype.Column{{Name: "id", Type: mustType(t, "BIGINT")}, {Name: "v", Type: mustType(t, "STRING")}}
+	require.NoError(t, e.ls.CreateTable(ctx, "db", "t", paimontype.Schema{Columns: cols, Options: map[string]string{"primary-key": "id"}}, false))
 	tb, err := e.ls.Table(ctx, "db", "t")
 	require.NoError(t, err)
 	require.Equal(t, fmt.Sprint(lakestream.DefaultPrimaryKeyBuckets), tb.Schema().Options["bucket"])
-	err = e.ls.CreateTable(ctx, "db", "d", lake.Schema{Columns: cols, Options: map[string]string{"primary-key": "id", "bucket": "-1"}}, false)
+	err = e.ls.CreateTable(ctx, "db", "d", paimontype.Schema{Columns: cols, Options: map[string]string{"primary-key": "id", "bucket": "-1"}}, false)
 	require.ErrorContains(t, err, "needs a fixed bucket count")
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/paimontype"
 	"github.com/flightd/flightd/lakestream"
 )
 
@@ -21,7 +22,7 @@ import (
 func createBucketedAppend(t *testing.T, e *env, name string, buckets int) {
 	t.Helper()
 	require.NoError(t, e.ls.CreateDatabase(t.Context(), "db", true))
-	sc := lake.Schema{Columns: []lake.Column{{Name: "id", Type: mustType(t, "BIGINT")}, {Name: "v", Type: mustType(t, "STRING")}},
+	sc := paimontype.Schema{Columns: []paimontype.Column{{Name: "id", Type: mustType(t, "BIGINT")}, {Name: "v", Type: mustType(t, "STRING")}},
 		Options: map[string]string{"bucket": fmt.Sprint(buckets), "bucket-key": "id"}}
 	require.NoError(t, e.ls.CreateTable(context.Background(), "db", name, sc, false))
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/paimontype"
 	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/logstore"
 )
@@ -51,8 +52,8 @@ func (e *env) reopen(t *testing.T) *env {
 	return open(t, e.dir)
 }
 
-func mustType(t *testing.T, s string) lake.DataType {
-	dt, err := lake.ParseType(s)
+func mustType(t *testing.T, s string) paimontype.DataType {
+	dt, err := paimontype.ParseType(s)
 	require.NoError(t, err)
 	return dt
 }
@@ -443,7 +444,7 @@ func TestCappedRoundsSayThereIsMore(t *testing.T) {
 func createTable(t *testing.T, e *env, name string, buckets int) {
 	t.Helper()
 	require.NoError(t, e.ls.CreateDatabase(t.Context(), "db", true))
-	sc := lake.Schema{Columns: []lake.Column{{Name: "id", Type: mustType(t, "BIGINT")}, {Name: "v", Type: mustType(t, "STRING")}}}
+	sc := paimontype.Schema{Columns: []paimontype.Column{{Name: "id", Type: mustType(t, "BIGINT")}, {Name: "v", Type: mustType(t, "STRING")}}}
 	if buckets > 0 {
 		sc.PrimaryKeys = []string{"id"}
 		sc.Options = map[string]string{"bucket": fmt.Sprint(buckets)}

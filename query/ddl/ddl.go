@@ -9,6 +9,7 @@ import (
 
 	"github.com/flightd/flightd/engine"
 	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/paimontype"
 	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/query/lakeerr"
 	"github.com/flightd/flightd/query/plan"
@@ -126,7 +127,7 @@ func (c *Catalog) Run(ctx context.Context, kind sqlparse.Kind, sql string) (gone
 		if a := st.Alter; a != nil {
 			ch := lake.ColumnChange{DropNotNull: a.DropNotNull}
 			if a.Type != "" {
-				t, err := lake.ParseType(a.Type)
+				t, err := paimontype.ParseType(a.Type)
 				if err != nil {
 					return nil, invalid(fmt.Errorf("column %q: %w", a.Name, err))
 				}
@@ -159,12 +160,12 @@ func (c *Catalog) Run(ctx context.Context, kind sqlparse.Kind, sql string) (gone
 	return nil, fmt.Errorf("%w: statement kind %s", engine.ErrUnsupported, kind)
 }
 
-func schemaOf(st *sqlparse.CreateTable) (lake.Schema, error) {
-	sc := lake.Schema{PrimaryKeys: st.PrimaryKey, PartitionKeys: st.PartitionBy, Options: st.Options, Comment: st.Comment}
+func schemaOf(st *sqlparse.CreateTable) (paimontype.Schema, error) {
+	sc := paimontype.Schema{PrimaryKeys: st.PrimaryKey, PartitionKeys: st.PartitionBy, Options: st.Options, Comment: st.Comment}
 	for _, c := range st.Columns {
 		col, err := lakeColumn(c)
 		if err != nil {
-			return lake.Schema{}, err
+			return paimontype.Schema{}, err
 		}
 		sc.Columns = append(sc.Columns, col)
 	}
@@ -173,16 +174,16 @@ func schemaOf(st *sqlparse.CreateTable) (lake.Schema, error) {
 
 // lakeColumn is a column definition of CREATE TABLE or ADD COLUMN as the lake
 // declares it.
-func lakeColumn(c sqlparse.ColumnDef) (lake.Column, error) {
+func lakeColumn(c sqlparse.ColumnDef) (paimontype.Column, error) {
 	typ := c.Type
 	if c.NotNull {
 		typ += " NOT NULL"
 	}
-	t, err := lake.ParseType(typ)
+	t, err := paimontype.ParseType(typ)
 	if err != nil {
-		return lake.Column{}, fmt.Errorf("column %q: %w", c.Name, err)
+		return paimontype.Column{}, fmt.Errorf("column %q: %w", c.Name, err)
 	}
-	return lake.Column{Name: c.Name, Type: t, Comment: c.Comment}, nil
+	return paimontype.Column{Name: c.Name, Type: t, Comment: c.Comment}, nil
 }
 
 func invalid(err error) error { return fmt.Errorf("%w: %w", engine.ErrInvalid, err) }

@@ -11,7 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // TestConvertNestedSlicesKeepEveryValue: random nested columns (lists of
@@ -37,7 +37,7 @@ func TestConvertNestedSlicesKeepEveryValue(t *testing.T) {
 		typ := types[round%len(types)]
 		ts, err := paimonType(typ)
 		require.NoError(t, err)
-		pt, err := lake.ParseType(ts)
+		pt, err := paimontype.ParseType(ts)
 		require.NoError(t, err)
 		to := pt.ArrowType()
 		b := array.NewBuilder(mem, typ)

@@ -15,7 +15,7 @@ import (
 	"github.com/flightd/flightd/engine"
 	"github.com/flightd/flightd/internal/arrowutil"
 	"github.com/flightd/flightd/internal/membudget"
-	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/paimontype"
 	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/query/lakeerr"
 )
@@ -294,30 +294,30 @@ const Copies = 3
 // ingestSchema is the schema of an append table created by ingest from
 // the stream's schema s. A change-kind column is refused: an append table
 // takes inserts only, and making it a column would store the kinds as data.
-func ingestSchema(db, table string, s *arrow.Schema) (lake.Schema, error) {
-	var sc lake.Schema
+func ingestSchema(db, table string, s *arrow.Schema) (paimontype.Schema, error) {
+	var sc paimontype.Schema
 	for _, f := range s.Fields() {
 		if f.Name == lakestream.ChangeKindColumn {
-			return lake.Schema{}, fmt.Errorf("%w: create %s.%s from ingest: the batch has a %s column, but ingest creates append tables, which take inserts only; create the primary-key table with CREATE TABLE first, then ingest into it", engine.ErrInvalid, db, table, f.Name)
+			return paimontype.Schema{}, fmt.Errorf("%w: create %s.%s from ingest: the batch has a %s column, but ingest creates append tables, which take inserts only; create the primary-key table with CREATE TABLE first, then ingest into it", engine.ErrInvalid, db, table, f.Name)
 		}
 		ts, err := paimonType(f.Type)
 		if err != nil {
-			return lake.Schema{}, fmt.Errorf("%w: create %s.%s from ingest: column %q: %w", engine.ErrInvalid, db, table, f.Name, err)
+			return paimontype.Schema{}, fmt.Errorf("%w: create %s.%s from ingest: column %q: %w", engine.ErrInvalid, db, table, f.Name, err)
 		}
 		if !f.Nullable {
 			ts += " NOT NULL"
 		}
-		t, err := lake.ParseType(ts)
+		t, err := paimontype.ParseType(ts)
 		if err != nil {
-			return lake.Schema{}, fmt.Errorf("%w: create %s.%s from ingest: column %q: %w", engine.ErrInvalid, db, table, f.Name, err)
+			return paimontype.Schema{}, fmt.Errorf("%w: create %s.%s from ingest: column %q: %w", engine.ErrInvalid, db, table, f.Name, err)
 		}
-		sc.Columns = append(sc.Columns, lake.Column{Name: f.Name, Type: t})
+		sc.Columns = append(sc.Columns, paimontype.Column{Name: f.Name, Type: t})
 	}
 	return sc, nil
 }
 
 // arrowSchemaOf is the Arrow schema a table of schema sc reads and writes.
-func arrowSchemaOf(sc lake.Schema) *arrow.Schema {
+func arrowSchemaOf(sc paimontype.Schema) *arrow.Schema {
 	fs := make([]arrow.Field, len(sc.Columns))
 	for i, c := range sc.Columns {
 		fs[i] = arrow.Field{Name: c.Name, Type: c.Type.ArrowType(), Nullable: c.Type.Nullable()}

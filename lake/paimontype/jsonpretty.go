@@ -1,4 +1,4 @@
-package lake
+package paimontype
 
 import (
 	"encoding/json"
@@ -6,21 +6,23 @@ import (
 	"strings"
 )
 
-// jsonObj is an ordered JSON object used to reproduce the exact key order and
+// JSONObject is an ordered JSON object used to reproduce the exact key order and
 // layout that Java Paimon writes with Jackson's default pretty printer.
-type jsonObj []jsonKV
+type JSONObject []JSONField
 
-type jsonKV struct {
+// JSONField is one key and value of a JSONObject.
+type JSONField struct {
 	Key   string
-	Value any // string, int, int64, bool, nil, jsonObj, []any, json.RawMessage
+	Value any // string, int, int64, bool, nil, JSONObject, []any, json.RawMessage
 }
 
-func (o *jsonObj) add(k string, v any) { *o = append(*o, jsonKV{k, v}) }
+// Add appends the key k with value v.
+func (o *JSONObject) Add(k string, v any) { *o = append(*o, JSONField{k, v}) }
 
-// jacksonPretty renders v like Jackson's DefaultPrettyPrinter: objects one key
+// JacksonPretty renders v like Jackson's DefaultPrettyPrinter: objects one key
 // per line indented by two spaces per object nesting level, " : " between key
 // and value, arrays inline as "[ a, b ]", empty containers as "{ }" and "[ ]".
-func jacksonPretty(v any) []byte {
+func JacksonPretty(v any) []byte {
 	var sb strings.Builder
 	writePretty(&sb, v, 0)
 	return []byte(sb.String())
@@ -28,7 +30,7 @@ func jacksonPretty(v any) []byte {
 
 func writePretty(sb *strings.Builder, v any, nesting int) {
 	switch x := v.(type) {
-	case jsonObj:
+	case JSONObject:
 		if len(x) == 0 {
 			sb.WriteString("{ }")
 			return
@@ -115,13 +117,13 @@ func writeJSONString(sb *strings.Builder, s string) {
 	sb.WriteByte('"')
 }
 
-// mapToObj returns the options map as an object in sorted key order
+// SortedJSONObject returns a string map (options, properties) as an object in sorted key order
 // (Java's TableSchema keeps insertion order; sorted is stable and deterministic).
-func mapToObj(m map[string]string) jsonObj {
+func SortedJSONObject(m map[string]string) JSONObject {
 	keys := sortedKeys(m)
-	o := make(jsonObj, 0, len(keys))
+	o := make(JSONObject, 0, len(keys))
 	for _, k := range keys {
-		o.add(k, m[k])
+		o.Add(k, m[k])
 	}
 	return o
 }

@@ -1,4 +1,4 @@
-package lake
+package paimontype
 
 import (
 	"encoding/json"
@@ -63,12 +63,12 @@ func TestTypeAtMaxDepthParsesFast(t *testing.T) {
 func prettyNestedSchema(depth int) []byte {
 	var inner any = "INT"
 	for range depth {
-		inner = jsonObj{{"type", "ARRAY"}, {"element", inner}}
+		inner = JSONObject{{"type", "ARRAY"}, {"element", inner}}
 	}
-	return jacksonPretty(jsonObj{{"version", 3}, {"id", 0},
-		{"fields", []any{jsonObj{{"id", 0}, {"name", "a"}, {"type", inner}}}},
+	return JacksonPretty(JSONObject{{"version", 3}, {"id", 0},
+		{"fields", []any{JSONObject{{"id", 0}, {"name", "a"}, {"type", inner}}}},
 		{"highestFieldId", 0}, {"partitionKeys", []any{}}, {"primaryKeys", []any{}},
-		{"options", jsonObj{}}, {"timeMillis", 0}})
+		{"options", JSONObject{}}, {"timeMillis", 0}})
 }
 
 // A schema file nested deeper than MaxTypeDepth, as another engine could
@@ -132,7 +132,7 @@ func TestNestedSchemaFileLoadsInLinearTime(t *testing.T) {
 func TestRowsAtMaxDepthRoundTripThroughSchemaFile(t *testing.T) {
 	dt, err := ParseType(strings.Repeat("ROW(a ", MaxTypeDepth-1) + "ROW(b INT 'c')" + strings.Repeat(")", MaxTypeDepth-1))
 	require.NoError(t, err)
-	ts, err := newTableSchema(Schema{Columns: []Column{{Name: "r", Type: dt}}}, 1)
+	ts, err := NewTableSchema(Schema{Columns: []Column{{Name: "r", Type: dt}}}, 1)
 	require.NoError(t, err)
 	b, err := ts.MarshalJSON()
 	require.NoError(t, err)

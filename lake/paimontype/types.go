@@ -1,4 +1,4 @@
-package lake
+package paimontype
 
 import (
 	"bytes"
@@ -73,14 +73,15 @@ func (t DataType) WithNullable(n bool) DataType { t.NotNull = !n; return t }
 
 // String returns the Paimon spelling (asSQLString plus " NOT NULL").
 func (t DataType) String() string {
-	s := t.sqlString()
+	s := t.SQLString()
 	if t.NotNull {
 		s += " NOT NULL"
 	}
 	return s
 }
 
-func (t DataType) sqlString() string {
+// SQLString is the Paimon spelling without " NOT NULL" (Java's asSQLString).
+func (t DataType) SQLString() string {
 	switch t.Root {
 	case TypeBoolean:
 		return "BOOLEAN"
@@ -141,7 +142,8 @@ func (t DataType) sqlString() string {
 
 func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
 
-func (t DataType) isComposite() bool {
+// IsComposite reports whether t is an ARRAY, MAP, MULTISET or ROW.
+func (t DataType) IsComposite() bool {
 	return t.Root == TypeArray || t.Root == TypeMap || t.Root == TypeMultiset || t.Root == TypeRow
 }
 
@@ -196,7 +198,7 @@ func (t DataType) ArrowType() arrow.DataType {
 	case TypeRow:
 		fs := make([]arrow.Field, len(t.Fields))
 		for i, f := range t.Fields {
-			fs[i] = arrow.Field{Name: f.Name, Type: f.Type.ArrowType(), Nullable: f.Type.Nullable(), Metadata: fieldIDMeta(f.ID)}
+			fs[i] = arrow.Field{Name: f.Name, Type: f.Type.ArrowType(), Nullable: f.Type.Nullable(), Metadata: FieldIDMetadata(f.ID)}
 		}
 		return arrow.StructOf(fs...)
 	}
@@ -223,20 +225,20 @@ func (t DataType) jsonValue() any {
 		if t.Root == TypeMultiset {
 			name = "MULTISET"
 		}
-		return jsonObj{{"type", name + nn}, {"element", t.Elem.jsonValue()}}
+		return JSONObject{{"type", name + nn}, {"element", t.Elem.jsonValue()}}
 	case TypeMap:
-		return jsonObj{{"type", "MAP" + nn}, {"key", t.Key.jsonValue()}, {"value", t.Value.jsonValue()}}
+		return JSONObject{{"type", "MAP" + nn}, {"key", t.Key.jsonValue()}, {"value", t.Value.jsonValue()}}
 	case TypeRow:
 		fs := make([]any, len(t.Fields))
 		for i, f := range t.Fields {
 			fs[i] = f.jsonValue()
 		}
-		return jsonObj{{"type", "ROW" + nn}, {"fields", fs}}
+		return JSONObject{{"type", "ROW" + nn}, {"fields", fs}}
 	}
 	return t.String()
 }
 
-func (jo jsonObj) MarshalJSON() ([]byte, error) {
+func (jo JSONObject) MarshalJSON() ([]byte, error) {
 	var sb strings.Builder
 	sb.WriteByte('{')
 	for i, kv := range jo {
@@ -264,7 +266,7 @@ func (t *DataType) UnmarshalJSON(b []byte) error {
 	if errors.Is(err, ErrTypeTooDeep) {
 		return err
 	} else if err != nil {
-		return fmt.Errorf("lake: bad type json %s: %w", clip(string(b)), err)
+		return fmt.Errorf("paimontype: bad type json %s: %w", clip(string(b)), err)
 	}
 	dt, err := typeFromJSON(v, 0)
 	if err != nil {
@@ -299,7 +301,7 @@ func checkJSONDepth(b []byte, limit int) error {
 			inString = true
 		case '{', '[':
 			if depth++; depth > limit {
-				return fmt.Errorf("lake: %w: JSON nested more than %d deep", ErrTypeTooDeep, limit)
+				return fmt.Errorf("paimontype: %w: JSON nested more than %d deep", ErrTypeTooDeep, limit)
 			}
 		case '}', ']':
 			depth--
@@ -334,27 +336,27 @@ func typeFromJSON(v any, depth int) (DataType, error) {
 		return parseTypeAt(x, depth)
 	case map[string]any:
 	default:
-		return DataType{}, fmt.Errorf("lake: bad type json: %s", jsonKind(v))
+		return DataType{}, fmt.Errorf("paimontype: bad type json: %s", jsonKind(v))
 	}
 	o := v.(map[string]any)
 	typ, ok := o["type"].(string)
 	if !ok {
-		return DataType{}, fmt.Errorf("lake: bad type json: \"type\" is %s, not a string", jsonKind(o["type"]))
+		return DataType{}, fmt.Errorf("paimontype: bad type json: \"type\" is %s, not a string", jsonKind(o["type"]))
 	}
 	notNull := strings.Contains(strings.ToUpper(typ), "NOT NULL")
 	base := strings.TrimSpace(strings.Replace(strings.ToUpper(typ), "NOT NULL", "", 1))
 	switch base {
 	case "ARRAY", "MULTISET", "MAP", "ROW":
 	default:
-		return DataType{}, fmt.Errorf("lake: unsupported type %q", clip(typ))
+		return DataType{}, fmt.Errorf("paimontype: unsupported type %q", clip(typ))
 	}
 	if depth+1 > MaxTypeDepth {
-		return DataType{}, fmt.Errorf("lake: %w: a %s inside %d composite types", ErrTypeTooDeep, base, depth)
+		return DataType{}, fmt.Errorf("paimontype: %w: a %s inside %d composite types", ErrTypeTooDeep, base, depth)
 	}
 	child := func(key string) (*DataType, error) {
 		c, ok := o[key]
 		if !ok || c == nil {
-			return nil, fmt.Errorf("lake: bad type json: %s without %s", base, key)
+			return nil, fmt.Errorf("paimontype: bad type json: %s without %s", base, key)
 		}
 		ct, err := typeFromJSON(c, depth+1)
 		if err != nil {
@@ -399,7 +401,7 @@ func typeFromJSON(v any, depth int) (DataType, error) {
 			fields[i] = df
 		}
 	default:
-		return DataType{}, fmt.Errorf("lake: bad type json: ROW fields are %s", jsonKind(fs))
+		return DataType{}, fmt.Errorf("paimontype: bad type json: ROW fields are %s", jsonKind(fs))
 	}
 	return DataType{Root: TypeRow, NotNull: notNull, Fields: fields}, nil
 }
@@ -408,7 +410,7 @@ func typeFromJSON(v any, depth int) (DataType, error) {
 func fieldFromJSON(v any, depth int) (DataField, error) {
 	o, ok := v.(map[string]any)
 	if !ok {
-		return DataField{}, fmt.Errorf("lake: bad field json: %s", jsonKind(v))
+		return DataField{}, fmt.Errorf("paimontype: bad field json: %s", jsonKind(v))
 	}
 	var f DataField
 	switch id := o["id"].(type) {
@@ -416,32 +418,32 @@ func fieldFromJSON(v any, depth int) (DataField, error) {
 	case json.Number:
 		n, err := strconv.Atoi(id.String())
 		if err != nil {
-			return DataField{}, fmt.Errorf("lake: bad field json: id %s", clip(id.String()))
+			return DataField{}, fmt.Errorf("paimontype: bad field json: id %s", clip(id.String()))
 		}
 		f.ID = n
 	default:
-		return DataField{}, fmt.Errorf("lake: bad field json: id is %s", jsonKind(id))
+		return DataField{}, fmt.Errorf("paimontype: bad field json: id is %s", jsonKind(id))
 	}
 	switch n := o["name"].(type) {
 	case nil:
 	case string:
 		f.Name = n
 	default:
-		return DataField{}, fmt.Errorf("lake: bad field json: name is %s", jsonKind(n))
+		return DataField{}, fmt.Errorf("paimontype: bad field json: name is %s", jsonKind(n))
 	}
 	switch d := o["description"].(type) {
 	case nil:
 	case string:
 		f.Description = d
 	default:
-		return DataField{}, fmt.Errorf("lake: bad field json: description of %q is %s", clip(f.Name), jsonKind(d))
+		return DataField{}, fmt.Errorf("paimontype: bad field json: description of %q is %s", clip(f.Name), jsonKind(d))
 	}
 	if o["type"] == nil {
-		return DataField{}, fmt.Errorf("lake: bad field json: field %q has no type", clip(f.Name))
+		return DataField{}, fmt.Errorf("paimontype: bad field json: field %q has no type", clip(f.Name))
 	}
 	t, err := typeFromJSON(o["type"], depth)
 	if err != nil {
-		return DataField{}, fmt.Errorf("lake: field %q: %w", clip(f.Name), err)
+		return DataField{}, fmt.Errorf("paimontype: field %q: %w", clip(f.Name), err)
 	}
 	f.Type = t
 	return f, nil
@@ -523,11 +525,11 @@ type typeParser struct {
 }
 
 func (p *typeParser) errf(format string, args ...any) error {
-	return fmt.Errorf("lake: invalid type %q: %s", clip(p.src), clip(fmt.Sprintf(format, args...)))
+	return fmt.Errorf("paimontype: invalid type %q: %s", clip(p.src), clip(fmt.Sprintf(format, args...)))
 }
 
 func (p *typeParser) tooDeep() error {
-	return fmt.Errorf("lake: invalid type %q: %w", clip(p.src), ErrTypeTooDeep)
+	return fmt.Errorf("paimontype: invalid type %q: %w", clip(p.src), ErrTypeTooDeep)
 }
 
 func (p *typeParser) lex() error {

@@ -1,6 +1,7 @@
-package lake
+package paimontype
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,9 +37,9 @@ type DataField struct {
 }
 
 func (f DataField) jsonValue() any {
-	o := jsonObj{{"id", f.ID}, {"name", f.Name}, {"type", f.Type.jsonValue()}}
+	o := JSONObject{{"id", f.ID}, {"name", f.Name}, {"type", f.Type.jsonValue()}}
 	if f.Description != "" {
-		o.add("description", f.Description)
+		o.Add("description", f.Description)
 	}
 	return o
 }
@@ -52,7 +53,7 @@ func (f *DataField) UnmarshalJSON(b []byte) error {
 	if errors.Is(err, ErrTypeTooDeep) {
 		return err
 	} else if err != nil {
-		return fmt.Errorf("lake: bad field json %s: %w", clip(string(b)), err)
+		return fmt.Errorf("paimontype: bad field json %s: %w", clip(string(b)), err)
 	}
 	df, err := fieldFromJSON(v, 0)
 	if err != nil {
@@ -82,20 +83,20 @@ func (s *TableSchema) MarshalJSON() ([]byte, error) {
 	for i, f := range s.Fields {
 		fs[i] = f.jsonValue()
 	}
-	o := jsonObj{
+	o := JSONObject{
 		{"version", schemaVersion},
 		{"id", s.ID},
 		{"fields", fs},
 		{"highestFieldId", s.HighestFieldID},
 		{"partitionKeys", nonNil(s.PartitionKeys)},
 		{"primaryKeys", nonNil(s.PrimaryKeys)},
-		{"options", mapToObj(s.Options)},
+		{"options", SortedJSONObject(s.Options)},
 	}
 	if s.Comment != "" {
-		o.add("comment", s.Comment)
+		o.Add("comment", s.Comment)
 	}
-	o.add("timeMillis", s.TimeMillis)
-	return jacksonPretty(o), nil
+	o.Add("timeMillis", s.TimeMillis)
+	return JacksonPretty(o), nil
 }
 
 func nonNil(s []string) []string {
@@ -150,16 +151,18 @@ func (s *TableSchema) UnmarshalJSON(b []byte) error {
 func (s *TableSchema) ArrowSchema() *arrow.Schema {
 	fs := make([]arrow.Field, len(s.Fields))
 	for i, f := range s.Fields {
-		fs[i] = arrowField(f.Name, f.Type, f.ID)
+		fs[i] = ArrowField(f.Name, f.Type, f.ID)
 	}
 	return arrow.NewSchema(fs, nil)
 }
 
-func arrowField(name string, t DataType, id int) arrow.Field {
-	return arrow.Field{Name: name, Type: t.ArrowType(), Nullable: t.Nullable(), Metadata: fieldIDMeta(id)}
+// ArrowField is the Arrow field of a column of type t with Paimon field id id.
+func ArrowField(name string, t DataType, id int) arrow.Field {
+	return arrow.Field{Name: name, Type: t.ArrowType(), Nullable: t.Nullable(), Metadata: FieldIDMetadata(id)}
 }
 
-func fieldIDMeta(id int) arrow.Metadata {
+// FieldIDMetadata is the Arrow field metadata "PARQUET:field_id" = id.
+func FieldIDMetadata(id int) arrow.Metadata {
 	return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{strconv.Itoa(id)})
 }
 
@@ -200,9 +203,9 @@ func (s *TableSchema) TrimmedPrimaryKeys() []string {
 	return out
 }
 
-// trimmedKeyTypes are the types of TrimmedPrimaryKeys, in their order: the
+// TrimmedKeyTypes are the types of TrimmedPrimaryKeys, in their order: the
 // types of a data file's _MIN_KEY/_MAX_KEY rows.
-func (s *TableSchema) trimmedKeyTypes() []DataType {
+func (s *TableSchema) TrimmedKeyTypes() []DataType {
 	var out []DataType
 	for _, k := range s.TrimmedPrimaryKeys() {
 		out = append(out, s.Fields[s.FieldIndex(k)].Type)
@@ -222,12 +225,14 @@ func (s *TableSchema) BucketKeys() []string {
 	return s.TrimmedPrimaryKeys()
 }
 
-func (s *TableSchema) indexesOf(names []string) ([]int, error) {
+// FieldIndexes returns the positions of the named fields, or an error naming
+// one that is not a field.
+func (s *TableSchema) FieldIndexes(names []string) ([]int, error) {
 	out := make([]int, len(names))
 	for i, n := range names {
 		out[i] = s.FieldIndex(n)
 		if out[i] < 0 {
-			return nil, fmt.Errorf("lake: column %q not in table", n)
+			return nil, fmt.Errorf("paimontype: column %q not in table", n)
 		}
 	}
 	return out, nil
@@ -251,9 +256,9 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
-// newTableSchema validates and normalises a user schema into schema-0 (Paimon's Schema normalisation):
+// NewTableSchema validates and normalises a user schema into schema-0 (Paimon's Schema normalisation):
 // primary-key/partition options become keys, names must be unique, keys must exist, PK columns become NOT NULL.
-func newTableSchema(s Schema, timeMillis int64) (*TableSchema, error) {
+func NewTableSchema(s Schema, timeMillis int64) (*TableSchema, error) {
 	opts := make(map[string]string, len(s.Options))
 	for k, v := range s.Options {
 		opts[k] = v
@@ -262,31 +267,31 @@ func newTableSchema(s Schema, timeMillis int64) (*TableSchema, error) {
 	parts := append([]string(nil), s.PartitionKeys...)
 	if v, ok := opts["primary-key"]; ok {
 		if len(pks) > 0 {
-			return nil, fmt.Errorf("lake: primary key given both as option and in the schema")
+			return nil, fmt.Errorf("paimontype: primary key given both as option and in the schema")
 		}
 		pks = splitList(v)
 		delete(opts, "primary-key")
 	}
 	if v, ok := opts["partition"]; ok {
 		if len(parts) > 0 {
-			return nil, fmt.Errorf("lake: partition keys given both as option and in the schema")
+			return nil, fmt.Errorf("paimontype: partition keys given both as option and in the schema")
 		}
 		parts = splitList(v)
 		delete(opts, "partition")
 	}
 	if len(s.Columns) == 0 {
-		return nil, fmt.Errorf("lake: table has no columns")
+		return nil, fmt.Errorf("paimontype: table has no columns")
 	}
 	seen := map[string]bool{}
 	for _, c := range s.Columns {
 		if c.Name == "" {
-			return nil, fmt.Errorf("lake: empty column name")
+			return nil, fmt.Errorf("paimontype: empty column name")
 		}
 		if seen[c.Name] {
-			return nil, fmt.Errorf("lake: duplicate column %q", c.Name)
+			return nil, fmt.Errorf("paimontype: duplicate column %q", c.Name)
 		}
 		if strings.HasPrefix(c.Name, "_KEY_") || c.Name == "_SEQUENCE_NUMBER" || c.Name == "_VALUE_KIND" {
-			return nil, fmt.Errorf("lake: column name %q is reserved", c.Name)
+			return nil, fmt.Errorf("paimontype: column name %q is reserved", c.Name)
 		}
 		seen[c.Name] = true
 	}
@@ -294,10 +299,10 @@ func newTableSchema(s Schema, timeMillis int64) (*TableSchema, error) {
 		dup := map[string]bool{}
 		for _, k := range list {
 			if !seen[k] {
-				return nil, fmt.Errorf("lake: key column %q is not a table column", k)
+				return nil, fmt.Errorf("paimontype: key column %q is not a table column", k)
 			}
 			if dup[k] {
-				return nil, fmt.Errorf("lake: key column %q listed twice", k)
+				return nil, fmt.Errorf("paimontype: key column %q listed twice", k)
 			}
 			dup[k] = true
 		}
@@ -310,7 +315,7 @@ func newTableSchema(s Schema, timeMillis int64) (*TableSchema, error) {
 			}
 		}
 		if trimmed == 0 {
-			return nil, fmt.Errorf("lake: primary key must not consist only of partition keys")
+			return nil, fmt.Errorf("paimontype: primary key must not consist only of partition keys")
 		}
 	}
 	pkNullable := strings.EqualFold(opts["primary-key.nullable"], "true")
@@ -319,36 +324,36 @@ func newTableSchema(s Schema, timeMillis int64) (*TableSchema, error) {
 	for _, c := range s.Columns {
 		t := c.Type
 		if t.Root == 0 {
-			return nil, fmt.Errorf("lake: column %q has no type", c.Name)
+			return nil, fmt.Errorf("paimontype: column %q has no type", c.Name)
 		}
 		if contains(pks, c.Name) && !pkNullable {
 			t.NotNull = true
 		}
 		id := next
 		next++
-		t = assignNestedIDs(t, &next)
+		t = AssignNestedIDs(t, &next)
 		ts.Fields = append(ts.Fields, DataField{ID: id, Name: c.Name, Type: t, Description: c.Comment})
 	}
 	ts.HighestFieldID = next - 1
 	return ts, nil
 }
 
-// assignNestedIDs gives nested ROW fields fresh ids (depth first, as Java's ReassignFieldId).
-func assignNestedIDs(t DataType, next *int) DataType {
+// AssignNestedIDs gives nested ROW fields fresh ids (depth first, as Java's ReassignFieldId).
+func AssignNestedIDs(t DataType, next *int) DataType {
 	switch t.Root {
 	case TypeArray, TypeMultiset:
-		e := assignNestedIDs(*t.Elem, next)
+		e := AssignNestedIDs(*t.Elem, next)
 		t.Elem = &e
 	case TypeMap:
-		k := assignNestedIDs(*t.Key, next)
-		v := assignNestedIDs(*t.Value, next)
+		k := AssignNestedIDs(*t.Key, next)
+		v := AssignNestedIDs(*t.Value, next)
 		t.Key, t.Value = &k, &v
 	case TypeRow:
 		fs := make([]DataField, len(t.Fields))
 		for i, f := range t.Fields {
 			f.ID = *next
 			*next++
-			f.Type = assignNestedIDs(f.Type, next)
+			f.Type = AssignNestedIDs(f.Type, next)
 			fs[i] = f
 		}
 		t.Fields = fs
@@ -364,4 +369,40 @@ func splitList(v string) []string {
 		}
 	}
 	return out
+}
+
+// SchemaJSON is a schema's parts as compact JSON, as Java Paimon's $schemas
+// system table gives them: the fields, partition keys, primary keys and
+// options, each in the schema file's form and order.
+type SchemaJSON struct {
+	Fields, PartitionKeys, PrimaryKeys, Options string
+}
+
+// JSONParts renders s's parts as its schema file holds them, compacted.
+func (s *TableSchema) JSONParts() (SchemaJSON, error) {
+	b, err := s.MarshalJSON()
+	if err != nil {
+		return SchemaJSON{}, err
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return SchemaJSON{}, err
+	}
+	compact := func(k string) (string, error) {
+		var out bytes.Buffer
+		if err := json.Compact(&out, raw[k]); err != nil {
+			return "", fmt.Errorf("paimontype: schema %d: %s: %w", s.ID, k, err)
+		}
+		return out.String(), nil
+	}
+	var j SchemaJSON
+	for _, p := range []struct {
+		key string
+		dst *string
+	}{{"fields", &j.Fields}, {"partitionKeys", &j.PartitionKeys}, {"primaryKeys", &j.PrimaryKeys}, {"options", &j.Options}} {
+		if *p.dst, err = compact(p.key); err != nil {
+			return SchemaJSON{}, err
+		}
+	}
+	return j, nil
 }
