@@ -162,10 +162,10 @@ FUZZ_TARGETS := \
 	./lake/paimontype:FuzzParseType \
 	./lake/paimontype:FuzzSchemaJSON \
 	./lake:FuzzSnapshotJSON \
-	./lake:FuzzManifest \
-	./lake:FuzzManifestList \
-	./lake:FuzzIndexManifest \
-	./lake:FuzzDeletionVector \
+	./lake/manifest:FuzzManifest \
+	./lake/manifest:FuzzManifestList \
+	./lake/manifest:FuzzIndexManifest \
+	./lake/manifest:FuzzDeletionVector \
 	./lake/expr:FuzzBind \
 	./perf:FuzzUnmarshalPerf \
 	./perf:FuzzUnmarshalToken \

@@ -16,6 +16,7 @@ import (
 	"github.com/flightd/flightd/internal/testserver"
 	"github.com/flightd/flightd/lake/fileio"
 	"github.com/flightd/flightd/lake/fileio/s3"
+	"github.com/flightd/flightd/lake/manifest"
 	"github.com/flightd/flightd/lake/paimontype"
 )
 
@@ -462,7 +463,7 @@ func scenarioMissingFile(t *testing.T, b lakeBackend) {
 	require.ErrorIs(t, fio.CreateExclusive(ctx, mpath, []byte("x")), os.ErrExist)
 	require.NoError(t, fio.WriteAtomic(ctx, mpath, []byte("garbage")))
 	_, err = tb.Scan(ctx, s, ScanOptions{})
-	require.ErrorIs(t, err, ErrCorrupt)
+	require.ErrorIs(t, err, manifest.ErrCorrupt)
 	require.Contains(t, err.Error(), metas[0].FileName)
 	require.NoError(t, fio.Remove(ctx, mpath))
 	_, err = tb.Scan(ctx, s, ScanOptions{})

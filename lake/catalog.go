@@ -13,10 +13,13 @@ import (
 	"time"
 
 	"github.com/flightd/flightd/lake/fileio"
+	"github.com/flightd/flightd/lake/manifest"
 	"github.com/flightd/flightd/lake/paimontype"
 )
 
-// Sentinel errors. Match with errors.Is.
+// Sentinel errors. Match with errors.Is. A file that does not decode (schema, snapshot, tag,
+// manifest, index file, data file footer) is reported with an error matching
+// manifest.ErrCorrupt.
 var (
 	ErrDatabaseNotFound = errors.New("lake: database not found")
 	ErrDatabaseExists   = errors.New("lake: database already exists")
@@ -24,7 +27,6 @@ var (
 	ErrTableNotFound    = errors.New("lake: table not found")
 	ErrTableExists      = errors.New("lake: table already exists")
 	ErrCommitConflict   = errors.New("lake: commit conflict")
-	ErrCorrupt          = errors.New("lake: corrupt file")
 )
 
 const dbSuffix = ".db"
@@ -313,7 +315,7 @@ func readSchemaFile(ctx context.Context, fio fileio.FileIO, tablePath string, id
 	}
 	var ts paimontype.TableSchema
 	if err := json.Unmarshal(data, &ts); err != nil {
-		return nil, nil, fmt.Errorf("parse schema %s: %w: %w", p, ErrCorrupt, err)
+		return nil, nil, fmt.Errorf("parse schema %s: %w: %w", p, manifest.ErrCorrupt, err)
 	}
 	return &ts, data, nil
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/flightd/flightd/internal/arrowutil"
 	"github.com/flightd/flightd/internal/background"
+	"github.com/flightd/flightd/lake/manifest"
 	"github.com/flightd/flightd/lake/paimontype"
 )
 
@@ -111,9 +112,9 @@ func (w *Write) Commit(ctx context.Context, opts CommitOptions) (snap *Snapshot,
 	if err != nil {
 		return nil, err
 	}
-	var entries []ManifestEntry
-	add := func(g *writeGroup, m *DataFileMeta) {
-		entries = append(entries, ManifestEntry{Kind: FileKindAdd, Partition: g.partition, Bucket: g.bucket,
+	var entries []manifest.Entry
+	add := func(g *writeGroup, m *manifest.DataFileMeta) {
+		entries = append(entries, manifest.Entry{Kind: manifest.FileKindAdd, Partition: g.partition, Bucket: g.bucket,
 			TotalBuckets: int32(t.schema.NumBuckets()), File: *m})
 	}
 	next := 0
@@ -148,9 +149,9 @@ func (w *Write) Commit(ctx context.Context, opts CommitOptions) (snap *Snapshot,
 
 // commitRequest is one snapshot to publish on top of prev.
 type commitRequest struct {
-	prev      *Snapshot          // the latest snapshot (nil: none)
-	prevMetas []ManifestFileMeta // prev's base + delta manifests
-	entries   []ManifestEntry    // this commit's ADD/DELETE entries (the delta)
+	prev      *Snapshot           // the latest snapshot (nil: none)
+	prevMetas []manifest.FileMeta // prev's base + delta manifests
+	entries   []manifest.Entry    // this commit's ADD/DELETE entries (the delta)
 	kind      string
 	user      string
 	ident     int64
@@ -173,15 +174,15 @@ func (t *Table) commitSnapshot(ctx context.Context, req commitRequest, pf *pathF
 	}
 	var delta int64
 	for _, e := range req.entries {
-		if e.Kind == FileKindAdd {
+		if e.Kind == manifest.FileKindAdd {
 			delta += e.File.RowCount
 		} else {
 			delta -= e.File.RowCount
 		}
 	}
-	var deltaMetas []ManifestFileMeta
+	var deltaMetas []manifest.FileMeta
 	if len(req.entries) > 0 {
-		data, err := encodeManifest(req.entries)
+		data, err := manifest.Encode(req.entries)
 		if err != nil {
 			return nil, fmt.Errorf("lake: %s: encode manifest: %w", t.FullName(), err)
 		}
@@ -196,7 +197,7 @@ func (t *Table) commitSnapshot(ctx context.Context, req commitRequest, pf *pathF
 	if err != nil {
 		return nil, err
 	}
-	baseData, err := encodeManifestList(baseMetas)
+	baseData, err := manifest.EncodeList(baseMetas)
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +206,7 @@ func (t *Table) commitSnapshot(ctx context.Context, req commitRequest, pf *pathF
 	if err != nil {
 		return nil, err
 	}
-	deltaData, err := encodeManifestList(deltaMetas)
+	deltaData, err := manifest.EncodeList(deltaMetas)
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +254,7 @@ func (t *Table) commitSnapshot(ctx context.Context, req commitRequest, pf *pathF
 }
 
 // manifestMeta builds the manifest-list record of a manifest.
-func (t *Table) manifestMeta(name string, size int64, entries []ManifestEntry) ManifestFileMeta {
+func (t *Table) manifestMeta(name string, size int64, entries []manifest.Entry) manifest.FileMeta {
 	ts := t.schema
 	partIdx, _ := ts.FieldIndexes(ts.PartitionKeys)
 	types := make([]paimontype.DataType, len(partIdx))
@@ -261,16 +262,16 @@ func (t *Table) manifestMeta(name string, size int64, entries []ManifestEntry) M
 		types[i] = ts.Fields[p].Type
 	}
 	st := newStatsCollector(types)
-	m := ManifestFileMeta{FileName: name, FileSize: size, SchemaID: ts.ID}
+	m := manifest.FileMeta{FileName: name, FileSize: size, SchemaID: ts.ID}
 	var minB, maxB, minL, maxL int32
 	for i, e := range entries {
-		if e.Kind == FileKindAdd {
+		if e.Kind == manifest.FileKindAdd {
 			m.NumAddedFiles++
 		} else {
 			m.NumDeletedFiles++
 		}
-		_, row, _ := deserializeBinaryRow(e.Partition)
-		vals, _ := decodeBinaryRow(types, row)
+		_, row, _ := manifest.DeserializeBinaryRow(e.Partition)
+		vals, _ := manifest.DecodeBinaryRow(types, row)
 		st.add(vals)
 		if i == 0 || e.Bucket < minB {
 			minB = e.Bucket
@@ -317,7 +318,7 @@ func (s *statsCollector) add(vals []any) {
 	}
 }
 
-func (s *statsCollector) stats() SimpleStats {
+func (s *statsCollector) stats() manifest.SimpleStats {
 	nc := make([]*int64, len(s.nulls))
 	mins, maxs := make([]any, len(s.types)), make([]any, len(s.types))
 	for i := range s.nulls {
@@ -334,21 +335,21 @@ func (s *statsCollector) stats() SimpleStats {
 			mins[i], maxs[i] = applyMode(m, s.types[i], s.min[i], s.max[i])
 		}
 	}
-	return SimpleStats{
-		MinValues:  serializeBinaryRow(len(s.types), encodeBinaryRow(s.types, mins)),
-		MaxValues:  serializeBinaryRow(len(s.types), encodeBinaryRow(s.types, maxs)),
+	return manifest.SimpleStats{
+		MinValues:  manifest.SerializeBinaryRow(len(s.types), manifest.EncodeBinaryRow(s.types, mins)),
+		MaxValues:  manifest.SerializeBinaryRow(len(s.types), manifest.EncodeBinaryRow(s.types, maxs)),
 		NullCounts: nc,
 	}
 }
 
-func emptyStats() SimpleStats {
-	return SimpleStats{MinValues: emptyRowBytes, MaxValues: emptyRowBytes, NullCounts: []*int64{}}
+func emptyStats() manifest.SimpleStats {
+	return manifest.SimpleStats{MinValues: emptyRowBytes, MaxValues: emptyRowBytes, NullCounts: []*int64{}}
 }
 
 // encodedFile is a data file encode wrote for the rows of group g.
 type encodedFile struct {
 	g    *writeGroup
-	meta *DataFileMeta
+	meta *manifest.DataFileMeta
 	path string
 }
 
@@ -505,7 +506,7 @@ func (w *Write) fileCodec() (compress.Compression, error) {
 
 // flushGroup writes one (partition, bucket) group as one level-0 file. bucketMaxSeq is the highest
 // sequence number already in the bucket (-1 if none).
-func (w *Write) flushGroup(ctx context.Context, g *writeGroup, bucketMaxSeq int64, codec compress.Compression, pf *pathFactory) (*DataFileMeta, string, error) {
+func (w *Write) flushGroup(ctx context.Context, g *writeGroup, bucketMaxSeq int64, codec compress.Compression, pf *pathFactory) (*manifest.DataFileMeta, string, error) {
 	t := w.t
 	ts := t.schema
 	rec, err := arrowutil.ConcatRecords(g.recs, w.mem)
@@ -515,7 +516,7 @@ func (w *Write) flushGroup(ctx context.Context, g *writeGroup, bucketMaxSeq int6
 	defer rec.Release()
 	n := int(rec.NumRows())
 
-	meta := &DataFileMeta{SchemaID: ts.ID, Level: 0, ExtraFiles: []string{}}
+	meta := &manifest.DataFileMeta{SchemaID: ts.ID, Level: 0, ExtraFiles: []string{}}
 	var fileSource int32
 	meta.FileSource = &fileSource
 	now := time.Now()
@@ -591,8 +592,8 @@ func (w *Write) flushGroup(ctx context.Context, g *writeGroup, bucketMaxSeq int6
 		defer kindArr.Release()
 		out = pkFileRecord(ts, taken, keyIdx, seqArr, kindArr)
 		// taken holds the kept rows in key order
-		meta.MinKey = serializeBinaryRow(len(keyTypes), encodeBinaryRow(keyTypes, rowValues(taken, keyIdx, keyTypes, 0)))
-		meta.MaxKey = serializeBinaryRow(len(keyTypes), encodeBinaryRow(keyTypes, rowValues(taken, keyIdx, keyTypes, int(taken.NumRows())-1)))
+		meta.MinKey = manifest.SerializeBinaryRow(len(keyTypes), manifest.EncodeBinaryRow(keyTypes, rowValues(taken, keyIdx, keyTypes, 0)))
+		meta.MaxKey = manifest.SerializeBinaryRow(len(keyTypes), manifest.EncodeBinaryRow(keyTypes, rowValues(taken, keyIdx, keyTypes, int(taken.NumRows())-1)))
 		meta.KeyStats = keyStats.stats()
 		meta.DeleteRowCount = &deletes
 	} else {
@@ -635,7 +636,7 @@ func pkFileRecord(ts *paimontype.TableSchema, rec arrow.RecordBatch, keyIdx []in
 // writeDataFile computes the value stats of out (whose last columns are the table columns), names
 // the file, writes it under the bucket directory and completes meta (FileName, FileSize, RowCount,
 // ValueStats). It returns the path it wrote to (also on failure, for cleanup).
-func (t *Table) writeDataFile(ctx context.Context, out arrow.RecordBatch, meta *DataFileMeta, partVals []any, bucket int32,
+func (t *Table) writeDataFile(ctx context.Context, out arrow.RecordBatch, meta *manifest.DataFileMeta, partVals []any, bucket int32,
 	codec compress.Compression, pf *pathFactory, mem memory.Allocator) (string, error) {
 	ts := t.schema
 	statCols, statTypes, statNames, statModes := t.valueStatsColumns()

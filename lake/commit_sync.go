@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/flightd/flightd/lake/fileio"
+	"github.com/flightd/flightd/lake/manifest"
 	"github.com/flightd/flightd/lake/paimontype"
 )
 
@@ -17,7 +18,7 @@ import (
 // commitDirs are the directories whose entries must be durable before a snapshot that adds the
 // given entries is published: the bucket directory of every added data file (and its extra
 // files) and the manifest directory. Their parents were synced when they were created.
-func (t *Table) commitDirs(entries []ManifestEntry) (map[string]bool, error) {
+func (t *Table) commitDirs(entries []manifest.Entry) (map[string]bool, error) {
 	dirs := map[string]bool{filepath.Join(t.path, "manifest"): true}
 	ts := t.schema
 	types := make([]paimontype.DataType, len(ts.PartitionKeys))
@@ -27,7 +28,7 @@ func (t *Table) commitDirs(entries []ManifestEntry) (map[string]bool, error) {
 	seen := map[string]bool{}
 	for i := range entries {
 		e := &entries[i]
-		if e.Kind != FileKindAdd || (e.File.ExternalPath != nil && *e.File.ExternalPath != "") {
+		if e.Kind != manifest.FileKindAdd || (e.File.ExternalPath != nil && *e.File.ExternalPath != "") {
 			continue
 		}
 		k := string(e.Partition) + "/" + strconv.Itoa(int(e.Bucket))
@@ -35,11 +36,11 @@ func (t *Table) commitDirs(entries []ManifestEntry) (map[string]bool, error) {
 			continue
 		}
 		seen[k] = true
-		_, row, err := deserializeBinaryRow(e.Partition)
+		_, row, err := manifest.DeserializeBinaryRow(e.Partition)
 		if err != nil {
 			return nil, err
 		}
-		vals, err := decodeBinaryRow(types, row)
+		vals, err := manifest.DecodeBinaryRow(types, row)
 		if err != nil {
 			return nil, err
 		}
@@ -51,7 +52,7 @@ func (t *Table) commitDirs(entries []ManifestEntry) (map[string]bool, error) {
 // syncBeforePublish makes the files a snapshot will name durable under their names: their
 // contents were synced when they were closed or created, their directories are synced here,
 // once each.
-func (t *Table) syncBeforePublish(ctx context.Context, entries []ManifestEntry) error {
+func (t *Table) syncBeforePublish(ctx context.Context, entries []manifest.Entry) error {
 	dirs, err := t.commitDirs(entries)
 	if err != nil {
 		return fmt.Errorf("lake: %s: %w", t.FullName(), err)

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/google/uuid"
 
+	"github.com/flightd/flightd/lake/manifest"
 	"github.com/flightd/flightd/lake/paimontype"
 )
 
@@ -134,7 +135,7 @@ func (t *Table) Compact(ctx context.Context, opts CompactOptions) (snap *Snapsho
 			}
 		}
 	}()
-	var entries []ManifestEntry
+	var entries []manifest.Entry
 	for _, g := range order {
 		if len(g.entries) < minFiles {
 			continue
@@ -151,11 +152,11 @@ func (t *Table) Compact(ctx context.Context, opts CompactOptions) (snap *Snapsho
 		}
 		for _, e := range g.entries {
 			d := e
-			d.Kind = FileKindDelete
+			d.Kind = manifest.FileKindDelete
 			entries = append(entries, d)
 		}
 		if out != nil {
-			entries = append(entries, ManifestEntry{Kind: FileKindAdd, Partition: g.partition, Bucket: g.bucket,
+			entries = append(entries, manifest.Entry{Kind: manifest.FileKindAdd, Partition: g.partition, Bucket: g.bucket,
 				TotalBuckets: g.entries[0].TotalBuckets, File: *out})
 		}
 	}
@@ -184,8 +185,8 @@ func (t *Table) Compact(ctx context.Context, opts CompactOptions) (snap *Snapsho
 
 // compactBucket merges the files of one (partition, bucket) into one file at level. It returns nil
 // meta when no row survives (every key deleted).
-func (t *Table) compactBucket(ctx context.Context, partition []byte, bucket int32, files []ManifestEntry, level int32,
-	codec compress.Compression, pf *pathFactory) (*DataFileMeta, string, error) {
+func (t *Table) compactBucket(ctx context.Context, partition []byte, bucket int32, files []manifest.Entry, level int32,
+	codec compress.Compression, pf *pathFactory) (*manifest.DataFileMeta, string, error) {
 	ts := t.schema
 	mem := memory.DefaultAllocator
 	r := &scanReader{t: t, ctx: ctx, mem: mem, schema: ts.ArrowSchema()}
@@ -249,8 +250,8 @@ func (t *Table) compactBucket(ctx context.Context, partition []byte, bucket int3
 	}
 	meta := compactedMeta(ts, level, minSeq, maxSeq)
 	// values holds the kept rows in key order
-	meta.MinKey = serializeBinaryRow(len(keyTypes), encodeBinaryRow(keyTypes, rowValues(values, keyIdx, keyTypes, 0)))
-	meta.MaxKey = serializeBinaryRow(len(keyTypes), encodeBinaryRow(keyTypes, rowValues(values, keyIdx, keyTypes, int(values.NumRows())-1)))
+	meta.MinKey = manifest.SerializeBinaryRow(len(keyTypes), manifest.EncodeBinaryRow(keyTypes, rowValues(values, keyIdx, keyTypes, 0)))
+	meta.MaxKey = manifest.SerializeBinaryRow(len(keyTypes), manifest.EncodeBinaryRow(keyTypes, rowValues(values, keyIdx, keyTypes, int(values.NumRows())-1)))
 	meta.KeyStats = keyStats.stats()
 	_, partVals, err := t.partitionValues(partition)
 	if err != nil {
@@ -264,12 +265,12 @@ func (t *Table) compactBucket(ctx context.Context, partition []byte, bucket int3
 // rows and statistics are filled in when it is written): the current schema,
 // _FILE_SOURCE COMPACT, the inputs' sequence-number range, created now (to
 // the millisecond, as Java stores it).
-func compactedMeta(ts *paimontype.TableSchema, level int32, minSeq, maxSeq int64) *DataFileMeta {
+func compactedMeta(ts *paimontype.TableSchema, level int32, minSeq, maxSeq int64) *manifest.DataFileMeta {
 	var zero int64
 	source := fileSourceCompact
 	now := time.Now()
 	ct := time.Date(now.Year(), now.Month(), now.Day(), now.Hour(), now.Minute(), now.Second(), now.Nanosecond()/1e6*1e6, time.UTC)
-	return &DataFileMeta{SchemaID: ts.ID, Level: level, ExtraFiles: []string{}, FileSource: &source, CreationTime: &ct,
+	return &manifest.DataFileMeta{SchemaID: ts.ID, Level: level, ExtraFiles: []string{}, FileSource: &source, CreationTime: &ct,
 		MinSequenceNumber: minSeq, MaxSequenceNumber: maxSeq, DeleteRowCount: &zero}
 }
 
@@ -286,11 +287,11 @@ func (t *Table) partitionTypes() []paimontype.DataType {
 // partitionValues decodes a serialized partition row into its values, with
 // the partition columns' types.
 func (t *Table) partitionValues(partition []byte) ([]paimontype.DataType, []any, error) {
-	_, prow, err := deserializeBinaryRow(partition)
+	_, prow, err := manifest.DeserializeBinaryRow(partition)
 	if err != nil {
 		return nil, nil, err
 	}
 	partTypes := t.partitionTypes()
-	partVals, err := decodeBinaryRow(partTypes, prow)
+	partVals, err := manifest.DecodeBinaryRow(partTypes, prow)
 	return partTypes, partVals, err
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/flightd/flightd/internal/arrowutil"
+	"github.com/flightd/flightd/lake/manifest"
 )
 
 // CompactAppend compacts the small files of an append table, as Paimon's append compaction does:
@@ -91,7 +92,7 @@ func (t *Table) CompactAppend(ctx context.Context, opts CompactOptions) (snap *S
 	}
 
 	small := target / 10 * 7
-	var candidates []ManifestEntry
+	var candidates []manifest.Entry
 	for _, e := range live {
 		if e.File.FileSize >= small {
 			continue
@@ -113,7 +114,7 @@ func (t *Table) CompactAppend(ctx context.Context, opts CompactOptions) (snap *S
 			}
 		}
 	}()
-	var entries []ManifestEntry
+	var entries []manifest.Entry
 	for _, g := range order {
 		if len(g.entries) < minFiles {
 			continue
@@ -122,8 +123,8 @@ func (t *Table) CompactAppend(ctx context.Context, opts CompactOptions) (snap *S
 			return g.entries[i].File.MinSequenceNumber < g.entries[j].File.MinSequenceNumber
 		})
 		// Consecutive runs of at most target bytes (at least two files each) become one file.
-		var bins [][]DataFileMeta
-		var cur []DataFileMeta
+		var bins [][]manifest.DataFileMeta
+		var cur []manifest.DataFileMeta
 		var size int64
 		for _, e := range g.entries {
 			f := e.File
@@ -150,10 +151,10 @@ func (t *Table) CompactAppend(ctx context.Context, opts CompactOptions) (snap *S
 				return nil, err
 			}
 			for _, f := range bin {
-				entries = append(entries, ManifestEntry{Kind: FileKindDelete, Partition: g.partition, Bucket: g.bucket, TotalBuckets: g.entries[0].TotalBuckets, File: f})
+				entries = append(entries, manifest.Entry{Kind: manifest.FileKindDelete, Partition: g.partition, Bucket: g.bucket, TotalBuckets: g.entries[0].TotalBuckets, File: f})
 			}
 			if out != nil {
-				entries = append(entries, ManifestEntry{Kind: FileKindAdd, Partition: g.partition, Bucket: g.bucket, TotalBuckets: g.entries[0].TotalBuckets, File: *out})
+				entries = append(entries, manifest.Entry{Kind: manifest.FileKindAdd, Partition: g.partition, Bucket: g.bucket, TotalBuckets: g.entries[0].TotalBuckets, File: *out})
 			}
 		}
 	}
@@ -184,7 +185,7 @@ func (t *Table) CompactAppend(ctx context.Context, opts CompactOptions) (snap *S
 // (below 70% of target). An output comes out a little smaller than its
 // inputs together (one footer, larger dictionaries: ~5% for small files),
 // so files fill one at 85% of the target.
-func fillsFile(files []DataFileMeta, target int64) bool {
+func fillsFile(files []manifest.DataFileMeta, target int64) bool {
 	var size int64
 	for _, f := range files {
 		size += f.FileSize
@@ -196,8 +197,8 @@ func fillsFile(files []DataFileMeta, target int64) bool {
 // meta when they hold no row. Files that concatParquet can join (the usual case: tiering's own
 // files of the current schema) are joined byte for byte with their statistics merged; the others
 // are decoded and re-encoded.
-func (t *Table) compactAppendFiles(ctx context.Context, partition []byte, bucket int32, files []DataFileMeta,
-	codec compress.Compression, pf *pathFactory) (*DataFileMeta, string, error) {
+func (t *Table) compactAppendFiles(ctx context.Context, partition []byte, bucket int32, files []manifest.DataFileMeta,
+	codec compress.Compression, pf *pathFactory) (*manifest.DataFileMeta, string, error) {
 	ts := t.schema
 	minSeq, maxSeq := int64(math.MaxInt64), int64(math.MinInt64)
 	for _, f := range files {
@@ -268,7 +269,7 @@ func (t *Table) compactAppendFiles(ctx context.Context, partition []byte, bucket
 // every file is of the current schema, without deleted rows, and has the
 // statistics writeDataFile writes (the same columns, min, max and null
 // count of each); ok is false otherwise.
-func (t *Table) mergedStats(files []DataFileMeta) (SimpleStats, bool) {
+func (t *Table) mergedStats(files []manifest.DataFileMeta) (manifest.SimpleStats, bool) {
 	ts := t.schema
 	_, types, names, modes := t.valueStatsColumns()
 	sc := newStatsCollector(types)
@@ -277,17 +278,17 @@ func (t *Table) mergedStats(files []DataFileMeta) (SimpleStats, bool) {
 	for _, f := range files {
 		if f.SchemaID != ts.ID || (f.DeleteRowCount != nil && *f.DeleteRowCount != 0) ||
 			!slices.Equal(f.ValueStatsCols, names) || len(f.ValueStats.NullCounts) != len(types) {
-			return SimpleStats{}, false
+			return manifest.SimpleStats{}, false
 		}
 		mins, err1 := decodeStatsRow(types, f.ValueStats.MinValues)
 		maxs, err2 := decodeStatsRow(types, f.ValueStats.MaxValues)
 		if err1 != nil || err2 != nil || mins == nil || maxs == nil {
-			return SimpleStats{}, false
+			return manifest.SimpleStats{}, false
 		}
 		for i := range types {
 			nc := f.ValueStats.NullCounts[i]
 			if nc == nil {
-				return SimpleStats{}, false
+				return manifest.SimpleStats{}, false
 			}
 			sc.nulls[i] += *nc
 			if (mins[i] == nil || maxs[i] == nil) && *nc < f.RowCount {

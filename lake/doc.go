@@ -5,7 +5,8 @@
 //
 //   - Catalog layout is Paimon's filesystem catalog: <warehouse>/<db>.db/<table>/ with schema/schema-N
 //     (version 3 JSON, Jackson pretty-printed, key order as Java), snapshot/snapshot-N (+ LATEST hint),
-//     manifest/ (Avro OCF, zstandard codec, _VERSION 2, Java's inlined record names) and
+//     manifest/ (Avro OCF, zstandard codec, _VERSION 2, Java's inlined record names; the byte
+//     formats are package lake/manifest's) and
 //     [k=v/]bucket-N/data-<uuid>-<n>.parquet data files.
 //   - Schema and snapshot files are published atomically; schema-N and snapshot-N are created
 //     exclusively (temp file + fsync + link(2)), so a snapshot is either fully visible or absent.
@@ -29,7 +30,8 @@
 //     refused on S3, which cannot); expiration syncs
 //     the snapshot directory after deleting snapshots and before deleting the files only they
 //     named. LATEST and EARLIEST are hints and are not synced. On S3 a completed PUT is durable.
-//   - Buckets, partition BinaryRows, keys and stats use Java's BinaryRow bytes and Murmur3 hash.
+//   - Buckets, partition BinaryRows, keys and stats use Java's BinaryRow bytes and Murmur3 hash
+//     (package lake/manifest).
 //   - Primary-key writes produce level-0 files: rows sorted by the trimmed key (nulls first, strings as
 //     unsigned bytes), one row per key (highest sequence number), _KEY_ columns, _SEQUENCE_NUMBER,
 //     _VALUE_KIND, exact _MIN_KEY/_MAX_KEY and _DELETE_ROW_COUNT. Sequence numbers given by the caller
@@ -63,7 +65,8 @@
 //     for key statistics, full partition statistics in manifest lists; none columns are left out of
 //     _VALUE_STATS_COLS; BINARY/VARBINARY keep null counts only. A truncated max is rounded up to stay
 //     an upper bound (or both bounds are dropped), so pruning never skips a matching row. Manifests
-//     decode whatever lengths Java writes (avro_ocf.go), bounded by the file and block that hold them.
+//     decode whatever lengths Java writes, bounded by the file and block that hold them (package
+//     lake/manifest); a file that does not decode is reported with manifest.ErrCorrupt.
 //   - Schema evolution: a data file written under an older schema (its _SCHEMA_ID, schema/schema-N)
 //     is read with the table's schema by field id, as Java does: a renamed column keeps its data, a
 //     column added later (or dropped and re-added under the same name, a new id) reads as null for

@@ -5,11 +5,14 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"path/filepath"
 	"testing"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flightd/flightd/lake/manifest"
 	"github.com/flightd/flightd/lake/paimontype"
 )
 
@@ -20,7 +23,7 @@ func addDeletionVectors(t *testing.T, tb *Table, dels map[string][]uint32, cardi
 	t.Helper()
 	ctx := context.Background()
 	prev := mustLatest(t, tb)
-	file := []byte{dvIndexVersion}
+	file := []byte{manifest.IndexFileVersion}
 	ranges := []*testDVRange{}
 	for name, pos := range dels {
 		b := dv32(t, pos...)
@@ -32,8 +35,8 @@ func addDeletionVectors(t *testing.T, tb *Table, dels map[string][]uint32, cardi
 		file = append(file, b...)
 	}
 	require.NoError(t, tb.fio.WriteAtomic(ctx, filepath.Join(tb.Path(), "index", "index-test-0"), file))
-	data, err := encodeAvro(indexManifestSchema, []testIndexEntry{{Version: 1, Kind: FileKindAdd,
-		Partition: serializeBinaryRow(0, encodeBinaryRow(nil, nil)), Bucket: 0, IndexType: deletionVectorsIndexType,
+	data, err := manifest.EncodeAvro(indexManifestSchema, []testIndexEntry{{Version: 1, Kind: manifest.FileKindAdd,
+		Partition: manifest.SerializeBinaryRow(0, manifest.EncodeBinaryRow(nil, nil)), Bucket: 0, IndexType: manifest.DeletionVectorsIndexType,
 		FileName: "index-test-0", FileSize: int64(len(file)), RowCount: int64(len(dels)), Ranges: &ranges}})
 	require.NoError(t, err)
 	im := "index-manifest-test-0"
@@ -114,7 +117,7 @@ func TestDeletionVectorsCorruptNamesFile(t *testing.T) {
 	// The index manifest claims another cardinality.
 	snap := addDeletionVectors(t, tb, map[string][]uint32{name: {0}}, map[string]int64{name: 2})
 	err = scanErr(snap)
-	require.ErrorIs(t, err, ErrCorrupt)
+	require.ErrorIs(t, err, manifest.ErrCorrupt)
 	require.ErrorContains(t, err, "db.ap")
 	require.ErrorContains(t, err, name)
 	require.ErrorContains(t, err, "index-test-0")
@@ -205,4 +208,84 @@ func TestDeletionVectorsAcrossRowGroups(t *testing.T) {
 		require.False(t, seen[fmt.Sprint(d)], "row %d is deleted", d)
 	}
 	require.True(t, seen[fmt.Sprint(maxRowGroupRows+1)])
+}
+
+// The deletion-vector fixtures below write index files and index manifests as Java does (package
+// manifest tests its decoders with the same bytes): dv32 frames a 32-bit vector,
+// BitmapDeletionVector's magic number 1581511376 first.
+
+// dv32 frames a 32-bit vector as BitmapDeletionVector.serializeTo does.
+func dv32(t *testing.T, positions ...uint32) []byte {
+	t.Helper()
+	bm := roaring.BitmapOf(positions...)
+	bm.RunOptimize()
+	var data bytes.Buffer
+	require.NoError(t, binary.Write(&data, binary.BigEndian, uint32(1581511376)))
+	_, err := bm.WriteTo(&data)
+	require.NoError(t, err)
+	var out bytes.Buffer
+	require.NoError(t, binary.Write(&out, binary.BigEndian, uint32(data.Len())))
+	out.Write(data.Bytes())
+	require.NoError(t, binary.Write(&out, binary.BigEndian, crc32.ChecksumIEEE(data.Bytes())))
+	return out.Bytes()
+}
+
+// indexManifestSchema is IndexManifestEntry.SCHEMA as Java's Avro converter writes it.
+const indexManifestSchema = `{"type":"record","name":"record","namespace":"org.apache.paimon.avro.generated","fields":[` +
+	`{"name":"_VERSION","type":"int"},{"name":"_KIND","type":"int"},{"name":"_PARTITION","type":"bytes"},` +
+	`{"name":"_BUCKET","type":"int"},{"name":"_INDEX_TYPE","type":"string"},{"name":"_FILE_NAME","type":"string"},` +
+	`{"name":"_FILE_SIZE","type":"long"},{"name":"_ROW_COUNT","type":"long"},` +
+	`{"name":"_DELETIONS_VECTORS_RANGES","type":["null",{"type":"array","items":["null",{"type":"record",` +
+	`"name":"record__DELETIONS_VECTORS_RANGES","fields":[{"name":"f0","type":"string"},{"name":"f1","type":"int"},` +
+	`{"name":"f2","type":"int"},{"name":"_CARDINALITY","type":["null","long"],"default":null}]}]}],"default":null},` +
+	`{"name":"_EXTERNAL_PATH","type":["null","string"],"default":null}]}`
+
+type testDVRange struct {
+	F0          string `avro:"f0"`
+	F1          int32  `avro:"f1"`
+	F2          int32  `avro:"f2"`
+	Cardinality *int64 `avro:"_CARDINALITY"`
+}
+
+type testIndexEntry struct {
+	Version      int32           `avro:"_VERSION"`
+	Kind         int32           `avro:"_KIND"`
+	Partition    []byte          `avro:"_PARTITION"`
+	Bucket       int32           `avro:"_BUCKET"`
+	IndexType    string          `avro:"_INDEX_TYPE"`
+	FileName     string          `avro:"_FILE_NAME"`
+	FileSize     int64           `avro:"_FILE_SIZE"`
+	RowCount     int64           `avro:"_ROW_COUNT"`
+	Ranges       *[]*testDVRange `avro:"_DELETIONS_VECTORS_RANGES"`
+	ExternalPath *string         `avro:"_EXTERNAL_PATH"`
+}
+
+// TestReadIndexManifestCancels: readIndexManifest cancels an ADD with its DELETE.
+func TestReadIndexManifestCancels(t *testing.T) {
+	require.Equal(t, make([]byte, 12), emptyRowBytes, "package manifest's tests spell the empty row as 12 zero bytes")
+	four := int64(4)
+	ranges := []*testDVRange{{F0: "data-a.parquet", F1: 1, F2: 28, Cardinality: &four}, nil, {F0: "data-b.parquet", F1: 37, F2: 28}}
+	part := emptyRowBytes
+	recs := []testIndexEntry{
+		{Version: 1, Kind: manifest.FileKindAdd, Partition: part, Bucket: 1, IndexType: manifest.DeletionVectorsIndexType, FileName: "index-x-0",
+			FileSize: 65, RowCount: 2, Ranges: &ranges},
+		{Version: 1, Kind: manifest.FileKindAdd, Partition: part, Bucket: 0, IndexType: "HASH", FileName: "index-x-1", FileSize: 8, RowCount: 2},
+		{Version: 1, Kind: manifest.FileKindAdd, Partition: part, Bucket: 0, IndexType: manifest.DeletionVectorsIndexType, FileName: "index-x-2", FileSize: 9, RowCount: 1},
+		{Version: 1, Kind: manifest.FileKindDelete, Partition: part, Bucket: 0, IndexType: manifest.DeletionVectorsIndexType, FileName: "index-x-2", FileSize: 9, RowCount: 1},
+	}
+	data, err := manifest.EncodeAvro(indexManifestSchema, recs)
+	require.NoError(t, err)
+
+	c, err := OpenCatalog(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, c.CreateDatabase(t.Context(), "db", false))
+	tb, err := c.CreateTable(t.Context(), "db", "t", paimontype.Schema{Columns: []paimontype.Column{{Name: "id", Type: paimontype.DataType{Root: paimontype.TypeBigInt}}}}, false)
+	require.NoError(t, err)
+	require.NoError(t, tb.fio.WriteAtomic(context.Background(), filepath.Join(tb.Path(), "manifest", "index-manifest-1"), data))
+	live, err := tb.readIndexManifest(context.Background(), "index-manifest-1")
+	require.NoError(t, err)
+	require.Len(t, live, 2)
+	require.Equal(t, "index-x-0", live[0].FileName)
+	require.Equal(t, "index-x-1", live[1].FileName)
+
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/flightd/flightd/lake/manifest"
 	"github.com/flightd/flightd/lake/paimontype"
 )
 
@@ -53,7 +54,7 @@ type fileColumn struct {
 
 // filePlan maps the wanted columns (named as in the table's current schema, or system columns)
 // to the columns of a file written under schema f.SchemaID.
-func (r *scanReader) filePlan(f *DataFileMeta, want []arrow.Field) ([]fileColumn, error) {
+func (r *scanReader) filePlan(f *manifest.DataFileMeta, want []arrow.Field) ([]fileColumn, error) {
 	ts := r.t.schema
 	plan := make([]fileColumn, len(want))
 	if f.SchemaID == ts.ID {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flightd/flightd/lake/manifest"
 	"github.com/flightd/flightd/lake/paimontype"
 )
 
@@ -29,16 +30,16 @@ type ExpireOptions struct {
 // manifestCache reads each manifest once per maintenance call (manifests are immutable).
 type manifestCache struct {
 	t       *Table
-	entries map[string][]ManifestEntry
-	lists   map[string][]ManifestFileMeta
+	entries map[string][]manifest.Entry
+	lists   map[string][]manifest.FileMeta
 	paths   map[string]string // partition bytes + bucket -> bucket dir
 }
 
 func newManifestCache(t *Table) *manifestCache {
-	return &manifestCache{t: t, entries: map[string][]ManifestEntry{}, lists: map[string][]ManifestFileMeta{}, paths: map[string]string{}}
+	return &manifestCache{t: t, entries: map[string][]manifest.Entry{}, lists: map[string][]manifest.FileMeta{}, paths: map[string]string{}}
 }
 
-func (c *manifestCache) manifest(ctx context.Context, name string) ([]ManifestEntry, error) {
+func (c *manifestCache) manifest(ctx context.Context, name string) ([]manifest.Entry, error) {
 	if es, ok := c.entries[name]; ok {
 		return es, nil
 	}
@@ -50,7 +51,7 @@ func (c *manifestCache) manifest(ctx context.Context, name string) ([]ManifestEn
 	return es, nil
 }
 
-func (c *manifestCache) list(ctx context.Context, name string) ([]ManifestFileMeta, error) {
+func (c *manifestCache) list(ctx context.Context, name string) ([]manifest.FileMeta, error) {
 	if ms, ok := c.lists[name]; ok {
 		return ms, nil
 	}
@@ -64,7 +65,7 @@ func (c *manifestCache) list(ctx context.Context, name string) ([]ManifestFileMe
 
 // dataPaths returns the paths of a data file and its extra files (nil for external files, which
 // maintenance never touches).
-func (c *manifestCache) dataPaths(e *ManifestEntry) ([]string, error) {
+func (c *manifestCache) dataPaths(e *manifest.Entry) ([]string, error) {
 	if e.File.ExternalPath != nil && *e.File.ExternalPath != "" {
 		return nil, nil
 	}
@@ -76,11 +77,11 @@ func (c *manifestCache) dataPaths(e *ManifestEntry) ([]string, error) {
 		for i, pk := range ts.PartitionKeys {
 			types[i] = ts.Fields[ts.FieldIndex(pk)].Type
 		}
-		_, row, err := deserializeBinaryRow(e.Partition)
+		_, row, err := manifest.DeserializeBinaryRow(e.Partition)
 		if err != nil {
 			return nil, err
 		}
-		vals, err := decodeBinaryRow(types, row)
+		vals, err := manifest.DecodeBinaryRow(types, row)
 		if err != nil {
 			return nil, err
 		}
@@ -114,18 +115,9 @@ func (t *Table) indexFiles(ctx context.Context, name string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lake: %s: read index manifest %s: %w", t.FullName(), p, err)
 	}
-	recs, err := decodeAvroRecords(data)
+	out, err := manifest.IndexFileNames(data)
 	if err != nil {
-		return nil, fmt.Errorf("lake: %s: decode index manifest %s: %w: %w", t.FullName(), p, ErrCorrupt, err)
-	}
-	var out []string
-	for _, m := range recs {
-		r := &recReader{m: m}
-		if n := r.str("_FILE_NAME"); r.err == nil {
-			out = append(out, n)
-		} else {
-			return nil, fmt.Errorf("lake: %s: decode index manifest %s: %w: %w", t.FullName(), p, ErrCorrupt, r.err)
-		}
+		return nil, fmt.Errorf("lake: %s: decode index manifest %s: %w", t.FullName(), p, err)
 	}
 	return out, nil
 }
@@ -140,7 +132,7 @@ func (c *manifestCache) addLive(ctx context.Context, snap *Snapshot, live *fileS
 			lists = append(lists, l)
 		}
 	}
-	var metas []ManifestFileMeta
+	var metas []manifest.FileMeta
 	for _, l := range lists {
 		live.manifests[l] = true
 		ms, err := c.list(ctx, l)
@@ -149,7 +141,7 @@ func (c *manifestCache) addLive(ctx context.Context, snap *Snapshot, live *fileS
 		}
 		metas = append(metas, ms...)
 	}
-	alive := map[fileIdentity]*ManifestEntry{}
+	alive := map[fileIdentity]*manifest.Entry{}
 	for _, mf := range metas {
 		live.manifests[mf.FileName] = true
 		es, err := c.manifest(ctx, mf.FileName)
@@ -158,14 +150,14 @@ func (c *manifestCache) addLive(ctx context.Context, snap *Snapshot, live *fileS
 		}
 		for i := range es {
 			id := identityOf(&es[i])
-			if es[i].Kind == FileKindAdd {
+			if es[i].Kind == manifest.FileKindAdd {
 				alive[id] = &es[i]
 			} else {
 				delete(alive, id)
 			}
 		}
 	}
-	markData := func(e *ManifestEntry) error {
+	markData := func(e *manifest.Entry) error {
 		ps, err := c.dataPaths(e)
 		if err != nil {
 			return err
@@ -303,7 +295,7 @@ func (t *Table) tagSnapshots(ctx context.Context) ([]*Snapshot, error) {
 		}
 		var s Snapshot
 		if err := json.Unmarshal(data, &s); err != nil {
-			return nil, fmt.Errorf("lake: %s: parse tag %s: %w: %w", t.FullName(), p, ErrCorrupt, err)
+			return nil, fmt.Errorf("lake: %s: parse tag %s: %w: %w", t.FullName(), p, manifest.ErrCorrupt, err)
 		}
 		out = append(out, &s)
 	}
@@ -333,7 +325,7 @@ func (t *Table) minConsumerSnapshot(ctx context.Context) (int64, error) {
 			NextSnapshot int64 `json:"nextSnapshot"`
 		}
 		if err := json.Unmarshal(data, &c); err != nil {
-			return 0, fmt.Errorf("lake: %s: parse consumer %s: %w: %w", t.FullName(), e.Name, ErrCorrupt, err)
+			return 0, fmt.Errorf("lake: %s: parse consumer %s: %w: %w", t.FullName(), e.Name, manifest.ErrCorrupt, err)
 		}
 		if minNext == 0 || c.NextSnapshot < minNext {
 			minNext = c.NextSnapshot

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/flightd/flightd/lake/manifest"
 	"github.com/flightd/flightd/lake/paimontype"
 )
 
@@ -78,7 +79,7 @@ func TestFlushPublishesFilesInRowOrder(t *testing.T) {
 	entries, _, err := tb.dataFiles(ctx, snap)
 	require.NoError(t, err)
 	require.Len(t, entries, 6*4, "each group: one file of the first commit, two flushed, one at commit")
-	byGroup := map[string][]ManifestEntry{}
+	byGroup := map[string][]manifest.Entry{}
 	for _, e := range entries {
 		k := fmt.Sprintf("%x/%d", e.Partition, e.Bucket)
 		byGroup[k] = append(byGroup[k], e)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flightd/flightd/lake/manifest"
 	"github.com/flightd/flightd/lake/paimontype"
 )
 
@@ -65,7 +66,7 @@ func (t *Table) Tag(ctx context.Context, name string) (*Snapshot, error) {
 	}
 	var s Snapshot
 	if err := json.Unmarshal(data, &s); err != nil {
-		return nil, fmt.Errorf("lake: %s: parse tag %q: %w: %w", t.FullName(), name, ErrCorrupt, err)
+		return nil, fmt.Errorf("lake: %s: parse tag %q: %w: %w", t.FullName(), name, manifest.ErrCorrupt, err)
 	}
 	return &s, nil
 }

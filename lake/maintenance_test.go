@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/flightd/flightd/lake/manifest"
 	"github.com/flightd/flightd/lake/paimontype"
 )
 
@@ -157,7 +158,7 @@ func scenarioCompact(t *testing.T, b lakeBackend) {
 	var deleted int64
 	dels := map[fileIdentity]bool{}
 	for i := range delta {
-		if delta[i].Kind == FileKindDelete {
+		if delta[i].Kind == manifest.FileKindDelete {
 			dels[identityOf(&delta[i])] = true
 			deleted += delta[i].File.RowCount
 		}
@@ -260,7 +261,7 @@ func manifestStats(t *testing.T, tb *Table, s *Snapshot) (base, adds, dels int) 
 		es, err := tb.readManifest(ctx, mf.FileName)
 		require.NoError(t, err)
 		for _, e := range es {
-			if e.Kind == FileKindAdd {
+			if e.Kind == manifest.FileKindAdd {
 				adds++
 			} else {
 				dels++
@@ -524,15 +525,15 @@ func TestRawConvertible(t *testing.T) {
 	zero, one := int64(0), int64(1)
 	for _, tc := range []struct {
 		name  string
-		files []DataFileMeta
+		files []manifest.DataFileMeta
 		want  bool
 	}{
-		{"one L0 file without retractions", []DataFileMeta{{Level: 0, DeleteRowCount: &zero}}, true},
-		{"one file with a retraction", []DataFileMeta{{Level: 0, DeleteRowCount: &one}}, false},
-		{"unknown delete count", []DataFileMeta{{Level: 5}}, false},
-		{"two L0 files", []DataFileMeta{{Level: 0, DeleteRowCount: &zero}, {Level: 0, DeleteRowCount: &zero}}, false},
-		{"one level", []DataFileMeta{{Level: 5, DeleteRowCount: &zero}, {Level: 5, DeleteRowCount: &zero}}, true},
-		{"two levels", []DataFileMeta{{Level: 4, DeleteRowCount: &zero}, {Level: 5, DeleteRowCount: &zero}}, false},
+		{"one L0 file without retractions", []manifest.DataFileMeta{{Level: 0, DeleteRowCount: &zero}}, true},
+		{"one file with a retraction", []manifest.DataFileMeta{{Level: 0, DeleteRowCount: &one}}, false},
+		{"unknown delete count", []manifest.DataFileMeta{{Level: 5}}, false},
+		{"two L0 files", []manifest.DataFileMeta{{Level: 0, DeleteRowCount: &zero}, {Level: 0, DeleteRowCount: &zero}}, false},
+		{"one level", []manifest.DataFileMeta{{Level: 5, DeleteRowCount: &zero}, {Level: 5, DeleteRowCount: &zero}}, true},
+		{"two levels", []manifest.DataFileMeta{{Level: 4, DeleteRowCount: &zero}, {Level: 5, DeleteRowCount: &zero}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			require.Equal(t, tc.want, rawConvertible(tc.files))

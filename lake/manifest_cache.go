@@ -3,6 +3,8 @@ package lake
 import (
 	"container/list"
 	"sync"
+
+	"github.com/flightd/flightd/lake/manifest"
 )
 
 // Manifests and manifest lists are immutable: a name is never written twice
@@ -73,8 +75,8 @@ func (c *lruCache[V]) put(path string, size int64, v V) {
 }
 
 type cachedManifest struct {
-	entries []ManifestEntry    // a manifest (non-nil, possibly empty)
-	metas   []ManifestFileMeta // or a manifest list (non-nil, possibly empty)
+	entries []manifest.Entry    // a manifest (non-nil, possibly empty)
+	metas   []manifest.FileMeta // or a manifest list (non-nil, possibly empty)
 }
 
 // emptyCost is what a cached manifest costs besides its entries.
@@ -83,7 +85,7 @@ const emptyCost = 64
 var decodedManifests = newLRUCache[*cachedManifest](&ManifestCacheBytes)
 
 // entriesSize estimates the memory of decoded manifest entries.
-func entriesSize(es []ManifestEntry) int64 {
+func entriesSize(es []manifest.Entry) int64 {
 	n := int64(0)
 	for i := range es {
 		f := &es[i].File
@@ -101,7 +103,7 @@ func entriesSize(es []ManifestEntry) int64 {
 	return n
 }
 
-func metasSize(ms []ManifestFileMeta) int64 {
+func metasSize(ms []manifest.FileMeta) int64 {
 	n := int64(0)
 	for i := range ms {
 		n += 160 + int64(len(ms[i].FileName)+len(ms[i].PartitionStats.MinValues)+len(ms[i].PartitionStats.MaxValues))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/flightd/flightd/lake/manifest"
 	"github.com/flightd/flightd/lake/paimontype"
 )
 
@@ -18,9 +19,9 @@ func TestEmptyManifestsAreCached(t *testing.T) {
 	c := newTestCatalog(t)
 	tb, err := c.CreateTable(ctx, "db", "t", paimontype.Schema{Columns: testCols}, false)
 	require.NoError(t, err)
-	list, err := encodeManifestList(nil)
+	list, err := manifest.EncodeList(nil)
 	require.NoError(t, err)
-	man, err := encodeManifest(nil)
+	man, err := manifest.Encode(nil)
 	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(tb.osPath(tb.manifestPath("")), 0o755))
 	require.NoError(t, os.WriteFile(tb.osPath(tb.manifestPath("manifest-list-empty")), list, 0o644))

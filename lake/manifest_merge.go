@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/flightd/flightd/lake/manifest"
 )
 
 // Manifest merging at commit, as Java's ManifestFileMerger.merge does it when building the base
@@ -88,8 +90,8 @@ func (t *Table) intOption(key string, def int) (int, error) {
 
 // mergeManifests returns the base manifest list for a new snapshot from the manifests of the
 // previous one. writeFile publishes a new manifest under the manifest directory.
-func (t *Table) mergeManifests(ctx context.Context, metas []ManifestFileMeta, pf *pathFactory,
-	writeFile func(name string, data []byte) (int64, error)) ([]ManifestFileMeta, error) {
+func (t *Table) mergeManifests(ctx context.Context, metas []manifest.FileMeta, pf *pathFactory,
+	writeFile func(name string, data []byte) (int64, error)) ([]manifest.FileMeta, error) {
 	target, err := t.sizeOption("manifest.target-file-size", defaultManifestTargetSize)
 	if err != nil {
 		return nil, err
@@ -129,7 +131,7 @@ func (t *Table) mergeManifests(ctx context.Context, metas []ManifestFileMeta, pf
 		}
 		adds := rest[:0]
 		for _, e := range rest {
-			if e.Kind == FileKindAdd {
+			if e.Kind == manifest.FileKindAdd {
 				adds = append(adds, e)
 			}
 		}
@@ -137,11 +139,11 @@ func (t *Table) mergeManifests(ctx context.Context, metas []ManifestFileMeta, pf
 		if err != nil {
 			return nil, err
 		}
-		return append(append([]ManifestFileMeta{}, metas[:i]...), merged...), nil
+		return append(append([]manifest.FileMeta{}, metas[:i]...), merged...), nil
 	}
 
 	// minor compaction
-	var out, run []ManifestFileMeta
+	var out, run []manifest.FileMeta
 	var runSize int64
 	flush := func() error {
 		if len(run) == 1 {
@@ -179,9 +181,9 @@ func (t *Table) mergeManifests(ctx context.Context, metas []ManifestFileMeta, pf
 	return out, nil
 }
 
-func hasDeletes(es []ManifestEntry) bool {
+func hasDeletes(es []manifest.Entry) bool {
 	for _, e := range es {
-		if e.Kind == FileKindDelete {
+		if e.Kind == manifest.FileKindDelete {
 			return true
 		}
 	}
@@ -190,8 +192,8 @@ func hasDeletes(es []ManifestEntry) bool {
 
 // mergedEntries reads manifests in order and applies FileEntry.mergeEntries: an ADD and a later
 // DELETE of the same file cancel; a DELETE whose ADD is not among the inputs is kept.
-func (t *Table) mergedEntries(ctx context.Context, metas []ManifestFileMeta) ([]ManifestEntry, error) {
-	var entries []ManifestEntry
+func (t *Table) mergedEntries(ctx context.Context, metas []manifest.FileMeta) ([]manifest.Entry, error) {
+	var entries []manifest.Entry
 	adds := map[fileIdentity]int{}
 	for _, mf := range metas {
 		if err := ctx.Err(); err != nil {
@@ -204,13 +206,13 @@ func (t *Table) mergedEntries(ctx context.Context, metas []ManifestFileMeta) ([]
 		for j := range es {
 			id := identityOf(&es[j])
 			switch es[j].Kind {
-			case FileKindAdd:
+			case manifest.FileKindAdd:
 				if _, dup := adds[id]; dup {
-					return nil, fmt.Errorf("lake: %s: manifest %s: %w: file %s added twice", t.FullName(), mf.FileName, ErrCorrupt, es[j].File.FileName)
+					return nil, fmt.Errorf("lake: %s: manifest %s: %w: file %s added twice", t.FullName(), mf.FileName, manifest.ErrCorrupt, es[j].File.FileName)
 				}
 				adds[id] = len(entries)
 				entries = append(entries, es[j])
-			case FileKindDelete:
+			case manifest.FileKindDelete:
 				if idx, ok := adds[id]; ok {
 					entries[idx].Kind = -1
 					delete(adds, id)
@@ -218,7 +220,7 @@ func (t *Table) mergedEntries(ctx context.Context, metas []ManifestFileMeta) ([]
 					entries = append(entries, es[j])
 				}
 			default:
-				return nil, fmt.Errorf("lake: %s: manifest %s: %w: unknown file kind %d", t.FullName(), mf.FileName, ErrCorrupt, es[j].Kind)
+				return nil, fmt.Errorf("lake: %s: manifest %s: %w: unknown file kind %d", t.FullName(), mf.FileName, manifest.ErrCorrupt, es[j].Kind)
 			}
 		}
 	}
@@ -232,12 +234,12 @@ func (t *Table) mergedEntries(ctx context.Context, metas []ManifestFileMeta) ([]
 }
 
 // writeManifests writes entries into manifests of about target bytes each (none if empty).
-func (t *Table) writeManifests(kept []ManifestEntry, target int64, pf *pathFactory,
-	writeFile func(name string, data []byte) (int64, error)) ([]ManifestFileMeta, error) {
+func (t *Table) writeManifests(kept []manifest.Entry, target int64, pf *pathFactory,
+	writeFile func(name string, data []byte) (int64, error)) ([]manifest.FileMeta, error) {
 	if len(kept) == 0 {
 		return nil, nil
 	}
-	data, err := encodeManifest(kept)
+	data, err := manifest.Encode(kept)
 	if err != nil {
 		return nil, fmt.Errorf("lake: %s: encode manifest: %w", t.FullName(), err)
 	}
@@ -245,12 +247,12 @@ func (t *Table) writeManifests(kept []ManifestEntry, target int64, pf *pathFacto
 	if int64(len(data)) > target {
 		parts = int((int64(len(data)) + target - 1) / target)
 	}
-	var out []ManifestFileMeta
+	var out []manifest.FileMeta
 	per := (len(kept) + parts - 1) / parts
 	for start := 0; start < len(kept); start += per {
 		chunk := kept[start:min(start+per, len(kept))]
 		if parts > 1 {
-			if data, err = encodeManifest(chunk); err != nil {
+			if data, err = manifest.Encode(chunk); err != nil {
 				return nil, fmt.Errorf("lake: %s: encode manifest: %w", t.FullName(), err)
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/flightd/flightd/internal/arrowutil"
+	"github.com/flightd/flightd/lake/manifest"
 	"github.com/flightd/flightd/lake/paimontype"
 )
 
@@ -43,7 +44,7 @@ type mergeTask struct {
 	proj     []int // output column i is want[proj[i]]
 	seq      *SeqOrder
 
-	dvs     map[string]*deletionVector
+	dvs     map[string]*manifest.DeletionVector
 	runs    []*mergeRun
 	started bool
 	out     []arrow.RecordBatch // merged, not yet returned
@@ -108,7 +109,7 @@ func (r *scanReader) newMerge(g *scanGroup) *mergeTask {
 // mergeRuns splits a bucket's files into sorted runs: each level-0 file alone, and each level
 // above 0 as one run in key order, unless its files' key ranges overlap or cannot be decoded
 // (then each of its files is a run of its own, which is always correct, only larger).
-func mergeRuns(files []DataFileMeta, keyTypes []paimontype.DataType) [][]int {
+func mergeRuns(files []manifest.DataFileMeta, keyTypes []paimontype.DataType) [][]int {
 	var runs [][]int
 	byLevel := map[int32][]int{}
 	var levels []int32
@@ -138,7 +139,7 @@ func mergeRuns(files []DataFileMeta, keyTypes []paimontype.DataType) [][]int {
 }
 
 // levelRun orders the files idx of one level by min key; ok is false when two overlap.
-func levelRun(files []DataFileMeta, idx []int, keyTypes []paimontype.DataType) ([]int, bool) {
+func levelRun(files []manifest.DataFileMeta, idx []int, keyTypes []paimontype.DataType) ([]int, bool) {
 	if len(idx) == 1 {
 		return idx, true
 	}
@@ -147,11 +148,11 @@ func levelRun(files []DataFileMeta, idx []int, keyTypes []paimontype.DataType) (
 		min, max []any
 	}
 	decode := func(b []byte) ([]any, bool) {
-		_, row, err := deserializeBinaryRow(b)
+		_, row, err := manifest.DeserializeBinaryRow(b)
 		if err != nil {
 			return nil, false
 		}
-		vals, err := decodeBinaryRow(keyTypes, row)
+		vals, err := manifest.DecodeBinaryRow(keyTypes, row)
 		return vals, err == nil && len(vals) == len(keyTypes)
 	}
 	bs := make([]bounds, 0, len(idx))

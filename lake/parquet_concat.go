@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 
 	"github.com/flightd/flightd/lake/fileio"
+	"github.com/flightd/flightd/lake/manifest"
 )
 
 // errNotConcatenable says that files cannot be joined byte for byte (a
@@ -97,7 +98,7 @@ func concatParquet(ctx context.Context, fio fileio.FileIO, dst string, srcs []st
 				end = max(end, cs+m.TotalCompressedSize)
 			}
 			if start < int64(len(parquetMagic)) || end > footerStart(s.md) {
-				return 0, 0, fmt.Errorf("%w: row group bytes outside the data", ErrCorrupt)
+				return 0, 0, fmt.Errorf("%w: row group bytes outside the data", manifest.ErrCorrupt)
 			}
 			delta := cw.n - start
 			if _, err = io.Copy(cw, io.NewSectionReader(s.f, start, end-start)); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/flightd/flightd/lake/manifest"
 	"github.com/flightd/flightd/lake/paimontype"
 )
 
@@ -82,9 +83,9 @@ func legacyPartitionString(t paimontype.DataType, v any) *string {
 		s = x
 	case []byte:
 		s = string(x)
-	case decimalValue:
-		s = plainDecimal(x.unscaled, x.scale)
-	case timestampValue:
+	case manifest.Decimal:
+		s = plainDecimal(x.Unscaled, x.Scale)
+	case manifest.Timestamp:
 		s = localDateTimeString(x)
 	default:
 		s = fmt.Sprint(x)
@@ -108,9 +109,9 @@ func plainDecimal(u *big.Int, scale int) string {
 }
 
 // localDateTimeString is java.time.LocalDateTime.toString.
-func localDateTimeString(ts timestampValue) string {
-	t := time.UnixMilli(ts.millis).UTC()
-	nanos := int(t.Nanosecond()) + int(ts.nanoOfMilli)
+func localDateTimeString(ts manifest.Timestamp) string {
+	t := time.UnixMilli(ts.Millis).UTC()
+	nanos := int(t.Nanosecond()) + int(ts.NanoOfMilli)
 	s := fmt.Sprintf("%04d-%02d-%02dT%02d:%02d", t.Year(), int(t.Month()), t.Day(), t.Hour(), t.Minute())
 	if t.Second() == 0 && nanos == 0 {
 		return s

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/lake/fileio/fileiotest"
+	"github.com/flightd/flightd/lake/manifest"
 	"github.com/flightd/flightd/lake/paimontype"
 )
 
@@ -265,14 +266,14 @@ func TestErrorsCarryNoAbsolutePaths(t *testing.T) {
 	// A manifest that is not a manifest.
 	metas, err := tb.readManifestList(ctx, s1.DeltaManifestList)
 	require.NoError(t, err)
-	manifest := filepath.Join(wh, tb.manifestPath(metas[0].FileName))
-	orig, err := os.ReadFile(manifest)
+	mf := filepath.Join(wh, tb.manifestPath(metas[0].FileName))
+	orig, err := os.ReadFile(mf)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(manifest, []byte("garbage"), 0o644))
+	require.NoError(t, os.WriteFile(mf, []byte("garbage"), 0o644))
 	err = scanErr(ctx, tb, s1)
-	require.ErrorIs(t, err, ErrCorrupt)
+	require.ErrorIs(t, err, manifest.ErrCorrupt)
 	requireRelative(t, err, dir, metas[0].FileName)
-	require.NoError(t, os.WriteFile(manifest, orig, 0o644))
+	require.NoError(t, os.WriteFile(mf, orig, 0o644))
 
 	// A data file gone from under a snapshot.
 	files, _, err := tb.dataFiles(ctx, s1)

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 
 	"github.com/flightd/flightd/lake/expr"
+	"github.com/flightd/flightd/lake/manifest"
 	"github.com/flightd/flightd/lake/paimontype"
 )
 
@@ -173,7 +174,7 @@ func (t *Table) bucketsOf(preds map[string]expr.Conj) map[int32]bool {
 	var rec func(i int)
 	rec = func(i int) {
 		if i == len(keys) {
-			out[bucketOf(hashBinaryRow(encodeBinaryRow(types, row)), nb)] = true
+			out[manifest.BucketOf(manifest.HashBinaryRow(manifest.EncodeBinaryRow(types, row)), nb)] = true
 			return
 		}
 		for _, v := range choices[i] {
@@ -207,7 +208,7 @@ func internalOf(t paimontype.DataType, v any) (any, bool) {
 }
 
 // keep reports whether the entry's file can hold a matching row.
-func (p *pruner) keep(e *ManifestEntry) bool {
+func (p *pruner) keep(e *manifest.Entry) bool {
 	ok := p.keepFile(e)
 	if ok {
 		p.filesKept.Add(1)
@@ -215,7 +216,7 @@ func (p *pruner) keep(e *ManifestEntry) bool {
 	return ok
 }
 
-func (p *pruner) keepFile(e *ManifestEntry) bool {
+func (p *pruner) keepFile(e *manifest.Entry) bool {
 	if p.buckets != nil && !p.buckets[e.Bucket] {
 		return false
 	}
@@ -307,11 +308,11 @@ func (p *pruner) partitionMatches(part []byte) bool {
 	for i, k := range ts.PartitionKeys {
 		types[i] = ts.Fields[ts.FieldIndex(k)].Type
 	}
-	_, row, err := deserializeBinaryRow(part)
+	_, row, err := manifest.DeserializeBinaryRow(part)
 	if err != nil {
 		return true
 	}
-	vals, err := decodeBinaryRow(types, row)
+	vals, err := manifest.DecodeBinaryRow(types, row)
 	if err != nil {
 		return true
 	}
@@ -326,7 +327,7 @@ func (p *pruner) partitionMatches(part []byte) bool {
 // statsMatch checks the predicates of v on the columns names (of v's schema)
 // against the file statistics laid out in that order. Missing or partial
 // statistics keep the file.
-func (p *pruner) statsMatch(v *schemaView, names []string, st SimpleStats, rows int64) bool {
+func (p *pruner) statsMatch(v *schemaView, names []string, st manifest.SimpleStats, rows int64) bool {
 	idx := map[string]int{}
 	var types []paimontype.DataType
 	for i, n := range names {
@@ -369,14 +370,14 @@ func (p *pruner) statsMatch(v *schemaView, names []string, st SimpleStats, rows 
 // decodeStatsRow decodes a serialized stats BinaryRow; an empty row (no
 // statistics) decodes to nil.
 func decodeStatsRow(types []paimontype.DataType, b []byte) ([]any, error) {
-	arity, row, err := deserializeBinaryRow(b)
+	arity, row, err := manifest.DeserializeBinaryRow(b)
 	if err != nil {
 		return nil, err
 	}
 	if arity != len(types) {
 		return nil, nil
 	}
-	return decodeBinaryRow(types, row)
+	return manifest.DecodeBinaryRow(types, row)
 }
 
 // rowGroupMatches reports whether row group rg of a data file can hold a
@@ -387,7 +388,7 @@ func decodeStatsRow(types []paimontype.DataType, b []byte) ([]any, error) {
 // name and type), string statistics are used only in files flightd wrote
 // (older writers may order them as signed bytes), and missing statistics
 // keep the group.
-func (p *pruner) rowGroupMatches(pf *parquetFile, f *DataFileMeta, rg int) bool {
+func (p *pruner) rowGroupMatches(pf *parquetFile, f *manifest.DataFileMeta, rg int) bool {
 	ok := p.groupMatches(pf, f, rg)
 	if ok {
 		p.groupsKept.Add(1)
@@ -395,7 +396,7 @@ func (p *pruner) rowGroupMatches(pf *parquetFile, f *DataFileMeta, rg int) bool 
 	return ok
 }
 
-func (p *pruner) groupMatches(pf *parquetFile, f *DataFileMeta, rg int) bool {
+func (p *pruner) groupMatches(pf *parquetFile, f *manifest.DataFileMeta, rg int) bool {
 	v := p.view(f.SchemaID)
 	if v == nil {
 		return true

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 
 	"github.com/flightd/flightd/internal/arrowutil"
+	"github.com/flightd/flightd/lake/manifest"
 	"github.com/flightd/flightd/lake/paimontype"
 )
 
@@ -92,7 +93,7 @@ func (t *Table) ScanWith(ctx context.Context, snap *Snapshot, opts ScanOptions, 
 	}
 	prune := t.newPruner(ctx, opts.Filter)
 	r.prune = prune
-	var kept []ManifestEntry
+	var kept []manifest.Entry
 	keyed := t.schema.HasPrimaryKey()
 	top := int32(-1)
 	if opts.TopLevel && keyed {
@@ -137,11 +138,11 @@ func (t *Table) ScanWith(ctx context.Context, snap *Snapshot, opts ScanOptions, 
 type scanGroup struct {
 	partition []byte
 	bucket    int32
-	files     []DataFileMeta
+	files     []manifest.DataFileMeta
 	deletions map[string]deletionFile // deletion vector by data file name (deletion-vector tables)
 
 	dvOnce sync.Once // loads dvs for the group's tasks
-	dvs    map[string]*deletionVector
+	dvs    map[string]*manifest.DeletionVector
 	dvErr  error
 }
 
@@ -159,11 +160,11 @@ type scanReader struct {
 	cur    arrow.RecordBatch
 	err    error
 
-	keepKinds bool                              // ScanOptions.KeepKinds: every bucket merged, retractions kept
-	dvEnabled bool                              // the table has deletion vectors (see attachDeletionVectors)
-	dvs       map[string]*deletionVector        // deletion vectors of the group readFile reads (compaction)
-	planMu    sync.Mutex                        // filePlan fills the schemas cache
-	schemas   map[int64]*paimontype.TableSchema // schemas of files written under older schema ids
+	keepKinds bool                                // ScanOptions.KeepKinds: every bucket merged, retractions kept
+	dvEnabled bool                                // the table has deletion vectors (see attachDeletionVectors)
+	dvs       map[string]*manifest.DeletionVector // deletion vectors of the group readFile reads (compaction)
+	planMu    sync.Mutex                          // filePlan fills the schemas cache
+	schemas   map[int64]*paimontype.TableSchema   // schemas of files written under older schema ids
 }
 
 var _ array.RecordReader = (*scanReader)(nil)
@@ -280,7 +281,7 @@ var mergeKeptKinds = false
 // projected columns and _VALUE_KIND, on as many workers as there are
 // files. It returns the files in key order, the order a merge would
 // return the rows in.
-func disjointFiles(files []DataFileMeta, keyTypes []paimontype.DataType) ([]int, bool) {
+func disjointFiles(files []manifest.DataFileMeta, keyTypes []paimontype.DataType) ([]int, bool) {
 	idx := make([]int, len(files))
 	for i := range files {
 		idx[i] = i
@@ -292,7 +293,7 @@ func disjointFiles(files []DataFileMeta, keyTypes []paimontype.DataType) ([]int,
 type fileTask struct {
 	r  *scanReader
 	g  *scanGroup
-	f  *DataFileMeta
+	f  *manifest.DataFileMeta
 	fr *fileReader
 	// dropRetractions reads _VALUE_KIND too and drops the -U/-D rows, as
 	// a merge would: a file of a disjoint bucket (disjointFiles) holds
@@ -342,7 +343,7 @@ func (ft *fileTask) close() {
 }
 
 // groupDeletions loads the deletion vectors of g's files once for all of g's tasks.
-func (r *scanReader) groupDeletions(g *scanGroup) (map[string]*deletionVector, error) {
+func (r *scanReader) groupDeletions(g *scanGroup) (map[string]*manifest.DeletionVector, error) {
 	g.dvOnce.Do(func() { g.dvs, g.dvErr = r.loadDeletionVectors(g) })
 	return g.dvs, g.dvErr
 }
@@ -356,16 +357,16 @@ func (r *scanReader) partTypes() []paimontype.DataType {
 	return out
 }
 
-func (r *scanReader) filePath(g *scanGroup, f *DataFileMeta) (string, error) {
+func (r *scanReader) filePath(g *scanGroup, f *manifest.DataFileMeta) (string, error) {
 	if f.ExternalPath != nil && *f.ExternalPath != "" {
 		return *f.ExternalPath, nil
 	}
 	types := r.partTypes()
-	_, row, err := deserializeBinaryRow(g.partition)
+	_, row, err := manifest.DeserializeBinaryRow(g.partition)
 	if err != nil {
 		return "", err
 	}
-	vals, err := decodeBinaryRow(types, row)
+	vals, err := manifest.DecodeBinaryRow(types, row)
 	if err != nil {
 		return "", err
 	}
@@ -374,7 +375,7 @@ func (r *scanReader) filePath(g *scanGroup, f *DataFileMeta) (string, error) {
 
 // readFile reads the wanted fields of a whole data file, one record per row group (see
 // fileReader), with the deletion vector of r.dvs.
-func (r *scanReader) readFile(g *scanGroup, f *DataFileMeta, want []arrow.Field, emit func(arrow.RecordBatch)) error {
+func (r *scanReader) readFile(g *scanGroup, f *manifest.DataFileMeta, want []arrow.Field, emit func(arrow.RecordBatch)) error {
 	fr := r.newFileReader(g, f, want, r.dvs[f.FileName])
 	defer fr.close()
 	for {
@@ -392,9 +393,9 @@ func (r *scanReader) readFile(g *scanGroup, f *DataFileMeta, want []arrow.Field,
 type fileReader struct {
 	r    *scanReader
 	g    *scanGroup
-	f    *DataFileMeta
+	f    *manifest.DataFileMeta
 	want []arrow.Field
-	dv   *deletionVector
+	dv   *manifest.DeletionVector
 	// dropRetractions: the last wanted field is _VALUE_KIND, which next
 	// drops with the -U/-D rows it marks (see fileTask). A row group whose
 	// statistics prove it holds none is read without the column.
@@ -408,7 +409,7 @@ type fileReader struct {
 	done bool
 }
 
-func (r *scanReader) newFileReader(g *scanGroup, f *DataFileMeta, want []arrow.Field, dv *deletionVector) *fileReader {
+func (r *scanReader) newFileReader(g *scanGroup, f *manifest.DataFileMeta, want []arrow.Field, dv *manifest.DeletionVector) *fileReader {
 	return &fileReader{r: r, g: g, f: f, want: want, dv: dv}
 }
 
@@ -433,7 +434,7 @@ func (fr *fileReader) open() error {
 	fr.pf = pf
 	if fr.dv != nil && pf.pr.NumRows() != f.RowCount {
 		return fmt.Errorf("lake: %s: data file %s: %w: %d rows, the manifest says %d (its deletion vector counts positions)",
-			r.t.FullName(), path, ErrCorrupt, pf.pr.NumRows(), f.RowCount)
+			r.t.FullName(), path, manifest.ErrCorrupt, pf.pr.NumRows(), f.RowCount)
 	}
 	return nil
 }
@@ -471,10 +472,10 @@ func (fr *fileReader) next() (arrow.RecordBatch, error) {
 		}
 		start := fr.pos
 		fr.pos += pf.pr.MetaData().RowGroup(rg).NumRows() // rec may hold only the key's rows
-		if dv := fr.dv; dv != nil && dv.countIn(start, fr.pos) > 0 {
+		if dv := fr.dv; dv != nil && dv.CountIn(start, fr.pos) > 0 {
 			keep := make([]int64, 0, rec.NumRows())
 			for i := int64(0); i < rec.NumRows(); i++ {
-				if !dv.contains(start + i) {
+				if !dv.Contains(start + i) {
 					keep = append(keep, i)
 				}
 			}
@@ -556,7 +557,7 @@ func (r *scanReader) loadDeletions(g *scanGroup) error {
 // retraction and the files cannot share keys, because there is one file
 // (keys are unique within a file) or all are on one level above 0 (a
 // level's files never overlap).
-func rawConvertible(files []DataFileMeta) bool {
+func rawConvertible(files []manifest.DataFileMeta) bool {
 	for _, f := range files {
 		if f.DeleteRowCount == nil || *f.DeleteRowCount != 0 {
 			return false
@@ -577,7 +578,7 @@ func rawConvertible(files []DataFileMeta) bool {
 // above level 0 without delete rows (a null _DELETE_ROW_COUNT counts as none,
 // as in Java) are read raw whatever their levels, since the vectors delete the
 // older versions of a key.
-func rawConvertibleDV(files []DataFileMeta) bool {
+func rawConvertibleDV(files []manifest.DataFileMeta) bool {
 	for _, f := range files {
 		if f.Level == 0 || (f.DeleteRowCount != nil && *f.DeleteRowCount != 0) {
 			return false

@@ -22,6 +22,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flightd/flightd/lake/manifest"
 	"github.com/flightd/flightd/lake/paimontype"
 )
 
@@ -224,9 +225,9 @@ func (m *mergeModelTable) relevel(t *testing.T, rng *rand.Rand) *Snapshot {
 		keyTypes = append(keyTypes, ts.Fields[ts.FieldIndex(k)].Type)
 	}
 	decode := func(b []byte) []any {
-		_, row, err := deserializeBinaryRow(b)
+		_, row, err := manifest.DeserializeBinaryRow(b)
 		require.NoError(t, err)
-		v, err := decodeBinaryRow(keyTypes, row)
+		v, err := manifest.DecodeBinaryRow(keyTypes, row)
 		require.NoError(t, err)
 		return v
 	}
@@ -237,7 +238,7 @@ func (m *mergeModelTable) relevel(t *testing.T, rng *rand.Rand) *Snapshot {
 			taken[e.Bucket] = append(taken[e.Bucket], rng2{decode(e.File.MinKey), decode(e.File.MaxKey)})
 		}
 	}
-	var entries []ManifestEntry
+	var entries []manifest.Entry
 	for _, i := range rng.Perm(len(live)) {
 		e := live[i]
 		if e.File.Level != 0 || e.File.RowCount == 0 || rng.IntN(3) == 0 {
@@ -261,7 +262,7 @@ func (m *mergeModelTable) relevel(t *testing.T, rng *rand.Rand) *Snapshot {
 		moved.File.Level = level
 		require.NoError(t, m.tb.fio.CreateExclusive(ctx, m.tb.dataFilePath(nil, nil, e.Bucket, moved.File.FileName), data))
 		del := e
-		del.Kind = FileKindDelete
+		del.Kind = manifest.FileKindDelete
 		entries = append(entries, del, moved)
 	}
 	if len(entries) == 0 {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/flightd/flightd/lake/manifest"
 	"github.com/flightd/flightd/lake/paimontype"
 )
 
@@ -151,7 +152,7 @@ func (t *Table) Snapshot(ctx context.Context, id int64) (*Snapshot, error) {
 	}
 	var s Snapshot
 	if err := json.Unmarshal(data, &s); err != nil {
-		return nil, fmt.Errorf("lake: %s: parse snapshot %s: %w: %w", t.FullName(), p, ErrCorrupt, err)
+		return nil, fmt.Errorf("lake: %s: parse snapshot %s: %w: %w", t.FullName(), p, manifest.ErrCorrupt, err)
 	}
 	return &s, nil
 }

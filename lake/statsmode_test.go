@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightd/flightd/lake/expr"
+	"github.com/flightd/flightd/lake/manifest"
 	"github.com/flightd/flightd/lake/paimontype"
 )
 
@@ -90,7 +91,7 @@ func TestStatsModeOptions(t *testing.T) {
 }
 
 // fileStats returns the one data file's decoded value and key statistics.
-func fileStats(t *testing.T, tb *Table, s *Snapshot) (f DataFileMeta, vmin, vmax, kmin, kmax []any) {
+func fileStats(t *testing.T, tb *Table, s *Snapshot) (f manifest.DataFileMeta, vmin, vmax, kmin, kmax []any) {
 	t.Helper()
 	entries, _, err := tb.dataFiles(context.Background(), s)
 	require.NoError(t, err)
@@ -129,7 +130,7 @@ func TestStatsModesWritten(t *testing.T) {
 	longer := strings.Repeat("x", 20) + "2"
 	cols := []paimontype.Column{{Name: "id", Type: mustType(t, "STRING")}, {Name: "name", Type: mustType(t, "STRING")},
 		{Name: "bin", Type: mustType(t, "BYTES")}, {Name: "n", Type: mustType(t, "INT")}}
-	write := func(t *testing.T, name string, pk bool, opts map[string]string) (DataFileMeta, []any, []any, []any, []any) {
+	write := func(t *testing.T, name string, pk bool, opts map[string]string) (manifest.DataFileMeta, []any, []any, []any, []any) {
 		c := newTestCatalog(t)
 		sc := paimontype.Schema{Columns: cols, Options: opts}
 		if pk {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flightd/flightd/lake/manifest"
 	"github.com/flightd/flightd/lake/paimontype"
 )
 
@@ -55,7 +56,7 @@ type BucketRow struct {
 
 // ManifestRow is a manifest as $manifests lists it.
 type ManifestRow struct {
-	ManifestFileMeta
+	manifest.FileMeta
 	MinPartitionStats, MaxPartitionStats *string
 }
 
@@ -214,7 +215,7 @@ func (t *Table) Manifests(ctx context.Context, snap *Snapshot) ([]ManifestRow, e
 			return nil, err
 		}
 		for _, m := range metas {
-			r := ManifestRow{ManifestFileMeta: m}
+			r := ManifestRow{FileMeta: m}
 			for _, side := range []struct {
 				row []byte
 				dst **string
@@ -222,11 +223,11 @@ func (t *Table) Manifests(ctx context.Context, snap *Snapshot) ([]ManifestRow, e
 				if side.row == nil {
 					continue
 				}
-				_, row, err := deserializeBinaryRow(side.row)
+				_, row, err := manifest.DeserializeBinaryRow(side.row)
 				if err != nil {
 					return nil, err
 				}
-				vals, err := decodeBinaryRow(ptypes, row)
+				vals, err := manifest.DecodeBinaryRow(ptypes, row)
 				if err != nil {
 					return nil, err
 				}
@@ -275,8 +276,8 @@ func castString(t paimontype.DataType, v any) string {
 			return time.Unix(int64(d)*86400, 0).UTC().Format("2006-01-02")
 		}
 	case paimontype.TypeTimestamp, paimontype.TypeTimestampLTZ:
-		if ts, ok := v.(timestampValue); ok {
-			tm := time.UnixMilli(ts.millis).UTC().Add(time.Duration(ts.nanoOfMilli))
+		if ts, ok := v.(manifest.Timestamp); ok {
+			tm := time.UnixMilli(ts.Millis).UTC().Add(time.Duration(ts.NanoOfMilli))
 			s := tm.Format("2006-01-02 15:04:05")
 			if p := t.Precision; p > 0 {
 				frac := fmt.Sprintf("%09d", tm.Nanosecond())[:min(p, 9)]
@@ -305,11 +306,11 @@ func keyString(types []paimontype.DataType, row []byte) (*string, error) {
 	if len(types) == 0 || row == nil {
 		return nil, nil
 	}
-	_, r, err := deserializeBinaryRow(row)
+	_, r, err := manifest.DeserializeBinaryRow(row)
 	if err != nil {
 		return nil, err
 	}
-	vals, err := decodeBinaryRow(types, r)
+	vals, err := manifest.DecodeBinaryRow(types, r)
 	if err != nil {
 		return nil, err
 	}
@@ -325,7 +326,7 @@ func keyString(types []paimontype.DataType, row []byte) (*string, error) {
 // the current schema's column names in name order, a file's statistics
 // evolved to them by field id (a column the file does not have: no
 // minimum or maximum, every row null), a column without statistics null.
-func (t *Table) statsStrings(fs *paimontype.TableSchema, f *DataFileMeta) (nulls, mins, maxs string, err error) {
+func (t *Table) statsStrings(fs *paimontype.TableSchema, f *manifest.DataFileMeta) (nulls, mins, maxs string, err error) {
 	cols := f.ValueStatsCols
 	if cols == nil {
 		for _, fd := range fs.Fields {
@@ -404,11 +405,11 @@ func statValue(vals []any, i int) string {
 }
 
 func statsRow(types []paimontype.DataType, b []byte) ([]any, error) {
-	_, r, err := deserializeBinaryRow(b)
+	_, r, err := manifest.DeserializeBinaryRow(b)
 	if err != nil {
 		return nil, err
 	}
-	return decodeBinaryRow(types, r)
+	return manifest.DecodeBinaryRow(types, r)
 }
 
 // hasFieldID reports whether the schema has a top-level field of that id.

@@ -23,6 +23,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flightd/flightd/lake/manifest"
 	"github.com/flightd/flightd/lake/paimontype"
 )
 
@@ -609,10 +610,10 @@ func javaCell(arr arrow.Array, row int, dt paimontype.DataType) string {
 		return javaFloatString(x, 64)
 	case []byte:
 		return base64.StdEncoding.EncodeToString(x)
-	case decimalValue:
-		return plainDecimal(x.unscaled, x.scale)
-	case timestampValue:
-		return time.UnixMilli(x.millis).UTC().Add(time.Duration(x.nanoOfMilli)).Format("2006-01-02T15:04:05.999999999")
+	case manifest.Decimal:
+		return plainDecimal(x.Unscaled, x.Scale)
+	case manifest.Timestamp:
+		return time.UnixMilli(x.Millis).UTC().Add(time.Duration(x.NanoOfMilli)).Format("2006-01-02T15:04:05.999999999")
 	case int32:
 		switch dt.Root {
 		case paimontype.TypeDate:

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/flightd/flightd/internal/arrowutil"
+	"github.com/flightd/flightd/lake/manifest"
 	"github.com/flightd/flightd/lake/paimontype"
 )
 
@@ -53,7 +54,7 @@ func (t *Table) Buckets(rec arrow.RecordBatch) ([]int32, error) {
 		for i, c := range idx {
 			vals[i] = valueAt(rec.Column(c), r, types[i])
 		}
-		out[r] = bucketOf(hashBinaryRow(encodeBinaryRow(types, vals)), nb)
+		out[r] = manifest.BucketOf(manifest.HashBinaryRow(manifest.EncodeBinaryRow(types, vals)), nb)
 	}
 	return out, nil
 }
@@ -75,7 +76,7 @@ func bucketsOfIntKey(col arrow.Array, t paimontype.DataType, nb int, out []int32
 		}
 		for r := range out {
 			binary.LittleEndian.PutUint64(row[8:], uint64(c.Value(r)))
-			out[r] = bucketOf(hashBinaryRow(row[:]), nb)
+			out[r] = manifest.BucketOf(manifest.HashBinaryRow(row[:]), nb)
 		}
 	case *array.Int32:
 		if t.Root != paimontype.TypeInt {
@@ -83,7 +84,7 @@ func bucketsOfIntKey(col arrow.Array, t paimontype.DataType, nb int, out []int32
 		}
 		for r := range out {
 			binary.LittleEndian.PutUint32(row[8:], uint32(c.Value(r)))
-			out[r] = bucketOf(hashBinaryRow(row[:]), nb)
+			out[r] = manifest.BucketOf(manifest.HashBinaryRow(row[:]), nb)
 		}
 	default:
 		return false
@@ -146,7 +147,7 @@ func (g *writeGroup) flushedRows() int64 {
 
 // flushedFile is a data file Flush wrote and Commit has not published yet.
 type flushedFile struct {
-	meta *DataFileMeta
+	meta *manifest.DataFileMeta
 	path string
 }
 
@@ -205,12 +206,12 @@ func (w *Write) Write(ctx context.Context, bucket int32, rec arrow.RecordBatch, 
 	parts := map[string]*part{}
 	var order []string
 	if len(partIdx) == 0 { // unpartitioned: every row is in the one empty partition
-		key := string(encodeBinaryRow(nil, nil))
+		key := string(manifest.EncodeBinaryRow(nil, nil))
 		parts[key], order = &part{}, []string{key}
 	} else {
 		for r := 0; r < n; r++ {
 			vals := rowValues(rec, partIdx, partTypes, r)
-			key := string(encodeBinaryRow(partTypes, vals))
+			key := string(manifest.EncodeBinaryRow(partTypes, vals))
 			p := parts[key]
 			if p == nil {
 				p = &part{vals: vals}
@@ -225,7 +226,7 @@ func (w *Write) Write(ctx context.Context, bucket int32, rec arrow.RecordBatch, 
 		gk := fmt.Sprintf("%x/%d", key, bucket)
 		g := w.groups[gk]
 		if g == nil {
-			g = &writeGroup{partition: serializeBinaryRow(len(partTypes), []byte(key)), partVals: p.vals, bucket: bucket}
+			g = &writeGroup{partition: manifest.SerializeBinaryRow(len(partTypes), []byte(key)), partVals: p.vals, bucket: bucket}
 			w.groups[gk] = g
 		}
 		var sub arrow.RecordBatch

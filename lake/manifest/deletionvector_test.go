@@ -1,18 +1,14 @@
-package lake
+package manifest
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"encoding/hex"
 	"hash/crc32"
-	"path/filepath"
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/stretchr/testify/require"
-
-	"github.com/flightd/flightd/lake/paimontype"
 )
 
 // A deletion-vector index file Java Paimon 1.4.2 wrote (version byte, one 32-bit vector
@@ -63,10 +59,10 @@ func dv64(t *testing.T, positions ...uint64) []byte {
 	return out.Bytes()
 }
 
-func positionsOf(dv *deletionVector, upTo int64) []int64 {
+func positionsOf(dv *DeletionVector, upTo int64) []int64 {
 	var out []int64
 	for p := int64(0); p < upTo; p++ {
-		if dv.contains(p) {
+		if dv.Contains(p) {
 			out = append(out, p)
 		}
 	}
@@ -76,14 +72,14 @@ func positionsOf(dv *deletionVector, upTo int64) []int64 {
 func TestDeletionVectorJavaBytes(t *testing.T) {
 	file, err := hex.DecodeString(javaDVIndexFile)
 	require.NoError(t, err)
-	require.Equal(t, byte(dvIndexVersion), file[0])
-	dv, err := parseDeletionVector(file[1:], 28)
+	require.Equal(t, byte(IndexFileVersion), file[0])
+	dv, err := ParseDeletionVector(file[1:], 28)
 	require.NoError(t, err)
 	require.Equal(t, []int64{0, 1, 3, 7}, positionsOf(dv, 100))
-	require.EqualValues(t, 4, dv.card)
-	require.EqualValues(t, 7, dv.maxPosition())
-	require.EqualValues(t, 2, dv.countIn(1, 7))
-	require.EqualValues(t, 0, dv.countIn(8, 1000))
+	require.EqualValues(t, 4, dv.Cardinality())
+	require.EqualValues(t, 7, dv.MaxPosition())
+	require.EqualValues(t, 2, dv.CountIn(1, 7))
+	require.EqualValues(t, 0, dv.CountIn(8, 1000))
 	// Go's roaring writes the same bytes for the same positions (no run containers here).
 	require.Equal(t, file[1:], dv32(t, 0, 1, 3, 7))
 }
@@ -94,23 +90,23 @@ func TestDeletionVectorForms(t *testing.T) {
 		big = append(big, i)
 	}
 	b := dv32(t, big...)
-	dv, err := parseDeletionVector(b, int64(len(b)-8))
+	dv, err := ParseDeletionVector(b, int64(len(b)-8))
 	require.NoError(t, err)
-	require.EqualValues(t, 5000, dv.card)
-	require.EqualValues(t, 5000, dv.countIn(0, 1<<20))
-	require.EqualValues(t, 1, dv.countIn(5999, 6000))
-	require.False(t, dv.contains(999))
-	require.True(t, dv.contains(1000))
+	require.EqualValues(t, 5000, dv.Cardinality())
+	require.EqualValues(t, 5000, dv.CountIn(0, 1<<20))
+	require.EqualValues(t, 1, dv.CountIn(5999, 6000))
+	require.False(t, dv.Contains(999))
+	require.True(t, dv.Contains(1000))
 
 	b = dv64(t, 2, 9, 1<<32+5)
-	dv, err = parseDeletionVector(b, int64(len(b)))
+	dv, err = ParseDeletionVector(b, int64(len(b)))
 	require.NoError(t, err)
-	require.EqualValues(t, 3, dv.card)
+	require.EqualValues(t, 3, dv.Cardinality())
 	require.Equal(t, []int64{2, 9}, positionsOf(dv, 100))
-	require.True(t, dv.contains(1<<32+5))
-	require.False(t, dv.contains(5))
-	require.EqualValues(t, 1<<32+5, dv.maxPosition())
-	require.EqualValues(t, 3, dv.countIn(0, 1<<33))
+	require.True(t, dv.Contains(1<<32+5))
+	require.False(t, dv.Contains(5))
+	require.EqualValues(t, 1<<32+5, dv.MaxPosition())
+	require.EqualValues(t, 3, dv.CountIn(0, 1<<33))
 }
 
 func TestDeletionVectorCorrupt(t *testing.T) {
@@ -135,12 +131,12 @@ func TestDeletionVectorCorrupt(t *testing.T) {
 		{"empty", nil, length, "truncated"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := parseDeletionVector(tc.b, tc.length)
+			_, err := ParseDeletionVector(tc.b, tc.length)
 			require.ErrorContains(t, err, tc.want)
 		})
 	}
 	b64 := dv64(t, 4)
-	_, err := parseDeletionVector(b64, int64(len(b64)-8))
+	_, err := ParseDeletionVector(b64, int64(len(b64)-8))
 	require.ErrorContains(t, err, "does not match its range length")
 }
 
@@ -177,40 +173,27 @@ type testIndexEntry struct {
 func TestIndexManifestDecode(t *testing.T) {
 	four := int64(4)
 	ranges := []*testDVRange{{F0: "data-a.parquet", F1: 1, F2: 28, Cardinality: &four}, nil, {F0: "data-b.parquet", F1: 37, F2: 28}}
-	part := serializeBinaryRow(0, encodeBinaryRow(nil, nil))
+	part := emptyRowBytes
 	recs := []testIndexEntry{
-		{Version: 1, Kind: FileKindAdd, Partition: part, Bucket: 1, IndexType: deletionVectorsIndexType, FileName: "index-x-0",
+		{Version: 1, Kind: FileKindAdd, Partition: part, Bucket: 1, IndexType: DeletionVectorsIndexType, FileName: "index-x-0",
 			FileSize: 65, RowCount: 2, Ranges: &ranges},
 		{Version: 1, Kind: FileKindAdd, Partition: part, Bucket: 0, IndexType: "HASH", FileName: "index-x-1", FileSize: 8, RowCount: 2},
-		{Version: 1, Kind: FileKindAdd, Partition: part, Bucket: 0, IndexType: deletionVectorsIndexType, FileName: "index-x-2", FileSize: 9, RowCount: 1},
-		{Version: 1, Kind: FileKindDelete, Partition: part, Bucket: 0, IndexType: deletionVectorsIndexType, FileName: "index-x-2", FileSize: 9, RowCount: 1},
+		{Version: 1, Kind: FileKindAdd, Partition: part, Bucket: 0, IndexType: DeletionVectorsIndexType, FileName: "index-x-2", FileSize: 9, RowCount: 1},
+		{Version: 1, Kind: FileKindDelete, Partition: part, Bucket: 0, IndexType: DeletionVectorsIndexType, FileName: "index-x-2", FileSize: 9, RowCount: 1},
 	}
-	data, err := encodeAvro(indexManifestSchema, recs)
+	data, err := EncodeAvro(indexManifestSchema, recs)
 	require.NoError(t, err)
-	entries, err := decodeIndexManifest(data)
+	entries, err := DecodeIndexManifest(data)
 	require.NoError(t, err)
 	require.Len(t, entries, 4)
 	e := entries[0]
-	require.Equal(t, int32(1), e.bucket)
-	require.Equal(t, deletionVectorsIndexType, e.indexType)
-	require.Equal(t, []dvRange{{dataFile: "data-a.parquet", offset: 1, length: 28, cardinality: &four},
-		{dataFile: "data-b.parquet", offset: 37, length: 28}}, e.dvRanges)
-	require.Nil(t, entries[1].dvRanges)
-
-	// readIndexManifest cancels an ADD with its DELETE.
-	c, err := OpenCatalog(t.TempDir())
-	require.NoError(t, err)
-	require.NoError(t, c.CreateDatabase(t.Context(), "db", false))
-	tb, err := c.CreateTable(t.Context(), "db", "t", paimontype.Schema{Columns: []paimontype.Column{{Name: "id", Type: paimontype.DataType{Root: paimontype.TypeBigInt}}}}, false)
-	require.NoError(t, err)
-	require.NoError(t, tb.fio.WriteAtomic(context.Background(), filepath.Join(tb.Path(), "manifest", "index-manifest-1"), data))
-	live, err := tb.readIndexManifest(context.Background(), "index-manifest-1")
-	require.NoError(t, err)
-	require.Len(t, live, 2)
-	require.Equal(t, "index-x-0", live[0].fileName)
-	require.Equal(t, "index-x-1", live[1].fileName)
+	require.Equal(t, int32(1), e.Bucket)
+	require.Equal(t, DeletionVectorsIndexType, e.IndexType)
+	require.Equal(t, []DVRange{{DataFile: "data-a.parquet", Offset: 1, Length: 28, Cardinality: &four},
+		{DataFile: "data-b.parquet", Offset: 37, Length: 28}}, e.DVRanges)
+	require.Nil(t, entries[1].DVRanges)
 
 	bad := bytes.Clone(data)
-	_, err = decodeIndexManifest(bad[:len(bad)/2])
+	_, err = DecodeIndexManifest(bad[:len(bad)/2])
 	require.Error(t, err)
 }

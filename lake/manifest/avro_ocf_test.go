@@ -1,4 +1,4 @@
-package lake
+package manifest
 
 import (
 	"bytes"
@@ -15,14 +15,14 @@ import (
 // than Config.MaxByteSliceSize", which broke every read of the table.
 func TestManifestWithValueOver1MiBDecodes(t *testing.T) {
 	big := bytes.Repeat([]byte("k"), 5<<20)
-	entries := []ManifestEntry{{Kind: FileKindAdd, Partition: emptyRowBytes, Bucket: 0, TotalBuckets: 1,
+	entries := []Entry{{Kind: FileKindAdd, Partition: emptyRowBytes, Bucket: 0, TotalBuckets: 1,
 		File: DataFileMeta{FileName: "data-1.parquet", FileSize: 10, RowCount: 1, MinKey: big, MaxKey: big,
 			KeyStats: SimpleStats{MinValues: big, MaxValues: big, NullCounts: []*int64{}}, ValueStats: emptyStats(),
 			ExtraFiles: []string{}}}}
 	for _, codec := range []ocf.CodecName{ocf.ZStandard, ocf.Null, ocf.Deflate, ocf.Snappy} {
 		t.Run(string(codec), func(t *testing.T) {
 			data := encodeManifestWithCodec(t, entries, codec)
-			back, err := decodeManifest(data)
+			back, err := Decode(data)
 			require.NoError(t, err)
 			require.Len(t, back, 1)
 			require.Equal(t, big, back[0].File.MinKey)
@@ -31,9 +31,9 @@ func TestManifestWithValueOver1MiBDecodes(t *testing.T) {
 	}
 }
 
-func encodeManifestWithCodec(t *testing.T, entries []ManifestEntry, codec ocf.CodecName) []byte {
+func encodeManifestWithCodec(t *testing.T, entries []Entry, codec ocf.CodecName) []byte {
 	t.Helper()
-	zstdData, err := encodeManifest(entries)
+	zstdData, err := Encode(entries)
 	require.NoError(t, err)
 	if codec == ocf.ZStandard {
 		return zstdData
@@ -42,7 +42,7 @@ func encodeManifestWithCodec(t *testing.T, entries []ManifestEntry, codec ocf.Co
 	var recs []avroEntry
 	for _, e := range entries {
 		f := e.File
-		recs = append(recs, avroEntry{Version: manifestFormatVersion, Kind: e.Kind, Partition: nonNilBytes(e.Partition),
+		recs = append(recs, avroEntry{Version: FormatVersion, Kind: e.Kind, Partition: nonNilBytes(e.Partition),
 			Bucket: e.Bucket, TotalBuckets: e.TotalBuckets, File: avroFile{FileName: f.FileName, FileSize: f.FileSize,
 				RowCount: f.RowCount, MinKey: f.MinKey, MaxKey: f.MaxKey, KeyStats: toAvroStats(f.KeyStats),
 				ValueStats: toAvroStats(f.ValueStats), ExtraFiles: []string{}}})
@@ -65,7 +65,7 @@ func encodeManifestWithCodec(t *testing.T, entries []ManifestEntry, codec ocf.Co
 func TestCorruptAvroLengthsRefused(t *testing.T) {
 	good, err := encodeManifestWithCodecNull(t)
 	require.NoError(t, err)
-	_, err = decodeManifest(good)
+	_, err = Decode(good)
 	require.NoError(t, err)
 
 	// the first block starts right after the header's sync marker
@@ -94,7 +94,7 @@ func TestCorruptAvroLengthsRefused(t *testing.T) {
 		"bytes value longer than all": corruptFirstBytesLength(t, good, blockStart),
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := decodeManifest(data)
+			_, err := Decode(data)
 			require.Error(t, err)
 			t.Log(err)
 		})
@@ -102,7 +102,7 @@ func TestCorruptAvroLengthsRefused(t *testing.T) {
 }
 
 func encodeManifestWithCodecNull(t *testing.T) ([]byte, error) {
-	entries := []ManifestEntry{{Kind: FileKindAdd, Partition: emptyRowBytes, TotalBuckets: 1,
+	entries := []Entry{{Kind: FileKindAdd, Partition: emptyRowBytes, TotalBuckets: 1,
 		File: DataFileMeta{FileName: "data-1.parquet", MinKey: emptyRowBytes, MaxKey: emptyRowBytes,
 			KeyStats: emptyStats(), ValueStats: emptyStats(), ExtraFiles: []string{}}}}
 	return encodeManifestWithCodec(t, entries, ocf.Null), nil

@@ -1,4 +1,4 @@
-package lake
+package manifest
 
 import (
 	"bytes"
