@@ -107,17 +107,17 @@ $(STATICCHECK_STAMP):
 
 # Downloads and builds run side by side; then two lanes of about the same
 # length, each one target after another: the tests through the real binary
-# and lint (test-lane1), the packages' own tests and the fuzz targets
+# and the fuzz targets (test-lane1), the packages' own tests and lint
 # (test-lane2). Each target's output is printed when it ends.
 test:
 	$(MAKE) -j4 deps build
 	$(MAKE) -j2 --output-sync=target test-lane1 test-lane2
 
 test-lane1:
-	$(MAKE) -j1 test-integration test-python test-paimon lint
+	$(MAKE) -j1 test-integration test-python test-paimon test-fuzz
 
 test-lane2:
-	$(MAKE) -j1 test-nocgo test-engine test-fuzz
+	$(MAKE) -j1 test-nocgo test-engine lint
 
 # go.mod tidy, go vet and staticcheck over every package.
 lint: tools
