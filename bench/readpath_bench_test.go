@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -149,6 +151,7 @@ func BenchmarkReadPath(b *testing.B) {
 				b.ReportMetric(rate/tRate, "rt/t")
 			}
 			b.Logf("SELECT * FROM %s: %s", q.table, m.summary())
+			profileWhile(b, "select-star-"+q.table, func() { c.timedQuery(b, q.sql) })
 		})
 	}
 
@@ -233,6 +236,7 @@ func BenchmarkReadPath(b *testing.B) {
 				vs = fmt.Sprintf(", %.2f times DuckDB's time", secs/duckAgg)
 			}
 			b.Logf("SELECT count(*), sum(x) FROM %s: %.3f s, %.2f M rows/s, server %.2f cores%s", q.table, secs, float64(n)/secs/1e6, cores, vs)
+			profileWhile(b, "count-sum-"+q.table, func() { mustScalar(b, c, q.sql) })
 		})
 	}
 
@@ -304,6 +308,47 @@ func BenchmarkReadPath(b *testing.B) {
 			b.ReportMetric(rate, "rows/s")
 			b.Logf("ingest into %s, one stream of 10k-row batches: %.2f M rows/s", tc.desc, rate/1e6)
 		})
+	}
+}
+
+// profileWhile, when FLIGHTD_READ_PROFILE names a directory (and
+// FLIGHTD_READ_DEBUG_ADDR the server's --debug-addr), repeats run for
+// FLIGHTD_READ_PROFILE_SECONDS (default 10) while it fetches the server's
+// CPU profile into <dir>/<name>.pprof: where the server's cores go
+// during one measure, apart from the measure itself.
+func profileWhile(b *testing.B, name string, run func()) {
+	dir, addr := os.Getenv("FLIGHTD_READ_PROFILE"), os.Getenv("FLIGHTD_READ_DEBUG_ADDR")
+	if dir == "" || addr == "" {
+		return
+	}
+	secs := envInt("FLIGHTD_READ_PROFILE_SECONDS", 10)
+	done := make(chan error, 1)
+	go func() {
+		resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, secs))
+		if err != nil {
+			done <- err
+			return
+		}
+		defer resp.Body.Close()
+		f, err := os.Create(filepath.Join(dir, name+".pprof"))
+		if err == nil {
+			_, err = io.Copy(f, resp.Body)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		done <- err
+	}()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				b.Fatalf("profile %s: %v", name, err)
+			}
+			return
+		default:
+			run()
+		}
 	}
 }
 
@@ -471,7 +516,11 @@ func (l *lookupStmt) lookup(b testing.TB, key int64) {
 // tiering round after each. It returns how long the loads and the rounds
 // took.
 func loadReadTable(b *testing.B, n int64) (srv *testserver.Server, c *conn, loadTime, tierTime time.Duration) {
-	srv = testserver.Start(b, b.TempDir(), "--tiering-interval", "1h", "--log-level", "warn")
+	args := []string{"--tiering-interval", "1h", "--log-level", "warn"}
+	if a := os.Getenv("FLIGHTD_READ_DEBUG_ADDR"); a != "" {
+		args = append(args, "--debug-addr", a)
+	}
+	srv = testserver.Start(b, b.TempDir(), args...)
 	c = open(b, srv.URI())
 	c.exec(b, "CREATE DATABASE bench")
 	c.exec(b, "CREATE TABLE bench.t "+fmt.Sprintf(eightColsDDL, ", PRIMARY KEY (id) NOT ENFORCED",
