@@ -345,20 +345,8 @@ func orderByKeySeqPos(rec arrow.RecordBatch, keyIdx []int, cmpKey func(a, b int)
 	return order
 }
 
-// intKeys widens an integer column without nulls to int64 (order kept).
+// intKeys widens an integer-like column without nulls to int64 (order kept).
 func intKeys(arr arrow.Array) ([]int64, bool) {
-	if arr.NullN() > 0 {
-		return nil, false
-	}
-	switch a := arr.(type) {
-	case *array.Int64:
-		return a.Int64Values(), true
-	case *array.Int32:
-		out := make([]int64, a.Len())
-		for i, v := range a.Int32Values() {
-			out[i] = int64(v)
-		}
-		return out, true
-	}
-	return nil, false
+	keys, err := keyValues(arr)
+	return keys, err == nil
 }

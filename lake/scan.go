@@ -47,6 +47,14 @@ type ScanTuning struct {
 	// parallel too. It returns a new reference, or nil to drop the batch; the scan
 	// releases its input. It must be safe for concurrent use.
 	Transform func(arrow.RecordBatch) (arrow.RecordBatch, error)
+	// ExcludeKeys drops the rows whose primary key is among them (sorted
+	// ascending, distinct): the keys a union read takes from the log. Only
+	// for a table whose stored key is one integer-like column (IntKey);
+	// the key need not be among the columns read. Every file read, merged
+	// or not, finds the rows by position from the file's cached keys
+	// (KeyIndexCacheBytes), so the key column is decoded once per file,
+	// not once per scan, and a merge sees only the keys the log leaves.
+	ExcludeKeys []int64
 }
 
 // ScanWith is Scan with tuning. Memory: a merged bucket holds a row group per sorted run
@@ -77,6 +85,9 @@ func (t *Table) ScanWith(ctx context.Context, snap *Snapshot, opts ScanOptions, 
 			return nil, fmt.Errorf("lake: %s: the row kinds of an append table are all +I: nothing to keep", t.FullName())
 		}
 		outFields = append(outFields, arrow.Field{Name: valueKindField, Type: arrow.PrimitiveTypes.Int8})
+	}
+	if len(tune.ExcludeKeys) > 0 && !t.IntKey() {
+		return nil, fmt.Errorf("lake: %s: scan: rows can be excluded by key only from a table whose primary key is one integer column", t.FullName())
 	}
 	mem := tune.Allocator
 	if mem == nil {
@@ -407,6 +418,10 @@ type fileReader struct {
 	rg   int
 	pos  int64 // row position of row group rg in the file
 	done bool
+
+	keyIdx  *keyIndex // the file's keys, once ScanTuning.ExcludeKeys needed them
+	keyLeaf int       // the key column's leaf + 1 (-1: none usable, 0: not looked up)
+	drop    []int64   // the excluded rows of the row group being read (reused)
 }
 
 func (r *scanReader) newFileReader(g *scanGroup, f *manifest.DataFileMeta, want []arrow.Field, dv *manifest.DeletionVector) *fileReader {
@@ -465,24 +480,41 @@ func (fr *fileReader) next() (arrow.RecordBatch, error) {
 		if fr.dropRetractions && !kinds {
 			plan, want = plan[:len(plan)-1], want[:len(want)-1]
 		}
-		// With a deletion vector rows are found by position: no narrowing.
-		rec, err := r.prune.readRowGroup(r.ctx, pf, rg, plan, want, r.mem, fr.dv == nil)
+		// With a deletion vector or excluded keys rows are found by
+		// position: no narrowing.
+		exclude := r.tune.ExcludeKeys
+		rec, err := r.prune.readRowGroup(r.ctx, pf, rg, plan, want, r.mem, fr.dv == nil && len(exclude) == 0)
 		if err != nil {
 			return nil, fmt.Errorf("lake: %s: read data file %s: %w", r.t.FullName(), path, err)
 		}
 		start := fr.pos
 		fr.pos += pf.pr.MetaData().RowGroup(rg).NumRows() // rec may hold only the key's rows
-		if dv := fr.dv; dv != nil && dv.CountIn(start, fr.pos) > 0 {
-			keep := make([]int64, 0, rec.NumRows())
-			for i := int64(0); i < rec.NumRows(); i++ {
-				if !dv.Contains(start + i) {
-					keep = append(keep, i)
-				}
+		fr.drop = fr.drop[:0]
+		if len(exclude) > 0 && fr.mayHoldKeys(rg, exclude) {
+			idx, err := fr.keys()
+			if err != nil {
+				rec.Release()
+				return nil, fmt.Errorf("lake: %s: read the keys of data file %s: %w", r.t.FullName(), path, err)
 			}
-			kept, err := takeRecord(r.ctx, rec, keep, r.mem)
+			fr.drop = idx.dropped(start, fr.pos, exclude, fr.drop)
+		}
+		if dv := fr.dv; len(fr.drop) > 0 || (dv != nil && dv.CountIn(start, fr.pos) > 0) {
+			keep := make([]bool, rec.NumRows())
+			drop := fr.drop
+			for i := range keep {
+				if len(drop) > 0 && drop[0] == int64(i) {
+					drop = drop[1:]
+					continue
+				}
+				keep[i] = dv == nil || !dv.Contains(start+int64(i))
+			}
+			kept, err := arrowutil.FilterRecord(r.ctx, r.mem, rec, keep)
 			rec.Release()
 			if err != nil {
 				return nil, fmt.Errorf("lake: %s: read data file %s: apply deletion vector: %w", r.t.FullName(), path, err)
+			}
+			if kept == nil {
+				continue
 			}
 			rec = kept
 		}

@@ -272,7 +272,7 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, o
 	}
 	lakeOpts := lake.ScanOptions{Columns: read, Filter: opts.Filter, Split: opts.Split, TopLevel: opts.ReadOptimized && !opts.Realtime, KeepKinds: opts.KeepKinds && !opts.Realtime}
 	if !opts.Realtime {
-		lakeReader, err := m.table.ScanWith(ctx, snap, lakeOpts, lake.ScanTuning{Unordered: opts.Unordered})
+		lakeReader, err := m.table.ScanWith(ctx, snap, lakeOpts, lake.ScanTuning{Unordered: opts.Unordered, Allocator: s.mem})
 		if err != nil {
 			return nil, err
 		}
@@ -340,7 +340,7 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, o
 	}
 	var out array.RecordReader
 	if len(m.pk) == 0 {
-		lakeReader, err := m.table.ScanWith(ctx, snap, lakeOpts, lake.ScanTuning{Unordered: opts.Unordered})
+		lakeReader, err := m.table.ScanWith(ctx, snap, lakeOpts, lake.ScanTuning{Unordered: opts.Unordered, Allocator: s.mem})
 		if err != nil {
 			releaseLog(log)
 			return nil, err
@@ -367,7 +367,25 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, o
 		if err != nil {
 			return nil, fmt.Errorf("lakestream: %s.%s: %w", db, name, err)
 		}
-		lakeReader, err := m.table.ScanWith(ctx, snap, lakeOpts, lake.ScanTuning{Unordered: opts.Unordered, Transform: merged.LakeFilter()})
+		tuning := lake.ScanTuning{Unordered: opts.Unordered, Allocator: s.mem, Transform: merged.LakeFilter()}
+		if keys, ok := merged.Keys(); ok && len(opts.Filter) == 0 && m.table.IntKey() {
+			// The lake finds the rows the log replaces by position, from
+			// each file's cached keys, and reads the key column only when
+			// the projection wants it.
+			tuning.Transform, tuning.ExcludeKeys = nil, keys
+			if cols, idx2, dropped := withoutKey(read, idx, opts.Columns, m); dropped {
+				fields := make([]arrow.Field, len(cols))
+				proj := make([]int, len(cols))
+				for i, c := range cols {
+					proj[i] = schema.FieldIndices(c)[0]
+					fields[i] = schema.Field(proj[i])
+				}
+				schema = arrow.NewSchema(fields, nil)
+				merged.Project(schema, proj)
+				lakeOpts.Columns, idx = cols, idx2
+			}
+		}
+		lakeReader, err := m.table.ScanWith(ctx, snap, lakeOpts, tuning)
 		if err != nil {
 			merged.Release()
 			return nil, err
@@ -387,6 +405,36 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, o
 		return arrowutil.NewProjectReader(out, idx), nil
 	}
 	return out, nil
+}
+
+// withoutKey returns the columns read (read, in table order) without the
+// key column that the merge added when the projection (columns) does not
+// want it, the projection's positions among them, and whether it was
+// dropped. A projection of no column keeps the key: a lake scan must read
+// some column to count rows.
+func withoutKey(read []string, idx []int, columns []string, m *tableMeta) ([]string, []int, bool) {
+	if read == nil || len(m.key) != 1 {
+		return read, idx, false
+	}
+	key := m.schema.Field(m.key[0]).Name
+	if slices.Contains(columns, key) || len(read) < 2 {
+		return read, idx, false
+	}
+	cols := slices.DeleteFunc(slices.Clone(read), func(c string) bool { return c == key })
+	pos := map[string]int{}
+	for i, c := range cols {
+		pos[c] = i
+	}
+	out := make([]int, len(columns))
+	same := len(cols) == len(columns)
+	for i, c := range columns {
+		out[i] = pos[c]
+		same = same && out[i] == i
+	}
+	if same {
+		out = nil
+	}
+	return cols, out, true
 }
 
 // keepKeyRows drops the log rows whose primary key cannot match the scan's

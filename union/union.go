@@ -90,6 +90,8 @@ type LogMerge struct {
 	log    []arrow.RecordBatch // the surviving log rows, in log order
 	filter func(arrow.RecordBatch) (arrow.RecordBatch, error)
 	seq    *seqMerge // nil: the log's newest version of a key wins
+	keys   []int64   // the log's keys, sorted, when the key is one integer-like column (no seq)
+	intKey bool      // keys is set (possibly empty)
 }
 
 // SeqOrder compares row a of x with row b of y (batches that carry a
@@ -143,17 +145,40 @@ func MergeLogVersions(ctx context.Context, mem memory.Allocator, schema *arrow.S
 		}
 		return &LogMerge{schema: schema, filter: sm.lakeFilter, seq: sm}, nil
 	}
-	if key, ok := int64Key(schema, pk); ok {
-		out, filter, err = mergeLog(ctx, mem, log, int64Keys(key))
+	var keys []int64
+	key, intKey := int64Key(schema, pk)
+	if intKey {
+		out, keys, filter, err = mergeLog(ctx, mem, log, int64Keys(key))
 	} else {
-		out, filter, err = mergeLog(ctx, mem, log, func(rec arrow.RecordBatch) ([]string, error) {
+		out, _, filter, err = mergeLog(ctx, mem, log, func(rec arrow.RecordBatch) ([]string, error) {
 			return rowKeys(rec, pk)
 		})
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &LogMerge{schema: schema, log: out, filter: filter}, nil
+	return &LogMerge{schema: schema, log: out, filter: filter, keys: keys, intKey: intKey}, nil
+}
+
+// Keys returns the keys the log holds a version of, sorted and distinct,
+// when the key is one integer-like column and versions go by arrival (ok
+// false otherwise): the lake rows to drop, which a lake scan can find
+// without decoding the key column (lake.ScanTuning.ExcludeKeys) instead of
+// running LakeFilter. The slice is the merge's; do not change it.
+func (m *LogMerge) Keys() (keys []int64, ok bool) {
+	return m.keys, m.intKey
+}
+
+// Project keeps only the columns idx (indexes into the merge's schema) of
+// the surviving log rows, which then carry schema: for a read whose lake
+// side excludes rows by key (Keys) and so need not read the key column.
+// It is for merges without sequence fields, before Reader.
+func (m *LogMerge) Project(schema *arrow.Schema, idx []int) {
+	for i, rec := range m.log {
+		m.log[i] = arrowutil.ProjectRecord(rec, schema, idx)
+		rec.Release()
+	}
+	m.schema = schema
 }
 
 // LakeFilter returns the function that keeps the rows of a lake batch no
@@ -235,7 +260,7 @@ func widen[T ~int32 | ~int64](vals []T) []int64 {
 // mergeLog keeps the newest row of every key in log (retractions dropped)
 // and returns them with the filter of lake rows (nil: none to drop). It
 // takes over log's batches.
-func mergeLog[K cmp.Ordered](ctx context.Context, mem memory.Allocator, log []LogBatch, keysOf func(arrow.RecordBatch) ([]K, error)) ([]arrow.RecordBatch, func(arrow.RecordBatch) (arrow.RecordBatch, error), error) {
+func mergeLog[K cmp.Ordered](ctx context.Context, mem memory.Allocator, log []LogBatch, keysOf func(arrow.RecordBatch) ([]K, error)) ([]arrow.RecordBatch, []K, func(arrow.RecordBatch) (arrow.RecordBatch, error), error) {
 	type pos struct{ batch, row int32 }
 	newest := make(map[K]pos)
 	logKeys := make([][]K, len(log))
@@ -243,7 +268,7 @@ func mergeLog[K cmp.Ordered](ctx context.Context, mem memory.Allocator, log []Lo
 		keys, err := keysOf(b.Rec)
 		if err != nil {
 			releaseAll(nil, log)
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		logKeys[bi] = keys
 		for ri, k := range keys {
@@ -272,7 +297,7 @@ func mergeLog[K cmp.Ordered](ctx context.Context, mem memory.Allocator, log []Lo
 		if err != nil {
 			releaseAll(nil, log)
 			releaseBatches(out)
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if filtered != nil {
 			out = append(out, filtered)
@@ -282,8 +307,9 @@ func mergeLog[K cmp.Ordered](ctx context.Context, mem memory.Allocator, log []Lo
 		b.Rec.Release()
 	}
 	var filter func(arrow.RecordBatch) (arrow.RecordBatch, error)
+	var inLog []K
 	if len(newest) > 0 {
-		inLog := make([]K, 0, len(newest))
+		inLog = make([]K, 0, len(newest))
 		for k := range newest {
 			inLog = append(inLog, k)
 		}
@@ -296,7 +322,7 @@ func mergeLog[K cmp.Ordered](ctx context.Context, mem memory.Allocator, log []Lo
 			return filterBatch(ectx, mem, rec, notIn(keys, inLog))
 		}
 	}
-	return out, filter, nil
+	return out, inLog, filter, nil
 }
 
 // notIn reports for each of keys whether it is missing from the sorted

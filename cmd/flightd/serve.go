@@ -120,6 +120,9 @@ func serve(args []string) error {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(budget.goHeap)
 	}
+	// The data files' keys that t$rt reads drop log-replaced rows by: an
+	// eighth of the Go heap, at most the default (80 MiB serve 10M rows).
+	lake.KeyIndexCacheBytes = min(lake.KeyIndexCacheBytes, budget.goHeap/8)
 	adm := admit.New(admit.Options{ShortSlots: cfg.MaxConcurrentQueries, LongSlots: cfg.MaxConcurrentQueries, MaxQueued: cfg.MaxQueued, QueueTimeout: cfg.QueueTimeout})
 	eng, err := query.New(ls, query.Options{Logger: lg.With("component", "query"), Drain: tier.Drain, MemoryLimit: duckDBSize(budget.duckDB), MemoryCeiling: ceiling, TempDir: filepath.Join(cfg.DataDir, "duckdb-tmp"), MaxTempBytes: cfg.Limits.spillBytes(), PartRows: cfg.MinEndpointRows,
 		Admission: adm, IngestMemory: budget.ingest, IngestReserve: int64(cfg.messageBytes()), IngestWait: cfg.QueueTimeout,

@@ -1,0 +1,152 @@
+package lake
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/lake/paimontype"
+)
+
+// dropped finds exactly the rows of a range whose key is in the set, for
+// sorted and unsorted files, against a linear scan.
+func TestKeyIndexDroppedMatchesLinearScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 9))
+	for round := 0; round < 2000; round++ {
+		n := rng.IntN(200)
+		keys := make([]int64, n)
+		next := rng.Int64N(100) - 50
+		for i := range keys {
+			next += 1 + rng.Int64N(3)
+			keys[i] = next
+		}
+		sorted := rng.IntN(4) > 0
+		if !sorted {
+			rng.Shuffle(n, func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+		}
+		idx := &keyIndex{keys: keys, sorted: sorted && n > 1}
+		var set []int64
+		for k := int64(-60); k < next+10; k++ {
+			if rng.IntN(5) == 0 {
+				set = append(set, k)
+			}
+		}
+		start := int64(rng.IntN(n + 1))
+		end := start + int64(rng.IntN(n-int(start)+1))
+		var want []int64
+		for i := start; i < end; i++ {
+			if slices.Contains(set, keys[i]) {
+				want = append(want, i-start)
+			}
+		}
+		got := idx.dropped(start, end, set, nil)
+		require.Equal(t, want, got, "round %d: keys %v, set %v, rows [%d, %d)", round, keys, set, start, end)
+	}
+}
+
+// A scan excluding keys drops them across row groups, combined with a
+// deletion vector, with and without the key among the columns, from the
+// cache or not; a table without an integer key refuses it.
+func TestExcludeKeysAcrossRowGroupsWithDeletionVector(t *testing.T) {
+	ctx := context.Background()
+	c := newTestCatalog(t)
+	tb, err := c.CreateTable(ctx, "db", "pk", paimontype.Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}, false)
+	require.NoError(t, err)
+	n := 2*maxRowGroupRows + 1000
+	for half := 0; half < 2; half++ { // two files, compacted into one above level 0
+		var rows []row
+		var kinds []RowKind
+		var seqs []int64
+		for i := half; i < n; i += 2 {
+			rows = append(rows, row{id: int64(i), name: sp(fmt.Sprint("n", i)), dt: "x"})
+			kinds = append(kinds, Insert)
+			seqs = append(seqs, int64(i))
+		}
+		w := tb.NewWrite(ctx)
+		writeRows(t, w, tb, rows, kinds, seqs)
+		_, err := w.Commit(ctx, CommitOptions{CommitUser: "u", Identifier: int64(half + 1), ExpectedLatest: int64(half)})
+		require.NoError(t, err)
+	}
+	s, err := tb.Compact(ctx, CompactOptions{CommitUser: "u", ExpectedLatest: 2, MinFiles: 2})
+	require.NoError(t, err)
+	entries, _, err := tb.dataFiles(ctx, s)
+	require.NoError(t, err)
+	tb = enableDeletionVectors(t, c, "pk")
+	dels := map[string][]uint32{}
+	deleted := map[int64]bool{}
+	for _, e := range entries {
+		require.Positive(t, e.File.Level)
+		lo := e.File.RowCount
+		for _, p := range []uint32{0, maxRowGroupRows - 1, maxRowGroupRows, uint32(lo - 1)} {
+			if int64(p) < lo {
+				dels[e.File.FileName] = append(dels[e.File.FileName], p)
+			}
+		}
+	}
+	snap := addDeletionVectors(t, tb, dels, nil)
+	// Which keys the vectors delete: read the ids with the vectors applied.
+	all := map[int64]bool{}
+	for _, line := range scanAll(t, tb, snap, []string{"id"}) {
+		var id int64
+		fmt.Sscan(line, &id)
+		all[id] = true
+	}
+	for i := int64(0); i < int64(n); i++ {
+		if !all[i] {
+			deleted[i] = true
+		}
+	}
+	require.NotEmpty(t, deleted)
+
+	rng := rand.New(rand.NewPCG(5, 5))
+	var exclude []int64
+	for i := int64(0); i < int64(n)+10; i++ {
+		if rng.IntN(50) == 0 || i == maxRowGroupRows || i == maxRowGroupRows-1 || deleted[i] && rng.IntN(2) == 0 {
+			exclude = append(exclude, i)
+		}
+	}
+	for _, cache := range []bool{false, true, true} { // the second read with the cache takes the cached keys
+		if !cache {
+			old := KeyIndexCacheBytes
+			KeyIndexCacheBytes = 0
+			t.Cleanup(func() { KeyIndexCacheBytes = old })
+		} else {
+			KeyIndexCacheBytes = 256 << 20
+		}
+		for _, cols := range [][]string{{"name"}, {"name", "id"}} {
+			rr, err := tb.ScanWith(ctx, snap, ScanOptions{Columns: cols}, ScanTuning{ExcludeKeys: exclude})
+			require.NoError(t, err)
+			got := readLines(t, rr)
+			var want []string
+			for i := int64(0); i < int64(n); i++ {
+				if _, ex := slices.BinarySearch(exclude, i); ex || deleted[i] {
+					continue
+				}
+				if len(cols) == 1 {
+					want = append(want, fmt.Sprint("n", i))
+				} else {
+					want = append(want, fmt.Sprintf("n%d,%d", i, i))
+				}
+			}
+			slices.Sort(got)
+			slices.Sort(want)
+			require.Equal(t, want, got, "columns %v, cache %v", cols, cache)
+		}
+	}
+
+	// Keys outside every row group's statistics: nothing decoded, nothing dropped.
+	fileKeyIndexes = newLRUCache[*keyIndex](&KeyIndexCacheBytes)
+	rr, err := tb.ScanWith(ctx, snap, ScanOptions{Columns: []string{"name"}}, ScanTuning{ExcludeKeys: []int64{-7, int64(n) + 3}})
+	require.NoError(t, err)
+	require.Len(t, readLines(t, rr), n-len(deleted))
+	require.Zero(t, fileKeyIndexes.size, "no key index built")
+
+	ap, err := c.CreateTable(ctx, "db", "strkey", paimontype.Schema{Columns: testCols, PrimaryKeys: []string{"name"}, Options: map[string]string{"bucket": "1"}}, false)
+	require.NoError(t, err)
+	_, err = ap.ScanWith(ctx, nil, ScanOptions{}, ScanTuning{ExcludeKeys: []int64{1}})
+	require.ErrorContains(t, err, "one integer column")
+}
