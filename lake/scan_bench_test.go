@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -14,6 +15,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/flightd/flightd/internal/arrowutil"
+	"github.com/flightd/flightd/internal/bufpool"
 	"github.com/flightd/flightd/lake/paimontype"
 )
 
@@ -125,6 +128,68 @@ func BenchmarkScanDecode(b *testing.B) {
 					}
 					if err := r.Err(); err != nil || got != int64(n) {
 						b.Fatalf("scan: %d rows, %v", got, err)
+					}
+					r.Release()
+					cpu += cpuTime(b) - start
+				}
+				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+				b.ReportMetric(cpu.Seconds()/float64(b.N)/(float64(n)/1e6), "cpu-s/Mrows")
+			})
+		}
+	}
+	// A union read's lake side with 1% of the keys in the log (spread over
+	// all of them, as bench/readpath_bench_test.go upserts), reading x, the
+	// column of an aggregate: the rows dropped by position from the files'
+	// cached keys (exclude), or by decoding the key column and filtering
+	// each batch by it (filter, union.LogMerge.LakeFilter before), against
+	// reading x alone (none, a read of t); with Go's allocator and with the
+	// buffer pool the server scans with.
+	var logKeys []int64
+	for i := int64(0); i < int64(n); i += 100 {
+		logKeys = append(logKeys, i+int64(uint64(i)*2654435761%100))
+	}
+	for _, alloc := range []string{"go", "pool"} {
+		for _, how := range []string{"none", "exclude", "filter"} {
+			b.Run("union/"+how+"/alloc="+alloc, func(b *testing.B) {
+				tune := ScanTuning{Workers: 2, Allocator: memory.DefaultAllocator}
+				cols := []string{"x"}
+				if alloc == "pool" {
+					tune.Allocator = bufpool.New()
+				}
+				want := int64(n - len(logKeys))
+				switch how {
+				case "none":
+					want = int64(n)
+				case "exclude":
+					tune.ExcludeKeys = logKeys
+				default:
+					cols = []string{"id", "x"}
+					tune.Transform = func(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+						keys, err := keyValues(rec.Column(0))
+						if err != nil {
+							return nil, err
+						}
+						keep := make([]bool, len(keys))
+						for i, k := range keys {
+							_, found := slices.BinarySearch(logKeys, k)
+							keep[i] = !found
+						}
+						return arrowutil.FilterRecord(ctx, tune.Allocator, rec, keep)
+					}
+				}
+				cpu := time.Duration(0)
+				for b.Loop() {
+					start := cpuTime(b)
+					r, err := tb.ScanWith(ctx, snap, ScanOptions{Columns: cols}, tune)
+					if err != nil {
+						b.Fatal(err)
+					}
+					var got int64
+					for r.Next() {
+						got += r.RecordBatch().NumRows()
+					}
+					if err := r.Err(); err != nil || got != want {
+						b.Fatalf("scan: %d rows, want %d, %v", got, want, err)
 					}
 					r.Release()
 					cpu += cpuTime(b) - start

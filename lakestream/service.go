@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/google/uuid"
 
+	"github.com/flightd/flightd/internal/bufpool"
 	"github.com/flightd/flightd/lake"
 	"github.com/flightd/flightd/lake/paimontype"
 	"github.com/flightd/flightd/logstore"
@@ -75,7 +76,9 @@ var (
 
 // Options configure a Service.
 type Options struct {
-	Logger    *slog.Logger
+	Logger *slog.Logger
+	// Allocator for decoded rows (log entries and lake scans); nil pools
+	// the large buffers scans drop (bufpool).
 	Allocator memory.Allocator
 	// LogCacheBytes bounds the decoded un-tiered log kept in memory
 	// (default DefaultLogCacheBytes; negative: no cache).
@@ -142,7 +145,7 @@ func New(cat *lake.Catalog, log logstore.Log, opts Options) *Service {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.Allocator == nil {
-		opts.Allocator = memory.DefaultAllocator
+		opts.Allocator = bufpool.New()
 	}
 	if opts.LogCacheBytes == 0 {
 		opts.LogCacheBytes = DefaultLogCacheBytes
