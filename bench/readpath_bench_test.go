@@ -274,6 +274,7 @@ func BenchmarkReadPath(b *testing.B) {
 			b.ReportMetric(p99, "p99-ms")
 			b.ReportMetric(cpu/wall, "server-cores")
 			if load == 0 {
+				profileWhile(b, "lookup", func() { st.lookup(b, rng.Int64N(n)) })
 				b.ReportMetric(cpu/float64(len(lat))*1000, "server-cpu-ms/lookup")
 				b.Logf("%d lookups of t$rt by key, idle: p50 %.2f ms, p99 %.2f ms, server %.3f ms CPU a lookup", len(lat), p50, p99, cpu/float64(len(lat))*1000)
 				return
