@@ -10,7 +10,7 @@ import (
 )
 
 // A union read (t$rt) drops the lake rows whose key has a newer version in
-// the log (ScanTuning.ExcludeKeys). Finding them by decoding every file's
+// the log (ScanTuning.Exclude). Finding them by decoding every file's
 // key column on every read cost as much as the rest of an aggregate (the
 // key column is the one that compresses best, so it is the dearest to
 // decompress), although the files never change. So the key of every row of
@@ -33,7 +33,7 @@ type keyIndex struct {
 
 // IntKey reports whether t's primary key, as its data files store it (the
 // trimmed key), is one integer-like column, the key a scan can exclude rows
-// by (ScanTuning.ExcludeKeys).
+// by (ScanTuning.Exclude).
 func (t *Table) IntKey() bool {
 	_, ok := t.intKeyField()
 	return ok
@@ -52,8 +52,9 @@ func (t *Table) intKeyField() (arrow.Field, bool) {
 	return arrow.Field{}, false
 }
 
-// keyValues returns the values of an integer-like key column as int64s.
-func keyValues(a arrow.Array) ([]int64, error) {
+// KeyValues returns the values of an integer-like key column (IntKey) as
+// int64s, in the order Paimon sorts them.
+func KeyValues(a arrow.Array) ([]int64, error) {
 	if a.NullN() > 0 {
 		return nil, fmt.Errorf("the key column has %d nulls", a.NullN())
 	}
@@ -155,7 +156,7 @@ func (fr *fileReader) keys() (*keyIndex, error) {
 		if err != nil {
 			return nil, err
 		}
-		ks, err := keyValues(rec.Column(0))
+		ks, err := KeyValues(rec.Column(0))
 		if err == nil {
 			idx.keys = append(idx.keys, ks...)
 		}
@@ -194,11 +195,26 @@ func (k *keyIndex) dropped(start, end int64, set []int64, out []int64) []int64 {
 	}
 	from := 0
 	for _, key := range set[lo:hi] {
-		i, ok := slices.BinarySearch(keys[from:], key)
-		from += i
-		if ok {
+		from += gallop(keys[from:], key)
+		if from < len(keys) && keys[from] == key {
 			out = append(out, int64(from))
 		}
 	}
 	return out
+}
+
+// gallop returns the position of the first of the sorted keys that is at
+// least key (len(keys) if none), probing 1, 2, 4, ... rows ahead before a
+// binary search: the log's keys are dense in a file's key range (1% of
+// the keys is one every hundred rows), so each search stays within a few
+// cache lines of the last one, where a binary search over the whole row
+// group took a cache miss per step (a sixth of a t$rt aggregate's CPU).
+func gallop(keys []int64, key int64) int {
+	bound := 1
+	for bound < len(keys) && keys[bound] < key {
+		bound *= 2
+	}
+	lo, hi := bound/2, min(bound+1, len(keys))
+	i, _ := slices.BinarySearch(keys[lo:hi], key)
+	return lo + i
 }

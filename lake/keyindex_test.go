@@ -117,8 +117,12 @@ func TestExcludeKeysAcrossRowGroupsWithDeletionVector(t *testing.T) {
 		} else {
 			KeyIndexCacheBytes = 256 << 20
 		}
-		for _, cols := range [][]string{{"name"}, {"name", "id"}} {
-			rr, err := tb.ScanWith(ctx, snap, ScanOptions{Columns: cols}, ScanTuning{ExcludeKeys: exclude})
+		for i, cols := range [][]string{{"name"}, {"name", "id"}} {
+			set := &KeySet{All: exclude}
+			if i == 1 {
+				set = &KeySet{ByBucket: map[int32][]int64{0: exclude, 1: {5}}} // the table's one bucket is 0
+			}
+			rr, err := tb.ScanWith(ctx, snap, ScanOptions{Columns: cols}, ScanTuning{Exclude: set})
 			require.NoError(t, err)
 			got := readLines(t, rr)
 			var want []string
@@ -140,13 +144,61 @@ func TestExcludeKeysAcrossRowGroupsWithDeletionVector(t *testing.T) {
 
 	// Keys outside every row group's statistics: nothing decoded, nothing dropped.
 	fileKeyIndexes = newLRUCache[*keyIndex](&KeyIndexCacheBytes)
-	rr, err := tb.ScanWith(ctx, snap, ScanOptions{Columns: []string{"name"}}, ScanTuning{ExcludeKeys: []int64{-7, int64(n) + 3}})
+	rr, err := tb.ScanWith(ctx, snap, ScanOptions{Columns: []string{"name"}}, ScanTuning{Exclude: &KeySet{ByBucket: map[int32][]int64{0: {-7, int64(n) + 3}}}})
 	require.NoError(t, err)
 	require.Len(t, readLines(t, rr), n-len(deleted))
 	require.Zero(t, fileKeyIndexes.size, "no key index built")
+	// Keys of another bucket: nothing dropped.
+	rr, err = tb.ScanWith(ctx, snap, ScanOptions{Columns: []string{"name"}}, ScanTuning{Exclude: &KeySet{ByBucket: map[int32][]int64{1: exclude}}})
+	require.NoError(t, err)
+	require.Len(t, readLines(t, rr), n-len(deleted))
 
 	ap, err := c.CreateTable(ctx, "db", "strkey", paimontype.Schema{Columns: testCols, PrimaryKeys: []string{"name"}, Options: map[string]string{"bucket": "1"}}, false)
 	require.NoError(t, err)
-	_, err = ap.ScanWith(ctx, nil, ScanOptions{}, ScanTuning{ExcludeKeys: []int64{1}})
+	_, err = ap.ScanWith(ctx, nil, ScanOptions{}, ScanTuning{Exclude: &KeySet{All: []int64{1}}})
 	require.ErrorContains(t, err, "one integer column")
+}
+
+// gallop finds the first key at least the one sought, wherever it lies.
+func TestGallopFindsFirstAtLeast(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 1))
+	for round := 0; round < 3000; round++ {
+		keys := make([]int64, rng.IntN(300))
+		next := int64(0)
+		for i := range keys {
+			next += 1 + rng.Int64N(4)
+			keys[i] = next
+		}
+		key := rng.Int64N(next+3) - 1
+		want, _ := slices.BinarySearch(keys, key)
+		require.Equal(t, want, gallop(keys, key), "round %d: %d in %v", round, key, keys)
+	}
+}
+
+// BenchmarkKeyIndexDropped: finding the rows of 1% of the keys in the key
+// index of a 2.5M-row file (a 10M-row table's bucket), row group by row
+// group, as a t$rt scan does. Galloping from the last key found took 1.6
+// ms a file; walking the keys instead, 2.6-4.6 ms.
+func BenchmarkKeyIndexDropped(b *testing.B) {
+	const rows, rg = 2_500_000, 128 * 1024
+	keys := make([]int64, rows)
+	for i := range keys {
+		keys[i] = int64(i) * 4
+	}
+	var set []int64
+	for i := int64(0); i < rows*4; i += 400 {
+		set = append(set, i+int64(uint64(i)*2654435761%100)*4)
+	}
+	idx := &keyIndex{keys: keys, sorted: true}
+	var out []int64
+	for b.Loop() {
+		n := 0
+		for start := int64(0); start < rows; start += rg {
+			out = idx.dropped(start, min(start+rg, rows), set, out[:0])
+			n += len(out)
+		}
+		if n != len(set) {
+			b.Fatalf("%d rows found, want %d", n, len(set))
+		}
+	}
 }

@@ -47,14 +47,40 @@ type ScanTuning struct {
 	// parallel too. It returns a new reference, or nil to drop the batch; the scan
 	// releases its input. It must be safe for concurrent use.
 	Transform func(arrow.RecordBatch) (arrow.RecordBatch, error)
-	// ExcludeKeys drops the rows whose primary key is among them (sorted
-	// ascending, distinct): the keys a union read takes from the log. Only
-	// for a table whose stored key is one integer-like column (IntKey);
-	// the key need not be among the columns read. Every file read, merged
-	// or not, finds the rows by position from the file's cached keys
-	// (KeyIndexCacheBytes), so the key column is decoded once per file,
-	// not once per scan, and a merge sees only the keys the log leaves.
-	ExcludeKeys []int64
+	// Exclude drops the rows whose primary key is in it: the keys a union
+	// read takes from the log. Only for a table whose stored key is one
+	// integer-like column (IntKey); the key need not be among the columns
+	// read. Every file read, merged or not, finds the rows by position from
+	// the file's cached keys (KeyIndexCacheBytes), so the key column is
+	// decoded once per file, not once per scan, and a merge sees only the
+	// keys the log leaves.
+	Exclude *KeySet
+}
+
+// KeySet is the keys a scan excludes (ScanTuning.Exclude), each list sorted
+// ascending and distinct.
+type KeySet struct {
+	// ByBucket holds the keys of each bucket, when it is set: a bucket's
+	// files are searched for its keys only.
+	ByBucket map[int32][]int64
+	// All holds the keys of every bucket otherwise.
+	All []int64
+}
+
+// of returns the keys to exclude from bucket b.
+func (k *KeySet) of(b int32) []int64 {
+	switch {
+	case k == nil:
+		return nil
+	case k.ByBucket != nil:
+		return k.ByBucket[b]
+	}
+	return k.All
+}
+
+// empty reports whether the set excludes nothing.
+func (k *KeySet) empty() bool {
+	return k == nil || (len(k.ByBucket) == 0 && len(k.All) == 0)
 }
 
 // ScanWith is Scan with tuning. Memory: a merged bucket holds a row group per sorted run
@@ -86,7 +112,7 @@ func (t *Table) ScanWith(ctx context.Context, snap *Snapshot, opts ScanOptions, 
 		}
 		outFields = append(outFields, arrow.Field{Name: valueKindField, Type: arrow.PrimitiveTypes.Int8})
 	}
-	if len(tune.ExcludeKeys) > 0 && !t.IntKey() {
+	if !tune.Exclude.empty() && !t.IntKey() {
 		return nil, fmt.Errorf("lake: %s: scan: rows can be excluded by key only from a table whose primary key is one integer column", t.FullName())
 	}
 	mem := tune.Allocator
@@ -419,7 +445,7 @@ type fileReader struct {
 	pos  int64 // row position of row group rg in the file
 	done bool
 
-	keyIdx  *keyIndex // the file's keys, once ScanTuning.ExcludeKeys needed them
+	keyIdx  *keyIndex // the file's keys, once ScanTuning.Exclude needed them
 	keyLeaf int       // the key column's leaf + 1 (-1: none usable, 0: not looked up)
 	drop    []int64   // the excluded rows of the row group being read (reused)
 }
@@ -482,7 +508,7 @@ func (fr *fileReader) next() (arrow.RecordBatch, error) {
 		}
 		// With a deletion vector or excluded keys rows are found by
 		// position: no narrowing.
-		exclude := r.tune.ExcludeKeys
+		exclude := r.tune.Exclude.of(fr.g.bucket)
 		rec, err := r.prune.readRowGroup(r.ctx, pf, rg, plan, want, r.mem, fr.dv == nil && len(exclude) == 0)
 		if err != nil {
 			return nil, fmt.Errorf("lake: %s: read data file %s: %w", r.t.FullName(), path, err)

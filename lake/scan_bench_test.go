@@ -161,11 +161,11 @@ func BenchmarkScanDecode(b *testing.B) {
 				case "none":
 					want = int64(n)
 				case "exclude":
-					tune.ExcludeKeys = logKeys
+					tune.Exclude = &KeySet{All: logKeys}
 				default:
 					cols = []string{"id", "x"}
 					tune.Transform = func(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
-						keys, err := keyValues(rec.Column(0))
+						keys, err := KeyValues(rec.Column(0))
 						if err != nil {
 							return nil, err
 						}

@@ -303,6 +303,7 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, o
 	}
 	buckets, pruned := m.table.AllowedBuckets(opts.Filter)
 	var log []union.LogBatch
+	var logBucket []int32 // the bucket of each of log
 	if opts.At == nil {
 		if err := s.logReady(ctx, m); err != nil {
 			return nil, fmt.Errorf("lakestream: the un-tiered rows of %s.%s: %w", m.table.Database(), m.table.Name(), err)
@@ -325,6 +326,7 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, o
 		}
 		err := s.readLog(ctx, m, logstore.Bucket{Table: m.id, Bucket: b}, from, hw, false, func(lb union.LogBatch, _ int64, _ time.Time) error {
 			log = append(log, lb)
+			logBucket = append(logBucket, b)
 			return nil
 		})
 		if err != nil {
@@ -363,16 +365,30 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, o
 			versions = &union.Versions{Order: m.seq, LakeKinds: true}
 			lakeOpts.KeepKinds = true
 		}
+		// Without a filter, an integer key and versions by arrival, the lake
+		// finds the rows the log replaces by position, from each file's
+		// cached keys, and reads the key column only when the projection
+		// wants it (lake.ScanTuning.Exclude).
+		byPosition := len(opts.Filter) == 0 && versions == nil && len(key) == 1 && m.table.IntKey()
+		var exclude *lake.KeySet
+		if byPosition && m.table.Schema().NumBuckets() > 0 && len(logBucket) == len(log) {
+			// A log bucket is its lake bucket: each file is searched for
+			// its own bucket's keys only.
+			if exclude, err = keysByBucket(log, logBucket, key[0]); err != nil {
+				releaseLog(log)
+				return nil, fmt.Errorf("lakestream: %s.%s: %w", db, name, err)
+			}
+		}
 		merged, err := union.MergeLogVersions(ctx, s.mem, schema, key, log, versions)
 		if err != nil {
 			return nil, fmt.Errorf("lakestream: %s.%s: %w", db, name, err)
 		}
 		tuning := lake.ScanTuning{Unordered: opts.Unordered, Allocator: s.mem, Transform: merged.LakeFilter()}
-		if keys, ok := merged.Keys(); ok && len(opts.Filter) == 0 && m.table.IntKey() {
-			// The lake finds the rows the log replaces by position, from
-			// each file's cached keys, and reads the key column only when
-			// the projection wants it.
-			tuning.Transform, tuning.ExcludeKeys = nil, keys
+		if keys, ok := merged.Keys(); ok && byPosition {
+			if exclude == nil {
+				exclude = &lake.KeySet{All: keys}
+			}
+			tuning.Transform, tuning.Exclude = nil, exclude
 			if cols, idx2, dropped := withoutKey(read, idx, opts.Columns, m); dropped {
 				fields := make([]arrow.Field, len(cols))
 				proj := make([]int, len(cols))
@@ -405,6 +421,24 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, o
 		return arrowutil.NewProjectReader(out, idx), nil
 	}
 	return out, nil
+}
+
+// keysByBucket returns the distinct keys of the log batches (the key column
+// col, integer-like) by the bucket each batch is of.
+func keysByBucket(log []union.LogBatch, bucket []int32, col int) (*lake.KeySet, error) {
+	by := map[int32][]int64{}
+	for i, lb := range log {
+		keys, err := lake.KeyValues(lb.Rec.Column(col))
+		if err != nil {
+			return nil, fmt.Errorf("the key of the log's rows: %w", err)
+		}
+		by[bucket[i]] = append(by[bucket[i]], keys...)
+	}
+	for b, keys := range by {
+		slices.Sort(keys)
+		by[b] = slices.Compact(keys)
+	}
+	return &lake.KeySet{ByBucket: by}, nil
 }
 
 // withoutKey returns the columns read (read, in table order) without the

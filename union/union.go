@@ -262,7 +262,11 @@ func widen[T ~int32 | ~int64](vals []T) []int64 {
 // takes over log's batches.
 func mergeLog[K cmp.Ordered](ctx context.Context, mem memory.Allocator, log []LogBatch, keysOf func(arrow.RecordBatch) ([]K, error)) ([]arrow.RecordBatch, []K, func(arrow.RecordBatch) (arrow.RecordBatch, error), error) {
 	type pos struct{ batch, row int32 }
-	newest := make(map[K]pos)
+	rows := 0
+	for _, b := range log {
+		rows += int(b.Rec.NumRows())
+	}
+	newest := make(map[K]pos, rows) // sized once: growing it was half the merge of 100k rows
 	logKeys := make([][]K, len(log))
 	for bi, b := range log {
 		keys, err := keysOf(b.Rec)
