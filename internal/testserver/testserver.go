@@ -237,6 +237,38 @@ func (s *Server) RSS() int64 {
 	return 0
 }
 
+// PID returns the server process's id (0 when it is not running).
+func (s *Server) PID() int {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
+// HWM returns the server process's peak resident memory (Linux VmHWM:
+// anonymous and file-backed pages) since it started or since ResetHWM.
+func (s *Server) HWM() int64 {
+	b := s.procFile("status")
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb int64
+			fmt.Sscanf(strings.TrimSpace(v), "%d", &kb)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// ResetHWM resets the server's VmHWM to its current resident memory
+// (writing 5 to /proc/<pid>/clear_refs).
+func (s *Server) ResetHWM() error {
+	pid := s.PID()
+	if pid == 0 {
+		return fmt.Errorf("testserver: not running")
+	}
+	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0)
+}
+
 // CPUSeconds returns the CPU time (user and system, all threads) the server
 // process has used so far, from /proc/<pid>/stat; 0 where that is not
 // available. A difference of two readings over a measured stretch is how
