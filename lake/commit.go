@@ -57,12 +57,27 @@ func (w *Write) Commit(ctx context.Context, opts CommitOptions) (snap *Snapshot,
 	if opts.CommitUser == "" {
 		return nil, fmt.Errorf("lake: %s: commit needs a CommitUser", t.FullName())
 	}
+	if err := w.waitSpills(0); err != nil {
+		return nil, err
+	}
+	if w.base != nil {
+		// Its groups' files are written, or being written, with sequence
+		// numbers shifted against its base: it commits once, on the base.
+		defer func() {
+			if err != nil {
+				w.spillErr = fmt.Errorf("lake: %s: a primary-key write that flushed cannot commit again after: %w", t.FullName(), err)
+			}
+		}()
+	}
 	latestID, err := t.latestSnapshotID(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("lake: %s: find latest snapshot: %w", t.FullName(), err)
 	}
 	if latestID != opts.ExpectedLatest {
 		return nil, fmt.Errorf("lake: %s: latest snapshot is %d, expected %d: %w", t.FullName(), latestID, opts.ExpectedLatest, ErrCommitConflict)
+	}
+	if w.base != nil && w.base.id != latestID {
+		return nil, fmt.Errorf("lake: %s: latest snapshot is %d, the write's flushes were shifted against %d: %w", t.FullName(), latestID, w.base.id, ErrCommitConflict)
 	}
 	var prev *Snapshot
 	if latestID > 0 {
@@ -359,30 +374,39 @@ type encodedFile struct {
 // row order. On failure the files written so far are returned with the
 // error (for cleanup).
 func (w *Write) encode(ctx context.Context, groups []*writeGroup, workers int, codec compress.Compression, base func(*writeGroup) int64) ([]encodedFile, error) {
-	pieces := splitAppendGroups(groups, w.t.schema.HasPrimaryKey(), workers, base)
-	files := make([]encodedFile, len(pieces))
+	pk := w.t.schema.HasPrimaryKey()
+	pieces := splitAppendGroups(groups, pk, workers, base)
+	files := make([][]encodedFile, len(pieces))
 	errs := make([]error, len(pieces))
 	slots := make(chan struct{}, max(workers, 1))
 	var wg sync.WaitGroup
 	for i, p := range pieces {
-		files[i].g = p.of
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			slots <- struct{}{}
 			defer func() { <-slots }()
 			background.Do(func() {
-				if errs[i] = ctx.Err(); errs[i] == nil {
-					files[i].meta, files[i].path, errs[i] = w.flushGroup(ctx, p.rows, p.base, codec, w.dataPF)
+				if errs[i] = ctx.Err(); errs[i] != nil {
+					return
 				}
+				if pk {
+					files[i], errs[i] = w.writePKGroup(ctx, p.rows, p.base, codec, w.dataPF)
+					return
+				}
+				f := encodedFile{g: p.of}
+				f.meta, f.path, errs[i] = w.flushGroup(ctx, p.rows, p.base, codec, w.dataPF)
+				files[i] = []encodedFile{f}
 			})
 		}()
 	}
 	wg.Wait()
 	var out []encodedFile
-	for _, f := range files {
-		if f.path != "" {
-			out = append(out, f)
+	for _, fs := range files {
+		for _, f := range fs {
+			if f.path != "" {
+				out = append(out, f)
+			}
 		}
 	}
 	return out, errors.Join(errs...)
@@ -411,12 +435,12 @@ func splitAppendGroups(groups []*writeGroup, pk bool, cores int, baseOf func(*wr
 	var out []groupPiece
 	busy := 0
 	for _, g := range groups {
-		if len(g.recs) > 0 {
+		if len(g.recs) > 0 || len(g.runs) > 0 {
 			busy++
 		}
 	}
 	for _, g := range groups {
-		if len(g.recs) == 0 {
+		if len(g.recs) == 0 && len(g.runs) == 0 {
 			continue
 		}
 		base := baseOf(g)
@@ -455,18 +479,24 @@ func splitAppendGroups(groups []*writeGroup, pk bool, cores int, baseOf func(*wr
 // files now, at most workers files at once (a group of many rows is cut into
 // up to workers files), and drops them from memory. Commit publishes these
 // files with the rest, in row order. A large commit can so be encoded while
-// its rows arrive, in bounded memory, instead of all at once. A primary-key
-// write cannot flush: each of its files holds the commit's rows of a bucket
-// sorted by key. A failed Flush removes what it wrote and keeps the rows.
+// its rows arrive, in bounded memory, instead of all at once. A failed
+// Flush removes what it wrote and keeps the rows.
+//
+// A primary-key write's Flush hands its rows to a background job that
+// sorts each bucket's into a run spilled to the spill directory (at most
+// workers jobs at once: Flush waits for one to finish first), and Commit
+// merges a bucket's runs into its file (sortedrun.go); each file still
+// holds the commit's rows of a bucket sorted by key. After a failed job
+// (reported by the next Flush or Commit) the write can only be aborted.
 func (w *Write) Flush(ctx context.Context, workers int) error {
 	if w.closed {
 		return fmt.Errorf("lake: write already committed or aborted")
 	}
-	if w.t.schema.HasPrimaryKey() {
-		return fmt.Errorf("lake: %s: a primary-key write cannot flush before its commit", w.t.FullName())
-	}
 	if w.buffered == 0 {
 		return nil
+	}
+	if w.t.schema.HasPrimaryKey() {
+		return w.spill(ctx, w.sortedGroups(), workers)
 	}
 	codec, err := w.fileCodec()
 	if err != nil {
@@ -486,7 +516,7 @@ func (w *Write) Flush(ctx context.Context, workers int) error {
 	for _, g := range groups {
 		g.releaseRows()
 	}
-	w.buffered = 0
+	w.buffered, w.bufferedBytes = 0, 0
 	return nil
 }
 
@@ -505,7 +535,8 @@ func (w *Write) fileCodec() (compress.Compression, error) {
 }
 
 // flushGroup writes one (partition, bucket) group as one level-0 file. bucketMaxSeq is the highest
-// sequence number already in the bucket (-1 if none).
+// sequence number already in the bucket (-1 if none). Append tables only (primary-key groups:
+// writePKGroup).
 func (w *Write) flushGroup(ctx context.Context, g *writeGroup, bucketMaxSeq int64, codec compress.Compression, pf *pathFactory) (*manifest.DataFileMeta, string, error) {
 	t := w.t
 	ts := t.schema
@@ -523,91 +554,14 @@ func (w *Write) flushGroup(ctx context.Context, g *writeGroup, bucketMaxSeq int6
 	ct := time.Date(now.Year(), now.Month(), now.Day(), now.Hour(), now.Minute(), now.Second(), now.Nanosecond()/1e6*1e6, time.UTC)
 	meta.CreationTime = &ct
 
-	var out arrow.RecordBatch
-	if ts.HasPrimaryKey() {
-		keyNames := ts.TrimmedPrimaryKeys()
-		keyIdx, keyTypes, err := t.columnsOf(rec, keyNames)
-		if err != nil {
-			return nil, "", err
-		}
-		cmpKey := rowCompare(rec, keyIdx, keyTypes)
-		seq, err := SchemaSeqOrder(ts)
-		if err != nil {
-			return nil, "", err
-		}
-		bySeq, err := seq.versions(rec)
-		if err != nil {
-			return nil, "", err
-		}
-		order := orderByKeySeqPos(rec, keyIdx, cmpKey, bySeq, g.seqs)
-		// keep the last (largest sequence fields, highest sequence, then latest written) row per key
-		var kept []int64
-		for i := 0; i < n; i++ {
-			if i+1 < n && cmpKey(order[i], order[i+1]) == 0 {
-				continue
-			}
-			kept = append(kept, int64(order[i]))
-		}
-		minSeq := g.seqs[0]
-		for _, s := range g.seqs {
-			if s < minSeq {
-				minSeq = s
-			}
-		}
-		var shift int64
-		if minSeq <= bucketMaxSeq {
-			shift = bucketMaxSeq + 1 - minSeq
-		}
-		taken, err := takeRecord(ctx, rec, kept, w.mem)
-		if err != nil {
-			return nil, "", err
-		}
-		defer taken.Release()
-		seqB := array.NewInt64Builder(w.mem)
-		kindB := array.NewInt8Builder(w.mem)
-		keyStats := t.keyStatsCollector(keyNames, keyTypes)
-		var deletes int64
-		meta.MinSequenceNumber, meta.MaxSequenceNumber = -1, -1
-		for i, r := range kept {
-			s := g.seqs[r] + shift
-			seqB.Append(s)
-			kindB.Append(int8(g.kinds[r]))
-			if g.kinds[r].isRetract() {
-				deletes++
-			}
-			if i == 0 || s < meta.MinSequenceNumber {
-				meta.MinSequenceNumber = s
-			}
-			if i == 0 || s > meta.MaxSequenceNumber {
-				meta.MaxSequenceNumber = s
-			}
-		}
-		for i, c := range keyIdx { // the kept rows' keys
-			keyStats.addColumn(i, taken.Column(c))
-		}
-		seqArr, kindArr := seqB.NewArray(), kindB.NewArray()
-		seqB.Release()
-		kindB.Release()
-		defer seqArr.Release()
-		defer kindArr.Release()
-		out = pkFileRecord(ts, taken, keyIdx, seqArr, kindArr)
-		// taken holds the kept rows in key order
-		meta.MinKey = manifest.SerializeBinaryRow(len(keyTypes), manifest.EncodeBinaryRow(keyTypes, rowValues(taken, keyIdx, keyTypes, 0)))
-		meta.MaxKey = manifest.SerializeBinaryRow(len(keyTypes), manifest.EncodeBinaryRow(keyTypes, rowValues(taken, keyIdx, keyTypes, int(taken.NumRows())-1)))
-		meta.KeyStats = keyStats.stats()
-		meta.DeleteRowCount = &deletes
-	} else {
-		rec.Retain()
-		out = array.NewRecordBatch(ts.ArrowSchema(), rec.Columns(), rec.NumRows())
-		rec.Release()
-		meta.MinSequenceNumber = bucketMaxSeq + 1
-		meta.MaxSequenceNumber = bucketMaxSeq + int64(n)
-		meta.MinKey, meta.MaxKey = emptyRowBytes, emptyRowBytes
-		meta.KeyStats = emptyStats()
-		var zero int64
-		meta.DeleteRowCount = &zero
-	}
+	out := array.NewRecordBatch(ts.ArrowSchema(), rec.Columns(), rec.NumRows())
 	defer out.Release()
+	meta.MinSequenceNumber = bucketMaxSeq + 1
+	meta.MaxSequenceNumber = bucketMaxSeq + int64(n)
+	meta.MinKey, meta.MaxKey = emptyRowBytes, emptyRowBytes
+	meta.KeyStats = emptyStats()
+	var zero int64
+	meta.DeleteRowCount = &zero
 
 	path, err := t.writeDataFile(ctx, out, meta, g.partVals, g.bucket, codec, pf, w.mem)
 	return meta, path, err

@@ -76,9 +76,30 @@ func (t *Table) zstdLevel() int {
 }
 
 func writeParquet(ctx context.Context, fio fileio.FileIO, path string, rec arrow.RecordBatch, codec compress.Compression, zstdLevel int, mem memory.Allocator) (int64, error) {
-	w, err := fio.Create(ctx, path)
+	pw, err := newParquetWriter(ctx, fio, path, rec.Schema(), codec, zstdLevel, mem)
 	if err != nil {
 		return 0, err
+	}
+	if err := pw.fw.Write(rec); err != nil {
+		pw.abort()
+		return 0, err
+	}
+	return pw.close()
+}
+
+// parquetWriter is a data file being written: writeParquet's in one call,
+// or a primary-key file whose sorted rows arrive batch by batch (write), in
+// row groups of maxRowGroupRows.
+type parquetWriter struct {
+	w  io.WriteCloser
+	cw *countingWriter
+	fw *pqarrow.FileWriter
+}
+
+func newParquetWriter(ctx context.Context, fio fileio.FileIO, path string, schema *arrow.Schema, codec compress.Compression, zstdLevel int, mem memory.Allocator) (*parquetWriter, error) {
+	w, err := fio.Create(ctx, path)
+	if err != nil {
+		return nil, err
 	}
 	cw := &countingWriter{w: w}
 	level := compress.DefaultCompressionLevel
@@ -99,7 +120,7 @@ func writeParquet(ctx context.Context, fio fileio.FileIO, path string, rec arrow
 		parquet.WithCreatedBy("flightd lake"),
 		parquet.WithMaxRowGroupLength(maxRowGroupRows),
 	}
-	if rec.Schema().HasField(seqNumberField) {
+	if schema.HasField(seqNumberField) {
 		// A primary-key file: a point lookup reads the pages that hold its
 		// key's row (readRows), found through the offset index.
 		opts = append(opts, parquet.WithPageIndexEnabled(true), parquet.WithDataPageSize(pkDataPageSize))
@@ -109,25 +130,42 @@ func writeParquet(ctx context.Context, fio fileio.FileIO, path string, rec arrow
 	// as Java's ParquetSchemaConverter writes precision above 6 (and reads
 	// INT96 back as TIMESTAMP(9)); millisecond and microsecond columns stay
 	// INT64 (the option only changes nanosecond columns).
-	fw, err := pqarrow.NewFileWriter(rec.Schema(), cw, props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem),
+	fw, err := pqarrow.NewFileWriter(schema, cw, props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem),
 		pqarrow.WithDeprecatedInt96Timestamps(true)))
 	if err != nil {
 		w.Close()
+		return nil, err
+	}
+	return &parquetWriter{w: w, cw: cw, fw: fw}, nil
+}
+
+// write adds rec's rows to the file: they fill the open row group, which
+// is written out once it holds maxRowGroupRows, so the writer holds at
+// most a row group.
+func (pw *parquetWriter) write(rec arrow.RecordBatch) error {
+	if err := pw.fw.WriteBuffered(rec); err != nil {
+		pw.abort()
+		return err
+	}
+	return nil
+}
+
+// close finishes the file and returns its size.
+func (pw *parquetWriter) close() (int64, error) {
+	if err := pw.fw.Close(); err != nil { // FileWriter.Close does not close the sink
+		pw.w.Close()
 		return 0, err
 	}
-	if err := fw.Write(rec); err != nil {
-		fw.Close()
-		w.Close()
+	if err := pw.w.Close(); err != nil {
 		return 0, err
 	}
-	if err := fw.Close(); err != nil { // closes cw's sink? FileWriter.Close does not close the writer
-		w.Close()
-		return 0, err
-	}
-	if err := w.Close(); err != nil {
-		return 0, err
-	}
-	return cw.n, nil
+	return pw.cw.n, nil
+}
+
+// abort closes the file after a failure (the caller removes it).
+func (pw *parquetWriter) abort() {
+	_ = pw.fw.Close()
+	_ = pw.w.Close()
 }
 
 // parquetFile is an open data file.

@@ -36,6 +36,13 @@
 //     unsigned bytes), one row per key (highest sequence number), _KEY_ columns, _SEQUENCE_NUMBER,
 //     _VALUE_KIND, exact _MIN_KEY/_MAX_KEY and _DELETE_ROW_COUNT. Sequence numbers given by the caller
 //     are kept when they are above the bucket's current maximum, else shifted above it.
+//     A write larger than memory is an external sort (Write.Flush, sortedrun.go): each flush sorts
+//     every bucket's rows into a run in the background; runs whose keys follow the previous ones are
+//     written straight into the bucket's data file (rows loaded in key order are encoded once, as
+//     they arrive), the others are spilled to scratch files (Arrow IPC, outside the warehouse) that
+//     Commit merges, a batch per run at a time, into a second level-0 file of the bucket (one commit
+//     may add several sorted runs to a bucket's level 0, as Java's writer does when its buffer
+//     fills; readers order versions by sequence number). Files are written a row group at a time.
 //   - Scans merge primary-key buckets (highest sequence wins, -U/-D dropped) and concatenate append
 //     files. A bucket is merged as a stream: its sorted runs (each level-0 file, each level above
 //     0) are read a row group at a time, so a scan holds about a row group per run, not the
@@ -146,7 +153,7 @@
 //
 // Limitations (current): deduplicate merge engine only, deletion-vector tables read-only, no
 // dynamic-bucket HASH index (a PK table with bucket = -1 writes everything to bucket 0), Parquet only,
-// and rows of a Write are buffered in memory until Commit. All file access goes through a
+// and rows of a Write are buffered in memory until Commit or Flush. All file access goes through a
 // fileio.FileIO (package fileio states what one promises): fileio.Local (a directory) or the
 // S3 FileIO of package fileio/s3 (an S3 bucket).
 //

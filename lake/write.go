@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/util"
 	"github.com/google/uuid"
 
 	"github.com/flightd/flightd/internal/arrowutil"
@@ -112,15 +113,23 @@ func (t *Table) columnsOf(rec arrow.RecordBatch, names []string) ([]int, []paimo
 }
 
 // Write buffers rows for one commit. It is not safe for concurrent use. Rows are kept in memory until
-// Commit, which writes the data files, the manifests and the snapshot, or, for an append table, until
-// Flush encodes them into data files that Commit then publishes with the rest.
+// Commit, which writes the data files, the manifests and the snapshot, or until Flush: for an append
+// table Flush encodes them into data files that Commit then publishes with the rest, for a
+// primary-key table it spills them as sorted runs that Commit merges into the bucket's file
+// (sortedrun.go).
 type Write struct {
 	t        *Table
 	mem      memory.Allocator
 	groups   map[string]*writeGroup
-	buffered int64        // rows held in memory (not yet encoded)
-	dataPF   *pathFactory // names the data files of this write (Flush and Commit)
-	closed   bool
+	buffered int64 // rows held in memory (not yet encoded)
+	// bufferedBytes is the memory of those rows (BufferedBytes).
+	bufferedBytes int64
+	spillDir      string       // where a primary-key write's sorted runs go (SetSpillDir)
+	spills        []*spillJob  // running spill jobs, oldest first
+	spillErr      error        // the first failed spill job's error
+	base          *writeBase   // a streamed primary-key write's base snapshot
+	dataPF        *pathFactory // names the data files of this write (Flush and Commit)
+	closed        bool
 }
 
 type writeGroup struct {
@@ -134,6 +143,17 @@ type writeGroup struct {
 	// counted from 0 at the group's first row (Commit moves them above the
 	// bucket's newest).
 	flushed []flushedFile
+	// Sorted runs Flush spilled for this group (primary-key tables), oldest
+	// first; Commit merges them with the buffered rows (sortedrun.go).
+	runs []*sortedRun
+	// The spill jobs' state of a streamed group (sortedrun.go), used by one
+	// job at a time in flush order (placed), then by Commit.
+	placed   chan struct{} // closed when the latest job placed its run
+	sink     *pkFileSink   // the data file its runs went into, until Commit
+	shiftSet bool          // shift and firstSeq are set (by the first run)
+	shift    int64         // added to its sequence numbers
+	firstSeq int64         // the first run's smallest sequence number
+	failed   bool          // a job failed: the others skip the group
 }
 
 // flushedRows is how many of the group's rows Flush wrote to files.
@@ -241,6 +261,10 @@ func (w *Write) Write(ctx context.Context, bucket int32, rec arrow.RecordBatch, 
 		}
 		g.recs = append(g.recs, sub)
 		w.buffered += sub.NumRows()
+		w.bufferedBytes += util.TotalRecordSize(sub)
+		if pk {
+			w.bufferedBytes += 9 * sub.NumRows() // a kind and a sequence number per row
+		}
 		switch {
 		case !pk:
 		case len(order) == 1: // all rows, in order
@@ -277,11 +301,13 @@ func takeRecord(ctx context.Context, rec arrow.RecordBatch, rows []int64, mem me
 }
 
 func (w *Write) release() {
+	_ = w.waitSpills(0)
 	for _, g := range w.groups {
 		g.releaseRows()
+		g.removeRuns(w.t.fio)
 	}
 	w.groups = map[string]*writeGroup{}
-	w.buffered = 0
+	w.buffered, w.bufferedBytes = 0, 0
 }
 
 // releaseRows drops the group's buffered rows.
