@@ -5,10 +5,10 @@
 //  1. reads the newest snapshot S and the log offsets O it holds
 //     (lakestream.LakeOffsets: the newest snapshot of ours at or before S);
 //  2. freezes every bucket's high watermark HW;
-//  3. reads [O_b, HW_b) per bucket (at most MaxRowsPerRound rows per bucket
-//     for a primary-key table, 64 times that for an append table, ending on
-//     an entry boundary), writes the rows as level-0 Parquet files with
-//     sequence number = log offset and row kind from the log;
+//  3. reads [O_b, HW_b) per bucket (at most 64 times MaxRowsPerRound rows
+//     per bucket, ending on an entry boundary), writes the rows as level-0
+//     Parquet files with sequence number = log offset and row kind from the
+//     log;
 //  4. commits one snapshot whose lakestream.log-offsets property holds the new
 //     end offsets, fenced on S: if another snapshot appeared since step 1 the
 //     commit fails with nothing visible and the next round re-plans from the
@@ -51,6 +51,26 @@
 // from the log), before the daily orphan-file sweep and when Run ends; a
 // crash leaves them to that sweep. Primary-key tables are not staged: each
 // round's file per bucket is sorted by key over the whole round.
+//
+// # Memory of a primary-key round
+//
+// A primary-key round streams through bounded memory, whatever the size
+// of the backlog: it reads the buckets in turns (a share of a flush of
+// each), and every third of MaxRowsPerRound rows or of RoundMemory bytes
+// it hands what it holds to a background job that sorts each bucket's
+// rows into a sorted run (lake.Write.Flush) while the round reads on, at
+// most a job per background worker. A run whose keys follow the bucket's
+// previous runs (rows loaded in key order, such as a bulk load) is encoded
+// into the bucket's data file at once, a row group at a time; a run that
+// overlaps them is spilled to a scratch file under SpillDir, and the
+// commit merges those runs, a batch of each at a time, into a second
+// level-0 file of the bucket. A round spills at most maxRoundRuns runs,
+// then commits and the next round, due at once, goes on. Sequence numbers
+// stay the log offsets, so the newest version of a key wins across the
+// files as within one. Measured on 2 cores (BenchmarkTierBurst, a 10 M-row
+// burst into a 4-bucket primary-key table): peak RssAnon of the server
+// ~1.0 GiB instead of ~2.0 GiB, in one round at the speed of the three
+// rounds it took before.
 //
 // # Scheduling
 //

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/flightd/flightd/internal/background"
@@ -29,13 +32,27 @@ type staged struct {
 	next     *lakestream.Offsets // the offsets after the rows read so far
 	read     map[int32]int64     // rows read per bucket
 	rows     int64               // rows read
+	flushes  int                 // flushes of this round (primary-key tables: sorted runs spilled)
 }
 
-// appendRoundFlushes bounds an append table's round: at most this many
-// times MaxRowsPerRound rows per bucket (encoded as they are read, so
+// appendRoundFlushes bounds a round: at most this many times
+// MaxRowsPerRound rows per bucket (encoded or spilled as they are read, so
 // memory stays at MaxRowsPerRound), so that a long backlog is committed in
 // steps.
 const appendRoundFlushes = 64
+
+// maxRoundRuns bounds the sorted runs a primary-key round spills: its
+// commit merges a bucket's runs holding a batch of each (lake.Write), so
+// the round ends after this many flushes and the next one, due at once,
+// goes on.
+const maxRoundRuns = 48
+
+// minTurnRows is the fewest rows a primary-key round reads of a bucket in
+// its turn.
+const minTurnRows = 4096
+
+// errTurn ends a bucket's turn in a primary-key round (see readLog).
+var errTurn = errors.New("turn")
 
 // plan starts a round on snap (nil: the table has none).
 func (s *Service) plan(ctx context.Context, t *lake.Table, snap *lake.Snapshot) (*staged, error) {
@@ -48,6 +65,7 @@ func (s *Service) plan(ctx context.Context, t *lake.Table, snap *lake.Snapshot) 
 	}
 	offs.TableID = lakestream.TableID(t)
 	st := &staged{w: t.NewWrite(ctx), table: t, pk: t.Schema().HasPrimaryKey(), next: offs, read: map[int32]int64{}}
+	st.w.SetSpillDir(s.opts.SpillDir)
 	if snap != nil {
 		st.snapshot = snap.ID
 	}
@@ -71,10 +89,14 @@ func (st *staged) sameTable(t *lake.Table) bool {
 }
 
 // readLog reads every bucket's log from st.next up to its high watermark
-// now into st.w, at most the round's cap per bucket (primary-key tables:
-// MaxRowsPerRound, held in memory until the commit sorts them; append
-// tables: appendRoundFlushes times that, flushed into files every
-// MaxRowsPerRound rows). A round of an append table reads at most
+// now into st.w, at most the round's cap per bucket (appendRoundFlushes
+// times MaxRowsPerRound), flushed whenever the write holds MaxRowsPerRound
+// rows or Options.RoundMemory bytes: an append table's rows into data
+// files; a primary-key table's, every share of those (a share per
+// background worker, and one for the rows being read), into sorted runs,
+// sorted and spilled in the background while the round reads on, that the
+// commit merges into a file per bucket (at most maxRoundRuns of them: then
+// the round stops and more is reported). A round of an append table reads at most
 // MaxRowsPerRound rows per bucket past what was staged: when staging has
 // fallen behind the log, the round commits what is encoded instead of
 // encoding the backlog first, and the rounds that follow at once (more)
@@ -83,69 +105,101 @@ func (st *staged) sameTable(t *lake.Table) bool {
 // staging on one, unless the log is a flush ahead of it (see flushWorkers).
 func (s *Service) readLog(ctx context.Context, st *staged, round bool) (more bool, err error) {
 	id := lakestream.TableID(st.table)
-	limit := s.opts.MaxRowsPerRound
-	if !st.pk {
-		limit *= appendRoundFlushes
+	limit := s.opts.MaxRowsPerRound * appendRoundFlushes
+	flushRows, flushBytes := s.opts.MaxRowsPerRound, s.opts.RoundMemory
+	if st.pk {
+		// A primary-key write's flushes are sorted and spilled in the
+		// background, up to a job per worker, while the round reads on: a
+		// flush of each share of the memory.
+		parts := int64(1 + background.Workers())
+		flushRows, flushBytes = max(flushRows/parts, 1), max(flushBytes/parts, 1)
 	}
-	for b, hw := range s.ls.Log().HighWatermarks(id) {
-		from := st.next.Of(b)
-		if from >= hw {
-			continue
-		}
-		end := from
-		bucketLimit := limit
-		if round && !st.pk {
-			bucketLimit = min(limit, st.read[b]+s.opts.MaxRowsPerRound)
-		}
-		if !round && hw-from+st.w.Buffered() < s.opts.MaxRowsPerRound {
-			continue // staging reads whole flushes only (see stage)
-		}
-		err := s.ls.ReadLog(ctx, st.table, logstore.Bucket{Table: id, Bucket: b}, from, hw, func(lb union.LogBatch, base int64) error {
-			defer lb.Rec.Release()
-			if st.read[b] >= bucketLimit {
-				return errStop
+	hws := s.ls.Log().HighWatermarks(id)
+	buckets := slices.Sorted(maps.Keys(hws))
+	// A primary-key round reads the buckets in turns of a share of a flush
+	// each, so that every flush holds rows of every bucket and its buckets
+	// are sorted and encoded in parallel (an append round reads each
+	// bucket at once: its flushes are cut into files per core anyway).
+	turn := int64(math.MaxInt64)
+	if st.pk && len(buckets) > 1 {
+		turn = max(flushRows/int64(len(buckets)), minTurnRows)
+	}
+	capped := map[int32]bool{}
+	for {
+		progressed := false
+		for _, b := range buckets {
+			hw := hws[b]
+			from := st.next.Of(b)
+			if from >= hw || capped[b] {
+				continue
 			}
-			k := int(lb.Rec.NumRows())
-			var kinds []lake.RowKind
-			var seqs []int64
-			if st.pk {
-				kinds = make([]lake.RowKind, k)
-				for i := range kinds {
-					if lb.Kinds != nil {
-						kinds[i] = lake.RowKind(lb.Kinds[i])
+			end := from
+			bucketLimit := limit
+			if round && !st.pk {
+				bucketLimit = min(limit, st.read[b]+s.opts.MaxRowsPerRound)
+			}
+			if !round && hw-from+st.w.Buffered() < s.opts.MaxRowsPerRound {
+				continue // staging reads whole flushes only (see stage)
+			}
+			var turnRows int64
+			err := s.ls.ReadLog(ctx, st.table, logstore.Bucket{Table: id, Bucket: b}, from, hw, func(lb union.LogBatch, base int64) error {
+				defer lb.Rec.Release()
+				if st.read[b] >= bucketLimit || (st.pk && st.flushes >= maxRoundRuns) {
+					return errStop
+				}
+				if turnRows >= turn {
+					return errTurn
+				}
+				k := int(lb.Rec.NumRows())
+				var kinds []lake.RowKind
+				var seqs []int64
+				if st.pk {
+					kinds = make([]lake.RowKind, k)
+					for i := range kinds {
+						if lb.Kinds != nil {
+							kinds[i] = lake.RowKind(lb.Kinds[i])
+						}
+					}
+					seqs = make([]int64, k)
+					for i := range seqs {
+						seqs[i] = base + int64(i)
 					}
 				}
-				seqs = make([]int64, k)
-				for i := range seqs {
-					seqs[i] = base + int64(i)
-				}
-			}
-			if err := st.w.Write(ctx, b, lb.Rec, kinds, seqs); err != nil {
-				return err
-			}
-			end = base + int64(k)
-			st.read[b] += int64(k)
-			st.rows += int64(k)
-			if !st.pk && st.w.Buffered() >= s.opts.MaxRowsPerRound {
-				// behind: what the log holds past these rows now (hw is
-				// where this pass stops, not where the log is)
-				behind := s.ls.Log().HighWatermark(logstore.Bucket{Table: id, Bucket: b}) - end
-				if err := st.w.Flush(ctx, s.flushWorkers(round, behind)); err != nil {
+				if err := st.w.Write(ctx, b, lb.Rec, kinds, seqs); err != nil {
 					return err
 				}
-				if !round && hw-end < s.opts.MaxRowsPerRound {
-					return errStop // less than a flush left: the round reads it
+				end = base + int64(k)
+				st.read[b] += int64(k)
+				st.rows += int64(k)
+				turnRows += int64(k)
+				if st.w.Buffered() >= flushRows || st.w.BufferedBytes() >= flushBytes {
+					// behind: what the log holds past these rows now (hw is
+					// where this pass stops, not where the log is)
+					behind := s.ls.Log().HighWatermark(logstore.Bucket{Table: id, Bucket: b}) - end
+					if err := st.w.Flush(ctx, s.flushWorkers(round, behind)); err != nil {
+						return err
+					}
+					st.flushes++
+					if !round && hw-end < s.opts.MaxRowsPerRound {
+						return errStop // less than a flush left: the round reads it
+					}
 				}
+				return nil
+			})
+			if end > from {
+				st.next = st.next.With(b, end)
+				progressed = true
 			}
-			return nil
-		})
-		if end > from {
-			st.next = st.next.With(b, end)
+			switch {
+			case errors.Is(err, errStop):
+				more, capped[b] = true, true
+			case errors.Is(err, errTurn):
+			case err != nil:
+				return more, fmt.Errorf("bucket %d: %w", b, err)
+			}
 		}
-		if errors.Is(err, errStop) {
-			more = true
-		} else if err != nil {
-			return more, fmt.Errorf("bucket %d: %w", b, err)
+		if !progressed || turn == math.MaxInt64 {
+			break
 		}
 	}
 	return more, nil

@@ -18,11 +18,21 @@ type Options struct {
 	// Interval is the default freshness: how often each table is tiered
 	// unless its lakestream.freshness option says otherwise.
 	Interval time.Duration
-	// MaxRowsPerRound bounds the rows a round holds in memory: per bucket
-	// of a primary-key table (its rows are sorted at the commit), per
-	// append-table round (encoded into files every MaxRowsPerRound rows;
-	// such a round reads at most 64 times that per bucket).
+	// MaxRowsPerRound bounds the rows a round holds in memory: every
+	// MaxRowsPerRound rows (or RoundMemory bytes) an append table's are
+	// encoded into data files and a primary-key table's sorted into runs
+	// spilled to SpillDir, which the commit merges into one file per
+	// bucket. A round reads at most 64 times that per bucket.
 	MaxRowsPerRound int64
+	// RoundMemory bounds the bytes of log rows a round holds in memory
+	// before it flushes them as MaxRowsPerRound does (default
+	// DefaultRoundMemory).
+	RoundMemory int64
+	// SpillDir is where primary-key rounds spill sorted runs (scratch
+	// files, removed when the round commits or fails; default the system's
+	// temporary directory). A local directory; flightd uses one under its
+	// data directory and empties it at start.
+	SpillDir string
 	// BurstRate is the log growth, in rows a second, above which an append
 	// table is not staged (see doc.go, Staging); default 1M rows a second
 	// per background worker, about what a worker encodes.
@@ -71,14 +81,17 @@ type Round struct {
 	Duration        time.Duration // the whole round, compaction included
 }
 
-// DefaultOptions returns the defaults: 30s interval, 1M rows held in
-// memory per round (and bucket, for primary-key tables),
+// DefaultRoundMemory is the default Options.RoundMemory.
+const DefaultRoundMemory = 256 << 20
+
+// DefaultOptions returns the defaults: 30s interval, 1M rows (at most
+// DefaultRoundMemory bytes) held in memory per round,
 // 24h log retention checked every minute, compaction at 5 files per
 // bucket, Paimon's snapshot retention (10 to 100 snapshots, 1h), orphan
 // cleanup daily.
 func DefaultOptions() Options {
 	return Options{
-		Interval: 30 * time.Second, MaxRowsPerRound: 1 << 20, Retention: 24 * time.Hour, CollectEvery: time.Minute,
+		Interval: 30 * time.Second, MaxRowsPerRound: 1 << 20, RoundMemory: DefaultRoundMemory, Retention: 24 * time.Hour, CollectEvery: time.Minute,
 		CompactMinFiles: 5, Expire: lake.ExpireOptions{RetainMin: 10, RetainMax: 100, OlderThan: time.Hour},
 		OrphansEvery: 24 * time.Hour,
 	}
@@ -174,6 +187,9 @@ func New(ls *lakestream.Service, opts Options) *Service {
 	if opts.MaxRowsPerRound <= 0 {
 		opts.MaxRowsPerRound = d.MaxRowsPerRound
 	}
+	if opts.RoundMemory <= 0 {
+		opts.RoundMemory = d.RoundMemory
+	}
 	if opts.Retention <= 0 {
 		opts.Retention = d.Retention
 	}
@@ -221,7 +237,7 @@ type Result struct {
 	Snapshot  int64 // the committed snapshot id, 0 when nothing was committed
 	Rows      int64 // log rows moved into the lake
 	Compacted int64 // the COMPACT snapshot that followed, 0 when none
-	More      bool  // a bucket had more than MaxRowsPerRound: run again soon
+	More      bool  // the round was capped (see readLog): run again soon
 }
 
 var errStop = errors.New("stop")

@@ -20,7 +20,7 @@ type Config struct {
 	DataDir         string        // root of flightd's state; the log lives in <DataDir>/log
 	Warehouse       string        // Paimon warehouse; default <DataDir>/warehouse
 	TieringInterval time.Duration // default freshness of t (lake) behind t$rt
-	TieringRows     int64         // rows per bucket a tiering round encodes at once
+	TieringRows     int64         // rows a tiering round holds in memory before it encodes or sorts them
 	LogRetention    time.Duration // how long log records stay after the lake holds them
 	LogDiskBudget   string        // the most disk the log may use, e.g. "50GiB"; "" or "0" = unlimited
 	LogMinFree      string        // free space the log leaves on its file system; "" = logstore.DefaultMinFree, "0" = none
@@ -257,7 +257,7 @@ func parseServe(args []string) (Config, error) {
 	fs.DurationVar(&c.S3RequestTimeout, "s3-request-timeout", c.S3RequestTimeout, "an S3 request attempt that waits this long on the server (to connect, for headers, within a read of the body; not a whole transfer that keeps moving) fails and is retried; 0 = 30s (env FLIGHTD_S3_REQUEST_TIMEOUT)")
 	fs.IntVar(&c.S3MaxAttempts, "s3-max-attempts", c.S3MaxAttempts, "tries of an S3 request, the first included, with backoff, on throttling, 5xx, connection errors and stalls; 0 = AWS_MAX_ATTEMPTS, else 4 (env FLIGHTD_S3_MAX_ATTEMPTS)")
 	fs.DurationVar(&c.TieringInterval, "tiering-interval", c.TieringInterval, "how often log records are committed to the lake (env FLIGHTD_TIERING_INTERVAL)")
-	fs.Int64Var(&c.TieringRows, "tiering-rows", c.TieringRows, "rows per bucket a tiering round encodes at once: a primary-key table's round holds this many in memory and sorts them, an append table's rows become a data file every this many (env FLIGHTD_TIERING_ROWS)")
+	fs.Int64Var(&c.TieringRows, "tiering-rows", c.TieringRows, "rows a tiering round holds in memory: an append table's become data files every this many, a primary-key table's are sorted into runs every third of this many (merged into a file per bucket at the commit) (env FLIGHTD_TIERING_ROWS)")
 	fs.DurationVar(&c.LogRetention, "log-retention", c.LogRetention, "how long log records stay after the lake holds them (env FLIGHTD_LOG_RETENTION)")
 	fs.StringVar(&c.LogDiskBudget, "log-disk-budget", c.LogDiskBudget, "the most disk the log may use, e.g. 50GiB; writes past it are rejected (env FLIGHTD_LOG_DISK_BUDGET; default unlimited)")
 	fs.StringVar(&c.LogMinFree, "log-min-free", c.LogMinFree, "free space the log leaves on its file system: writes that would leave less are rejected with RESOURCE_EXHAUSTED until space returns; 0 = none (env FLIGHTD_LOG_MIN_FREE; default 128MiB)")

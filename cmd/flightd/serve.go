@@ -102,7 +102,17 @@ func serve(args []string) error {
 	if err != nil {
 		return err
 	}
-	topts := tiering.Options{Interval: cfg.TieringInterval, MaxRowsPerRound: cfg.TieringRows, Retention: cfg.LogRetention, Observe: met.ObserveRound, Logger: lg.With("component", "tiering")}
+	memLimit, memFrom, _ := cfg.memoryLimit() // validated
+	// Primary-key rounds spill sorted runs here; a crash leaves them behind.
+	spillDir := filepath.Join(cfg.DataDir, "tiering-tmp")
+	if err := os.RemoveAll(spillDir); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(spillDir, 0o755); err != nil {
+		return err
+	}
+	topts := tiering.Options{Interval: cfg.TieringInterval, MaxRowsPerRound: cfg.TieringRows, RoundMemory: tieringMemory(memLimit), SpillDir: spillDir,
+		Retention: cfg.LogRetention, Observe: met.ObserveRound, Logger: lg.With("component", "tiering")}
 	if member != nil {
 		defer func() {
 			if err := member.Close(); err != nil {
@@ -114,8 +124,7 @@ func serve(args []string) error {
 		met.WatchCluster(clusterView(&cfg, member))
 	}
 	tier := tiering.New(ls, topts)
-	memLimit, memFrom, _ := cfg.memoryLimit() // validated
-	ceiling, _ := cfg.memoryCeiling()         // validated
+	ceiling, _ := cfg.memoryCeiling() // validated
 	budget := splitMemory(memLimit)
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(budget.goHeap)
@@ -334,6 +343,11 @@ type memorySplit struct {
 func splitMemory(limit int64) memorySplit {
 	return memorySplit{duckDB: max(limit/2, minMemoryLimit), ingest: limit / 4, goHeap: limit}
 }
+
+// tieringMemory is the log rows a tiering round holds before it encodes
+// or spills them: tiering's default, less under a small memory budget (an
+// eighth of it).
+func tieringMemory(limit int64) int64 { return min(tiering.DefaultRoundMemory, limit/8) }
 
 // shutdownReserve is the part of the grace period kept for closing the
 // engine and the log after running calls are cut off.
