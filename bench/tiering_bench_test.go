@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -120,7 +121,7 @@ func BenchmarkTierBurst(b *testing.B) {
 		runs++
 		b.Logf("%d rows: %d rounds in %.1f s (%.1f s until no lag), %.2f M rows/s, peak RssAnon %.0f MiB (+%.0f), VmHWM %.0f MiB, server %.1f CPU-s",
 			n, rounds, sum1-sum0, wall.Seconds(), float64(n)/(sum1-sum0)/1e6, float64(p)/(1<<20), float64(p-before)/(1<<20), float64(h)/(1<<20), srv.CPUSeconds()-cpu0)
-		srv.Stop(9)
+		srv.Stop(syscall.SIGKILL)
 	}
 	b.ReportMetric(tierWall/float64(runs), "tier-s")
 	b.ReportMetric(roundSecs/float64(runs), "round-s")
