@@ -193,7 +193,7 @@ const footerCost = 4
 var parquetFooters = newLRUCache[*metadata.FileMetaData](&FooterCacheBytes)
 
 func openParquet(ctx context.Context, fio fileio.FileIO, path string, mem memory.Allocator) (*parquetFile, error) {
-	f, err := fio.Open(ctx, path)
+	f, err := openData(ctx, fio, path)
 	if err != nil {
 		return nil, err
 	}
