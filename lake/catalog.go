@@ -36,8 +36,9 @@ const dbSuffix = ".db"
 // their I/O under the ctx they are given, and one whose ctx is done returns its error before
 // touching storage (a local FileIO does not look at ctx itself).
 type Catalog struct {
-	fio *fileio.Rooted // FileIO rooted at the warehouse
-	now func() time.Time
+	fio    *fileio.Rooted // FileIO rooted at the warehouse
+	now    func() time.Time
+	states tableStates // what is known of each table's latest snapshot and schema (fresh.go)
 }
 
 // OpenCatalog opens (creating if missing) a warehouse on the local filesystem; a local
@@ -152,6 +153,7 @@ func (c *Catalog) DropDatabase(ctx context.Context, name string, ignoreIfNotExis
 			return fmt.Errorf("drop database %s: %w", name, ErrDatabaseNotEmpty)
 		}
 	}
+	defer c.forgetState(c.dbPath(name))
 	return c.fio.RemoveAll(ctx, c.dbPath(name))
 }
 
@@ -274,7 +276,7 @@ func schemaPath(tablePath string, id int64) string {
 
 // newTable is db.name opened at ts, read from (or written as) the schema file holding src.
 func (c *Catalog) newTable(db, name string, ts *paimontype.TableSchema, src []byte) *Table {
-	return &Table{cat: c, fio: c.fio, db: db, name: name, path: c.tablePath(db, name), schema: ts, now: c.now, latest: &latestSnapshot{}, older: &olderSchemas{},
+	return &Table{cat: c, fio: c.fio, db: db, name: name, path: c.tablePath(db, name), schema: ts, now: c.now, latest: c.state(c.tablePath(db, name)), older: &olderSchemas{},
 		opened: &schemaFile{id: ts.ID, data: src}}
 }
 
@@ -287,6 +289,7 @@ func (c *Catalog) GetTable(ctx context.Context, db, name string) (*Table, error)
 		return nil, fmt.Errorf("get table %s.%s: %w", db, name, ErrTableNotFound)
 	}
 	path := c.tablePath(db, name)
+	at := c.now()
 	ids, err := schemaIDs(ctx, c.fio, path)
 	if err != nil {
 		return nil, fmt.Errorf("lake: get table %s.%s: %w", db, name, err)
@@ -298,7 +301,10 @@ func (c *Catalog) GetTable(ctx context.Context, db, name string) (*Table, error)
 	if err != nil {
 		return nil, fmt.Errorf("lake: get table %s.%s: %w", db, name, err)
 	}
-	return c.newTable(db, name, ts, data), nil
+	t := c.newTable(db, name, ts, data)
+	// The listing found no newer schema: a recent read of t need not check.
+	t.latest.schemaCurrent(t.opened, at)
+	return t, nil
 }
 
 func readSchema(ctx context.Context, fio fileio.FileIO, tablePath string, id int64) (*paimontype.TableSchema, error) {
@@ -331,6 +337,7 @@ func (c *Catalog) DropTable(ctx context.Context, db, name string, ignoreIfNotExi
 		}
 		return err
 	}
+	defer c.forgetState(c.tablePath(db, name))
 	return c.fio.RemoveAll(ctx, c.tablePath(db, name))
 }
 
@@ -385,6 +392,8 @@ func (c *Catalog) RenameTable(ctx context.Context, db, name, toDB, to string) er
 	if len(ids) > 0 {
 		return fmt.Errorf("%s: %w: %s.%s", what, ErrTableExists, toDB, to)
 	}
+	defer c.forgetState(c.tablePath(toDB, to))
+	defer c.forgetState(c.tablePath(db, name))
 	if err := c.fio.RenameDir(ctx, c.tablePath(db, name), c.tablePath(toDB, to)); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("%s: %w: a directory %s that is not a table is in the way", what, ErrTableExists, c.tablePath(toDB, to))

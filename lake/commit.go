@@ -255,6 +255,7 @@ func (t *Table) commitSnapshot(ctx context.Context, req commitRequest, pf *pathF
 	if err := t.syncBeforePublish(ctx, req.entries); err != nil {
 		return nil, err
 	}
+	at := t.cat.now()
 	if err := t.fio.CreateExclusive(ctx, sp, data); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return nil, fmt.Errorf("lake: %s: snapshot %d created concurrently: %w", t.FullName(), snap.ID, ErrCommitConflict)
@@ -264,6 +265,7 @@ func (t *Table) commitSnapshot(ctx context.Context, req commitRequest, pf *pathF
 	if err := t.syncPublished(ctx, snap.ID, written); err != nil {
 		return nil, err
 	}
+	t.committed(snap, at) // this process's next read uses it without asking the store
 	_ = t.fio.WriteAtomic(ctx, filepath.Join(t.snapshotDir(), "LATEST"), []byte(strconv.FormatInt(snap.ID, 10)))
 	return snap, nil
 }

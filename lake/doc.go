@@ -18,8 +18,14 @@
 //     round trip on S3), and says SchemaCurrent, SchemaNewer (ALTER) or SchemaReplaced
 //     (dropped, renamed, or dropped and created again, also when the new table reached the
 //     same schema id). LatestSnapshot checks its remembered snapshot at every call (see S3
-//     below), so another process's commit is read by the next call. Decoded manifests and
-//     Parquet footers are cached by path: their names are unique and the files never change.
+//     below), so another process's commit is read by the next call. For reads,
+//     RecentSnapshot and CheckSchemaRecent may answer from what the catalog knows: the
+//     snapshots this process committed, and, with Catalog.RefreshEvery(d) (flightd: 1 s on
+//     S3), what a background check found less than 2d ago; another process's commit or
+//     schema is then used within 2d, and a read makes no request to learn them (fresh.go).
+//     Decoded manifests and Parquet footers are cached by path: their names are unique and
+//     the files never change; so are blocks of data files in an object store
+//     (DataCacheBytes), so a repeated point lookup on S3 reads nothing.
 //   - Power loss loses no acknowledged commit and corrupts none (local warehouse): data files are
 //     fsynced when closed, manifests, lists, schema and snapshot files before they are linked;
 //     a new directory is synced into its parent when it is created; before snapshot-N is linked
@@ -223,7 +229,9 @@
 //     snapshot-(LATEST+1), else the max of a LIST of snapshot/. A Table remembers the latest
 //     snapshot it found with its file's version (ETag and size; locally size, mtime and inode) and
 //     keeps it while a HEAD finds the same version and no snapshot-(id+1): two HEADs at once
-//     per lookup, and a replaced, rolled back or expired snapshot file is noticed.
+//     per LatestSnapshot, and a replaced, rolled back or expired snapshot file is noticed.
+//     A snapshot this process commits is remembered by the commit, and with RefreshEvery the
+//     checks of the tables being read run in the background, once a second, not per query.
 //   - Credentials, endpoint and region come from s3.Options, then $AWS_ENDPOINT_URL(_S3),
 //     $AWS_REGION, $AWS_ACCESS_KEY_ID/$AWS_SECRET_ACCESS_KEY, then the SDK's default chain.
 //     Path-style addressing is the default when an endpoint is set.

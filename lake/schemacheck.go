@@ -58,27 +58,32 @@ func (t *Table) CheckSchema(ctx context.Context) (SchemaState, error) {
 	if t.opened == nil || t.opened.data == nil {
 		return 0, fmt.Errorf("lake: %s: the table was not opened from a schema file", t.FullName())
 	}
-	id := t.opened.id
+	return checkSchemaFile(ctx, t, t.opened)
+}
+
+// checkSchemaFile is CheckSchema of opened, a schema file of t's table. The next schema is
+// looked for with a stat (one HEAD on S3; an existence test of a missing key would add a
+// LIST for a directory of that name). A table found replaced loses what the catalog knew of
+// its snapshots: they are another table's.
+func checkSchemaFile(ctx context.Context, t *Table, opened *schemaFile) (SchemaState, error) {
+	id := opened.id
 	next := make(chan error, 1)
-	var newer bool
 	go func() {
-		var err error
-		newer, err = t.fio.Exists(ctx, schemaPath(t.path, id+1))
+		_, err := t.fio.Version(ctx, schemaPath(t.path, id+1))
 		next <- err
 	}()
 	data, err := t.fio.Read(ctx, schemaPath(t.path, id))
 	nextErr := <-next
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist) || (err == nil && !bytes.Equal(data, opened.data)):
+		t.latest.reset()
 		return SchemaReplaced, nil
 	case err != nil:
 		return 0, fmt.Errorf("lake: %s: check schema %d: %w", t.FullName(), id, err)
-	case !bytes.Equal(data, t.opened.data):
-		return SchemaReplaced, nil
-	case nextErr != nil && !errors.Is(nextErr, fs.ErrNotExist):
-		return 0, fmt.Errorf("lake: %s: look for schema %d: %w", t.FullName(), id+1, nextErr)
-	case newer:
+	case nextErr == nil:
 		return SchemaNewer, nil
+	case !errors.Is(nextErr, fs.ErrNotExist):
+		return 0, fmt.Errorf("lake: %s: look for schema %d: %w", t.FullName(), id+1, nextErr)
 	}
 	return SchemaCurrent, nil
 }

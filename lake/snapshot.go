@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
+	"time"
 
 	"github.com/flightd/flightd/lake/manifest"
 	"github.com/flightd/flightd/lake/paimontype"
@@ -160,8 +160,8 @@ func (t *Table) Snapshot(ctx context.Context, id int64) (*Snapshot, error) {
 // latestSnapshotID finds the latest snapshot id (0 if none): the remembered latest snapshot if
 // it is still the latest (see known), else resolveLatestID.
 func (t *Table) latestSnapshotID(ctx context.Context) (int64, error) {
-	snap, err := t.known(ctx)
-	if err != nil || snap != nil {
+	snap, found, err := t.known(ctx, t.cat.now())
+	if err != nil || found {
 		return snapID(snap), err
 	}
 	return t.resolveLatestID(ctx)
@@ -210,11 +210,14 @@ func (t *Table) resolveLatestID(ctx context.Context) (int64, error) {
 	return max, nil
 }
 
-// LatestSnapshot returns the latest snapshot, or nil, nil when the table has none. The
-// snapshot is shared with later calls: callers must not modify it.
+// LatestSnapshot returns the latest snapshot, or nil, nil when the table has none, as the
+// store says now: a remembered snapshot (see RecentSnapshot) is checked first (two stats, two
+// HEADs at once on S3). The snapshot is shared with later calls: callers must not modify it.
 func (t *Table) LatestSnapshot(ctx context.Context) (*Snapshot, error) {
-	snap, err := t.known(ctx)
-	if err != nil || snap != nil {
+	st := t.latest
+	at := t.cat.now()
+	snap, found, err := t.known(ctx, at)
+	if err != nil || found {
 		return snap, err
 	}
 	id, err := t.resolveLatestID(ctx)
@@ -222,6 +225,7 @@ func (t *Table) LatestSnapshot(ctx context.Context) (*Snapshot, error) {
 		return nil, fmt.Errorf("lake: %s: find latest snapshot: %w", t.FullName(), err)
 	}
 	if id == 0 {
+		st.none(at)
 		return nil, nil
 	}
 	// The version is taken before the read: if the file changes in between, the remembered
@@ -234,50 +238,35 @@ func (t *Table) LatestSnapshot(ctx context.Context) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.latest.remember(snap, version)
+	st.remember(snap, version, at)
 	return snap, nil
 }
 
-// latestSnapshot remembers the snapshot a Table last found to be the latest, with the
-// version of its file. Most calls then cost two stats (two HEADs on S3) instead of reading
-// LATEST, two existence checks (a HEAD and a LIST on S3 for the missing one) and the
-// snapshot: a query of t$rt resolves the latest snapshot every time.
-type latestSnapshot struct {
-	mu      sync.Mutex
-	snap    *Snapshot
-	version string
-}
-
-func (l *latestSnapshot) remember(s *Snapshot, version string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.snap == nil || s.ID >= l.snap.ID {
-		l.snap, l.version = s, version
+// known returns the remembered latest snapshot (found true; snap nil: the table had none)
+// if it still is the latest: its file has the version it was read at (not expired, rolled
+// back or recreated by a dropped and re-created table) and snapshot-(id+1) does not exist
+// (ids are consecutive, and a committer creates the next one exclusively); a snapshot this
+// process committed, remembered without a version, takes the version found. A remembered
+// "no snapshot" still holds while snapshot-1 does not exist. Otherwise it forgets what it
+// remembered and returns found false. at is when the check began: what it confirms was
+// the latest then.
+func (t *Table) known(ctx context.Context, at time.Time) (snap *Snapshot, found bool, err error) {
+	st := t.latest
+	snap, version, ok := st.get()
+	if !ok {
+		return nil, false, nil
 	}
-}
-
-func (l *latestSnapshot) get() (*Snapshot, string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.snap, l.version
-}
-
-func (l *latestSnapshot) forget(s *Snapshot) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.snap == s {
-		l.snap, l.version = nil, ""
-	}
-}
-
-// known returns the remembered latest snapshot if it still is the latest: its file has the
-// version it was read at (not expired, rolled back or recreated by a dropped and re-created
-// table) and snapshot-(id+1) does not exist (ids are consecutive, and a committer creates
-// the next one exclusively). Otherwise it forgets it and returns nil, nil.
-func (t *Table) known(ctx context.Context) (*Snapshot, error) {
-	snap, version := t.latest.get()
 	if snap == nil {
-		return nil, nil
+		_, err := t.fio.Version(ctx, t.snapshotPath(1))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			st.confirm(nil, "", at)
+			return nil, true, nil
+		case err != nil:
+			return nil, false, fmt.Errorf("lake: %s: find latest snapshot: %w", t.FullName(), err)
+		}
+		st.forget(nil)
+		return nil, false, nil
 	}
 	// Both checks at once: on S3 each is a round trip.
 	next := make(chan error, 1)
@@ -288,14 +277,15 @@ func (t *Table) known(ctx context.Context) (*Snapshot, error) {
 	cur, err := t.fio.Version(ctx, t.snapshotPath(snap.ID))
 	nextErr := <-next
 	switch {
-	case err == nil && cur == version && errors.Is(nextErr, fs.ErrNotExist):
-		return snap, nil
+	case err == nil && (cur == version || version == "") && errors.Is(nextErr, fs.ErrNotExist):
+		st.confirm(snap, cur, at)
+		return snap, true, nil
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 	case nextErr != nil && !errors.Is(nextErr, fs.ErrNotExist):
 		err = nextErr
 	default: // changed, gone, or not the latest any more
-		t.latest.forget(snap)
-		return nil, nil
+		st.forget(snap)
+		return nil, false, nil
 	}
-	return nil, fmt.Errorf("lake: %s: find latest snapshot: %w", t.FullName(), err)
+	return nil, false, fmt.Errorf("lake: %s: find latest snapshot: %w", t.FullName(), err)
 }
