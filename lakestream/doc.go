@@ -52,7 +52,20 @@
 // of the same name committed elsewhere is used by the next statement, with
 // the table's current id and so its current log; a name that is gone is
 // ErrTableNotFound. A statement's planning checks a table once (Planning),
-// its scans and writes once more; snapshots are checked by every scan. Log
+// its scans and writes once more; snapshots are checked by every scan.
+// On a warehouse whose catalog refreshes in the background
+// (lake.Catalog.RefreshEvery; flightd on S3, every second) reads (scans of
+// t and t$rt, metadata tables, time travel, planning) take the latest
+// snapshot from what the catalog knows: this node's own commits at once,
+// another process's within two intervals. A node alone (not
+// Options.OtherNodes) takes the schema so too; in a cluster reads check it at
+// every statement, so DDL on one node is used by the next statement on
+// any other. A warm read then makes no request to the store to learn a
+// table's latest snapshot (nor, alone, its schema). Writes, DDL, tiering,
+// changelogs and streams check at once, so a write never goes to the log
+// of a table another process dropped. A t$rt read on a snapshot up to two
+// seconds old is still a consistent cut: the log keeps the rows above its
+// offsets for the log retention after they are tiered. Log
 // entries cached under a table id this process no longer reads under the
 // name are dropped. Log entries record
 // the schema they were written under (logcodec version 3), and rows of an

@@ -225,7 +225,7 @@ func (s *Service) Meta(ctx context.Context, db, name, suffix string) (array.Reco
 // metaFiles fills b with the rows of t$files, t$manifests, t$partitions or
 // t$buckets.
 func (s *Service) metaFiles(ctx context.Context, db, name, suffix string, b *array.RecordBuilder) error {
-	m, err := s.table(ctx, db, name)
+	m, err := s.readTable(ctx, db, name)
 	if err != nil {
 		return err
 	}
@@ -333,7 +333,7 @@ func (s *Service) metaFiles(ctx context.Context, db, name, suffix string, b *arr
 // auditLog reads t$audit_log: the lake table (at the snapshot a
 // time-travel option names, as t), each row with its kind.
 func (s *Service) auditLog(ctx context.Context, db, name string) (array.RecordReader, error) {
-	m, err := s.table(ctx, db, name)
+	m, err := s.readTable(ctx, db, name)
 	if err != nil {
 		return nil, err
 	}

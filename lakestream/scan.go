@@ -90,7 +90,7 @@ func (s *Service) Cut(ctx context.Context, db, name string, realtime bool) (Cut,
 
 // cut is Cut with the cut's snapshot pinned until unpin is called.
 func (s *Service) cut(ctx context.Context, db, name string, realtime bool) (c Cut, unpin func(), err error) {
-	m, err := s.table(ctx, db, name)
+	m, err := s.readTable(ctx, db, name)
 	if err != nil {
 		return Cut{}, nil, err
 	}
@@ -153,7 +153,7 @@ func (s *Service) Scan(ctx context.Context, db, name string, realtime bool) (arr
 
 // ScanWith is Scan with a projection and a filter for pruning.
 func (s *Service) ScanWith(ctx context.Context, db, name string, opts ScanOptions) (array.RecordReader, error) {
-	m, err := s.table(ctx, db, name)
+	m, err := s.readTable(ctx, db, name)
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +206,7 @@ func (s *Service) pinSnapshotAt(ctx context.Context, m *tableMeta, db, name stri
 func (s *Service) snapshotAt(ctx context.Context, m *tableMeta, db, name string, at *Cut) (*lake.Snapshot, error) {
 	switch {
 	case at == nil:
-		return m.table.LatestSnapshot(ctx)
+		return m.table.RecentSnapshot(ctx)
 	case at.Tag != "":
 		snap, err := m.table.Tag(ctx, at.Tag)
 		if err != nil {

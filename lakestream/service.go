@@ -83,6 +83,13 @@ type Options struct {
 	// LogCacheBytes bounds the decoded un-tiered log kept in memory
 	// (default DefaultLogCacheBytes; negative: no cache).
 	LogCacheBytes int64
+	// OtherNodes says that other flightd nodes serve the warehouse and run
+	// DDL on it (a cluster): reads then check a table's schema at every statement, as
+	// writes do (one round trip on S3), so DDL on one node is used by the
+	// next statement on any other. Alone, a node knows its own DDL, and
+	// reads take another engine's within the catalog's refresh bound (see
+	// readTable).
+	OtherNodes bool
 }
 
 // Service is safe for concurrent use.
@@ -100,8 +107,9 @@ type Service struct {
 	rounds      roundStatuses // see SetRoundStatus
 	// forgotten counts forget calls: table does not cache metadata it read
 	// while a table was dropped, renamed or altered (see table).
-	forgotten uint64
-	dropGuard atomic.Pointer[DropGuard]
+	forgotten  uint64
+	dropGuard  atomic.Pointer[DropGuard]
+	otherNodes bool // Options.OtherNodes
 }
 
 // DropGuard is called by DropTable before the table's files are removed,
@@ -151,7 +159,8 @@ func New(cat *lake.Catalog, log logstore.Log, opts Options) *Service {
 		opts.LogCacheBytes = DefaultLogCacheBytes
 	}
 	return &Service{cat: cat, log: log, mem: opts.Allocator, lg: opts.Logger, meta: map[string]*tableMeta{},
-		gates: map[string]*sync.RWMutex{}, directLocks: map[string]*sync.Mutex{}, cache: newLogCache(max(opts.LogCacheBytes, 0))}
+		gates: map[string]*sync.RWMutex{}, directLocks: map[string]*sync.Mutex{}, cache: newLogCache(max(opts.LogCacheBytes, 0)),
+		otherNodes: opts.OtherNodes}
 }
 
 // Catalog returns the lake catalog.
@@ -473,6 +482,24 @@ func (s *Service) forget(db, name string) {
 // check is lake.Table.CheckSchema: a read of the cached schema's file and
 // an existence test of the next, at once (one round trip on S3).
 func (s *Service) table(ctx context.Context, db, name string) (*tableMeta, error) {
+	return s.tableAt(ctx, db, name, false)
+}
+
+// readTable is table for reads: unless other nodes run DDL
+// (Options.OtherNodes), the cached metadata is checked with
+// lake.Table.CheckSchemaRecent, which on a warehouse in an object store
+// answers from this node's DDL and a check made in the background less
+// than two refresh intervals ago (lake.Catalog.RefreshEvery), with no
+// request of its own. A read of a table another engine altered or dropped
+// a moment ago reads it as it was; writes, DDL and tiering check with
+// table, at once.
+func (s *Service) readTable(ctx context.Context, db, name string) (*tableMeta, error) {
+	return s.tableAt(ctx, db, name, !s.otherNodes)
+}
+
+// tableAt is table, with recent (readTable) checking with
+// CheckSchemaRecent.
+func (s *Service) tableAt(ctx context.Context, db, name string, recent bool) (*tableMeta, error) {
 	k := metaKey(db, name)
 	s.mu.Lock()
 	m := s.meta[k]
@@ -480,7 +507,11 @@ func (s *Service) table(ctx context.Context, db, name string) (*tableMeta, error
 	s.mu.Unlock()
 	sameTable := false // m is of the table that is loaded next, at an older schema
 	if m != nil {
-		state, err := m.table.CheckSchema(ctx)
+		check := m.table.CheckSchema
+		if recent {
+			check = m.table.CheckSchemaRecent
+		}
+		state, err := check(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -562,7 +593,7 @@ func (s *Service) lookup(ctx context.Context, db, name string) (*tableMeta, erro
 	if m != nil {
 		return m, nil
 	}
-	m, err := s.table(ctx, db, name)
+	m, err := s.readTable(ctx, db, name)
 	if err != nil {
 		return nil, err
 	}

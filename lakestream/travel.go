@@ -32,7 +32,7 @@ type Travel struct {
 // its own schema is not built yet, and reading it under today's would give
 // other columns than Java Paimon's time travel, so it is refused.
 func (s *Service) TravelCut(ctx context.Context, db, name string, tr Travel) (Cut, error) {
-	m, err := s.table(ctx, db, name)
+	m, err := s.readTable(ctx, db, name)
 	if err != nil {
 		return Cut{}, err
 	}

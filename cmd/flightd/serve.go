@@ -29,6 +29,7 @@ import (
 	"github.com/flightd/flightd/internal/admit"
 	"github.com/flightd/flightd/internal/background"
 	"github.com/flightd/flightd/lake"
+	"github.com/flightd/flightd/lake/fileio"
 	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/metrics"
 	"github.com/flightd/flightd/perf"
@@ -54,6 +55,12 @@ func serve(args []string) error {
 	cancel()
 	if err != nil {
 		return fmt.Errorf("open warehouse %s: %w", cfg.Warehouse, err)
+	}
+	if !fileio.IsLocal(cat.FileIO()) {
+		// Reads learn the latest snapshot and schema of a table from this
+		// node's commits and a check every second in the background, not
+		// from a round trip to the store each (lake.Catalog.RefreshEvery).
+		defer cat.RefreshEvery(metadataRefresh)()
 	}
 	if cfg.NodeID != "" {
 		octx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -81,7 +88,7 @@ func serve(args []string) error {
 			lg.Error("close log", "err", err)
 		}
 	}()
-	ls = lakestream.New(cat, log, lakestream.Options{Logger: lg.With("component", "lakestream")})
+	ls = lakestream.New(cat, log, lakestream.Options{Logger: lg.With("component", "lakestream"), OtherNodes: cfg.NodeID != ""})
 	octx, cancel = context.WithTimeout(context.Background(), 5*time.Minute)
 	err = ls.CheckLog(octx, migrateHint(cfg))
 	cancel()

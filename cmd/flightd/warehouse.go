@@ -4,11 +4,17 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/flightd/flightd/lake"
 	"github.com/flightd/flightd/lake/fileio"
 	"github.com/flightd/flightd/lake/fileio/s3"
 )
+
+// metadataRefresh is how often a server over a warehouse in an object store checks, in the
+// background, the latest snapshot and schema of the tables it reads: what another process
+// commits is read within twice this (lake.Catalog.RefreshEvery).
+const metadataRefresh = time.Second
 
 // openWarehouse opens the lake's catalog at a warehouse URL: s3://bucket/path (or s3a://)
 // through the S3 FileIO with opts, file:///path or a plain path on the local file system
