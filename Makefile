@@ -227,13 +227,19 @@ QUICK_BENCH := Ingest|ReadRealtime|Freshness|Parquet|PrimaryKey|Append
 bench-quick: build
 	FLIGHTD_BIN=$(CURDIR)/$(BIN) $(GO) test -run='^$$' -bench='$(QUICK_BENCH)' -benchtime=2x ./bench/ ./union/
 
-# The read path end to end (bench/readpath_bench_test.go): SELECT * of t and
-# t$rt, aggregates, point lookups idle and under load, ingest, and DuckDB's
-# read_parquet of the same files (bin/duckref) as the reference.
-# FLIGHTD_READ_ROWS sets the table's size (default 1000000).
-bench-read: build
+# The read path end to end, every figure of docs/performance.md's reads:
+# bench/readpath_bench_test.go (SELECT * of t and t$rt, aggregates, point
+# lookups idle and under load, ingest, and DuckDB's read_parquet of the same
+# files, bin/duckref, as the reference in the same run), the server's peak
+# memory while tiering a primary-key burst (bench/tiering_bench_test.go) and
+# point lookups on an S3 warehouse whose every request takes 20 ms
+# (bench/s3_bench_test.go). FLIGHTD_READ_ROWS sets the read table's size
+# (default 1000000), FLIGHTD_TIER_ROWS the burst's (default 10000000).
+bench-read: build tools
 	$(GO) build -tags $(TAGS) -o bin/duckref ./bench/duckref
 	FLIGHTD_BIN=$(CURDIR)/$(BIN) FLIGHTD_DUCKREF_BIN=$(CURDIR)/bin/duckref $(GO) test -run='^$$' -bench=ReadPath -benchtime=1x -timeout 60m -v ./bench/
+	FLIGHTD_BIN=$(CURDIR)/$(BIN) $(GO) test -run='^$$' -bench=TierBurst -benchtime=1x -timeout 30m -v ./bench/
+	FLIGHTD_BIN=$(CURDIR)/$(BIN) VERSITYGW=$(VERSITYGW) $(GO) test -run='^$$' -bench=S3PointLookup -benchtime=1x -timeout 30m -v ./bench/
 
 # Change latency of a streaming read of t$rt (acknowledgement to delivery,
 # p50/p99) beside 0.5M rows/s of other ingest (bench/stream_bench_test.go).
