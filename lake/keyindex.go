@@ -5,8 +5,9 @@ import (
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
+
+	"github.com/flightd/flightd/internal/arrowutil"
 )
 
 // A union read (t$rt) drops the lake rows whose key has a newer version in
@@ -55,30 +56,11 @@ func (t *Table) intKeyField() (arrow.Field, bool) {
 // KeyValues returns the values of an integer-like key column (IntKey) as
 // int64s, in the order Paimon sorts them.
 func KeyValues(a arrow.Array) ([]int64, error) {
-	if a.NullN() > 0 {
-		return nil, fmt.Errorf("the key column has %d nulls", a.NullN())
+	keys, err := arrowutil.Int64Values(a)
+	if err != nil {
+		return nil, fmt.Errorf("the key column has %w", err)
 	}
-	switch v := a.(type) {
-	case *array.Int64:
-		return v.Int64Values(), nil
-	case *array.Timestamp:
-		return widen(v.TimestampValues()), nil
-	case *array.Date64:
-		return widen(v.Date64Values()), nil
-	case *array.Int32:
-		return widen(v.Int32Values()), nil
-	case *array.Date32:
-		return widen(v.Date32Values()), nil
-	}
-	return nil, fmt.Errorf("the key column has type %s", a.DataType())
-}
-
-func widen[T ~int32 | ~int64](vals []T) []int64 {
-	out := make([]int64, len(vals))
-	for i, x := range vals {
-		out[i] = int64(x)
-	}
-	return out
+	return keys, nil
 }
 
 // mayHoldKeys reports whether row group rg of the reader's file may hold

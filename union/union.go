@@ -229,32 +229,12 @@ func int64Key(schema *arrow.Schema, pk []int) (int, bool) {
 // without encoding.
 func int64Keys(col int) func(arrow.RecordBatch) ([]int64, error) {
 	return func(rec arrow.RecordBatch) ([]int64, error) {
-		a := rec.Column(col)
-		if a.NullN() > 0 {
-			return nil, fmt.Errorf("union: key column %q has nulls", rec.ColumnName(col))
+		keys, err := arrowutil.Int64Values(rec.Column(col))
+		if err != nil {
+			return nil, fmt.Errorf("union: key column %q has %w", rec.ColumnName(col), err)
 		}
-		switch v := a.(type) {
-		case *array.Int64:
-			return v.Int64Values(), nil
-		case *array.Timestamp:
-			return widen(v.TimestampValues()), nil
-		case *array.Date64:
-			return widen(v.Date64Values()), nil
-		case *array.Int32:
-			return widen(v.Int32Values()), nil
-		case *array.Date32:
-			return widen(v.Date32Values()), nil
-		}
-		return nil, fmt.Errorf("union: key column %q has type %s", rec.ColumnName(col), a.DataType())
+		return keys, nil
 	}
-}
-
-func widen[T ~int32 | ~int64](vals []T) []int64 {
-	out := make([]int64, len(vals))
-	for i, x := range vals {
-		out[i] = int64(x)
-	}
-	return out
 }
 
 // mergeLog keeps the newest row of every key in log (retractions dropped)
