@@ -43,14 +43,10 @@ func startDelayProxy(b testing.TB, target string, delay time.Duration) *delayPro
 	}
 	p := &delayProxy{url: "http://" + l.Addr().String()}
 	p.delay.Store(int64(delay))
-	rp := httputil.NewSingleHostReverseProxy(u)
-	// The client signed the request for the proxy's host: keep req.Host.
-	inner := rp.Director
-	rp.Director = func(r *http.Request) {
-		host := r.Host
-		inner(r)
-		r.Host = host
-	}
+	rp := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
+		pr.SetURL(u)
+		pr.Out.Host = pr.In.Host // the client signed the request for the proxy's host
+	}}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.count.Add(1)
 		p.mu.Lock()
