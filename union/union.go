@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -89,9 +90,9 @@ type LogMerge struct {
 	schema *arrow.Schema
 	log    []arrow.RecordBatch // the surviving log rows, in log order
 	filter func(arrow.RecordBatch) (arrow.RecordBatch, error)
-	seq    *seqMerge // nil: the log's newest version of a key wins
-	keys   []int64   // the log's keys, sorted, when the key is one integer-like column (no seq)
-	intKey bool      // keys is set (possibly empty)
+	seq    *seqMerge      // nil: the log's newest version of a key wins
+	keys   func() []int64 // the log's keys, sorted, when the key is one integer-like column (no seq)
+	intKey bool           // keys is set (possibly empty)
 }
 
 // SeqOrder compares row a of x with row b of y (batches that carry a
@@ -145,7 +146,7 @@ func MergeLogVersions(ctx context.Context, mem memory.Allocator, schema *arrow.S
 		}
 		return &LogMerge{schema: schema, filter: sm.lakeFilter, seq: sm}, nil
 	}
-	var keys []int64
+	var keys func() []int64
 	key, intKey := int64Key(schema, pk)
 	if intKey {
 		out, keys, filter, err = mergeLog(ctx, mem, log, int64Keys(key))
@@ -166,7 +167,10 @@ func MergeLogVersions(ctx context.Context, mem memory.Allocator, schema *arrow.S
 // without decoding the key column (lake.ScanTuning.ExcludeKeys) instead of
 // running LakeFilter. The slice is the merge's; do not change it.
 func (m *LogMerge) Keys() (keys []int64, ok bool) {
-	return m.keys, m.intKey
+	if m.keys == nil {
+		return nil, m.intKey
+	}
+	return m.keys(), m.intKey
 }
 
 // Project keeps only the columns idx (indexes into the merge's schema) of
@@ -240,7 +244,7 @@ func int64Keys(col int) func(arrow.RecordBatch) ([]int64, error) {
 // mergeLog keeps the newest row of every key in log (retractions dropped)
 // and returns them with the filter of lake rows (nil: none to drop). It
 // takes over log's batches.
-func mergeLog[K cmp.Ordered](ctx context.Context, mem memory.Allocator, log []LogBatch, keysOf func(arrow.RecordBatch) ([]K, error)) ([]arrow.RecordBatch, []K, func(arrow.RecordBatch) (arrow.RecordBatch, error), error) {
+func mergeLog[K cmp.Ordered](ctx context.Context, mem memory.Allocator, log []LogBatch, keysOf func(arrow.RecordBatch) ([]K, error)) ([]arrow.RecordBatch, func() []K, func(arrow.RecordBatch) (arrow.RecordBatch, error), error) {
 	type pos struct{ batch, row int32 }
 	rows := 0
 	for _, b := range log {
@@ -290,23 +294,33 @@ func mergeLog[K cmp.Ordered](ctx context.Context, mem memory.Allocator, log []Lo
 	for _, b := range log {
 		b.Rec.Release()
 	}
-	var filter func(arrow.RecordBatch) (arrow.RecordBatch, error)
+	// The sorted keys are made on first use: a read that excludes the
+	// lake's rows by each bucket's keys (lakestream) needs neither them nor
+	// the filter, and sorting 100k keys was a twentieth of such a read.
+	var once sync.Once
 	var inLog []K
+	sorted := func() []K {
+		once.Do(func() {
+			inLog = make([]K, 0, len(newest))
+			for k := range newest {
+				inLog = append(inLog, k)
+			}
+			slices.Sort(inLog)
+			newest = nil
+		})
+		return inLog
+	}
+	var filter func(arrow.RecordBatch) (arrow.RecordBatch, error)
 	if len(newest) > 0 {
-		inLog = make([]K, 0, len(newest))
-		for k := range newest {
-			inLog = append(inLog, k)
-		}
-		slices.Sort(inLog)
 		filter = func(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 			keys, err := keysOf(rec)
 			if err != nil {
 				return nil, err
 			}
-			return filterBatch(ectx, mem, rec, notIn(keys, inLog))
+			return filterBatch(ectx, mem, rec, notIn(keys, sorted()))
 		}
 	}
-	return out, inLog, filter, nil
+	return out, sorted, filter, nil
 }
 
 // notIn reports for each of keys whether it is missing from the sorted

@@ -10,11 +10,14 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/decimal256"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flightd/flightd/internal/bufpool"
 )
 
 // filterTypes is every type FilterRecord copies by runs, and some it
@@ -233,5 +236,61 @@ func TestFilterRecordKeepsMapColumns(t *testing.T) {
 		require.NoError(t, err)
 		require.JSONEq(t, tc.want, string(js))
 		got.Release()
+	}
+}
+
+// TestFilterRecordOnDirtyPooledBuffers: over pooled buffers an earlier
+// batch left full of 0xff, large columns (pooled sizes) of integers,
+// strings and booleans with nulls filter as the kernel does, and no
+// validity bit past the last row is set.
+func TestFilterRecordOnDirtyPooledBuffers(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(3, 3))
+	pool := bufpool.New()
+	for round := 0; round < 8; round++ {
+		for _, size := range []int{1 << 16, 1 << 17, 1 << 18, 1 << 19} { // leave dirty buffers behind
+			b := pool.Allocate(size)
+			for i := range b {
+				b[i] = 0xff
+			}
+			pool.Free(b)
+		}
+		n := 20_000 + rng.IntN(50_000)
+		if round < 2 {
+			n = 530_000 + rng.IntN(10_000) // bitmaps of pooled size too
+		}
+		cols := []arrow.Array{
+			randomArray(rng, arrow.PrimitiveTypes.Int64, n, 0.1),
+			randomArray(rng, arrow.BinaryTypes.String, n, 0.1),
+			randomArray(rng, arrow.FixedWidthTypes.Boolean, n, 0.1),
+		}
+		fields := []arrow.Field{{Name: "i", Type: cols[0].DataType(), Nullable: true}, {Name: "s", Type: cols[1].DataType(), Nullable: true}, {Name: "b", Type: cols[2].DataType(), Nullable: true}}
+		rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(n))
+		for _, c := range cols {
+			c.Release()
+		}
+		keep := make([]bool, n)
+		for i := range keep {
+			keep[i] = rng.IntN(100) > 0
+		}
+		got, err := FilterRecord(ctx, pool, rec, keep)
+		require.NoError(t, err)
+		bb := array.NewBooleanBuilder(memory.DefaultAllocator)
+		bb.AppendValues(keep, nil)
+		mask := bb.NewArray()
+		bb.Release()
+		want, err := compute.FilterRecordBatch(ctx, rec, mask, compute.DefaultFilterOptions())
+		require.NoError(t, err)
+		mask.Release()
+		requireSameRows(t, want, got, round)
+		for i, col := range got.Columns() {
+			if v := col.Data().Buffers()[0]; v != nil && col.Len()%8 != 0 {
+				last := v.Bytes()[bitutil.BytesForBits(int64(col.Len()))-1]
+				require.Zero(t, last>>(col.Len()%8), "round %d column %d: validity bits past the last row", round, i)
+			}
+		}
+		got.Release()
+		want.Release()
+		rec.Release()
 	}
 }
