@@ -272,7 +272,7 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, o
 	}
 	lakeOpts := lake.ScanOptions{Columns: read, Filter: opts.Filter, Split: opts.Split, TopLevel: opts.ReadOptimized && !opts.Realtime, KeepKinds: opts.KeepKinds && !opts.Realtime}
 	if !opts.Realtime {
-		lakeReader, err := m.table.ScanWith(ctx, snap, lakeOpts, lake.ScanTuning{Unordered: opts.Unordered, Allocator: s.mem})
+		lakeReader, err := m.table.ScanWith(ctx, snap, lakeOpts, lake.ScanTuning{Unordered: opts.Unordered, Allocator: s.scanMem})
 		if err != nil {
 			return nil, err
 		}
@@ -342,7 +342,7 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, o
 	}
 	var out array.RecordReader
 	if len(m.pk) == 0 {
-		lakeReader, err := m.table.ScanWith(ctx, snap, lakeOpts, lake.ScanTuning{Unordered: opts.Unordered, Allocator: s.mem})
+		lakeReader, err := m.table.ScanWith(ctx, snap, lakeOpts, lake.ScanTuning{Unordered: opts.Unordered, Allocator: s.scanMem})
 		if err != nil {
 			releaseLog(log)
 			return nil, err
@@ -383,7 +383,7 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, o
 		if err != nil {
 			return nil, fmt.Errorf("lakestream: %s.%s: %w", db, name, err)
 		}
-		tuning := lake.ScanTuning{Unordered: opts.Unordered, Allocator: s.mem, Transform: merged.LakeFilter()}
+		tuning := lake.ScanTuning{Unordered: opts.Unordered, Allocator: s.scanMem, Transform: merged.LakeFilter()}
 		if keys, ok := merged.Keys(); ok && byPosition {
 			if exclude == nil {
 				exclude = &lake.KeySet{All: keys}
