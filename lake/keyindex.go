@@ -17,7 +17,7 @@ import (
 // decompress), although the files never change. So the key of every row of
 // a file is decoded once and kept by the file's path (data files are
 // immutable: a name is never written twice), and a read finds the rows to
-// drop by binary search from the log's keys, without reading the column.
+// drop by searching them for the log's keys, without reading the column.
 
 // KeyIndexCacheBytes bounds the decoded keys of data files kept in memory
 // (8 bytes a row). Set it before the first scan; 0 disables the cache, and

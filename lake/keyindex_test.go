@@ -56,7 +56,7 @@ func TestExcludeKeysAcrossRowGroupsWithDeletionVector(t *testing.T) {
 	c := newTestCatalog(t)
 	tb, err := c.CreateTable(ctx, "db", "pk", paimontype.Schema{Columns: testCols, PrimaryKeys: []string{"id"}, Options: map[string]string{"bucket": "1"}}, false)
 	require.NoError(t, err)
-	n := maxRowGroupRows + 1000 // two row groups
+	n := maxRowGroupRows + 1000       // two row groups
 	for half := 0; half < 2; half++ { // two files, compacted into one above level 0
 		var rows []row
 		var kinds []RowKind
