@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -76,6 +77,9 @@ type crashWriter struct {
 	// query (as Python's cursor.execute does): it ran at GetFlightInfo, and
 	// fetching it again, before or after a restart, must never run it again.
 	ticket *flight.Ticket
+	// inserts counts the INSERT statement queries acknowledged, over all
+	// writers of a run (shared).
+	inserts *atomic.Int64
 }
 
 var pkvSchema = arrow.NewSchema([]arrow.Field{
@@ -161,6 +165,10 @@ func runCrashModel(t *testing.T, cycles int, extra ...string) {
 	pr := startPaimonReader(t)
 	c := connect(t, srv)
 	ws := crashSetup(c)
+	var inserts atomic.Int64
+	for _, w := range ws {
+		w.inserts = &inserts
+	}
 	const writers = crashWriterCount
 	var paimonTime time.Duration
 	refetched, altered := 0, 0
@@ -177,6 +185,18 @@ func runCrashModel(t *testing.T, cycles int, extra ...string) {
 			}(w, rng.Uint64())
 		}
 		time.Sleep(time.Duration(200+rng.IntN(1300)) * time.Millisecond)
+		if inserts.Load() == 0 {
+			// Until one INSERT statement query is acknowledged, the kill
+			// waits for it: a loaded machine let six cycles pass without
+			// one (each writer's first append write is one), leaving the
+			// restarts no ticket to fetch again.
+			testserver.Eventually(t, 2*time.Minute, func() error {
+				if inserts.Load() == 0 {
+					return fmt.Errorf("cycle %d: no INSERT statement query acknowledged yet", cycle)
+				}
+				return nil
+			})
+		}
 		srv.Stop(syscall.SIGKILL)
 		cancel()
 		wg.Wait()
@@ -412,6 +432,9 @@ func insertAndFetchTwice(ctx context.Context, srv *testserver.Server, w *crashWr
 		return false
 	}
 	w.ticket = info.Endpoint[0].Ticket
+	if w.inserts != nil {
+		w.inserts.Add(1)
+	}
 	for range 2 {
 		if _, err := fetchCount(ctx, cl, w.ticket); err != nil {
 			break // the server died: the INSERT was acknowledged all the same
