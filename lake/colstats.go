@@ -347,6 +347,6 @@ func orderByKeySeqPos(rec arrow.RecordBatch, keyIdx []int, cmpKey func(a, b int)
 
 // intKeys widens an integer-like column without nulls to int64 (order kept).
 func intKeys(arr arrow.Array) ([]int64, bool) {
-	keys, err := KeyValues(arr)
+	keys, err := keyValues(arr)
 	return keys, err == nil
 }

@@ -53,9 +53,9 @@ func (t *Table) intKeyField() (arrow.Field, bool) {
 	return arrow.Field{}, false
 }
 
-// KeyValues returns the values of an integer-like key column (IntKey) as
+// keyValues returns the values of an integer-like key column (IntKey) as
 // int64s, in the order Paimon sorts them.
-func KeyValues(a arrow.Array) ([]int64, error) {
+func keyValues(a arrow.Array) ([]int64, error) {
 	keys, err := arrowutil.Int64Values(a)
 	if err != nil {
 		return nil, fmt.Errorf("the key column has %w", err)
@@ -138,7 +138,7 @@ func (fr *fileReader) keys() (*keyIndex, error) {
 		if err != nil {
 			return nil, err
 		}
-		ks, err := KeyValues(rec.Column(0))
+		ks, err := keyValues(rec.Column(0))
 		if err == nil {
 			idx.keys = append(idx.keys, ks...)
 		}

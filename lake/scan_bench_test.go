@@ -165,7 +165,7 @@ func BenchmarkScanDecode(b *testing.B) {
 				default:
 					cols = []string{"id", "x"}
 					tune.Transform = func(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
-						keys, err := KeyValues(rec.Column(0))
+						keys, err := keyValues(rec.Column(0))
 						if err != nil {
 							return nil, err
 						}

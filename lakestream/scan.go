@@ -428,7 +428,7 @@ func (s *Service) scan(ctx context.Context, m *tableMeta, snap *lake.Snapshot, o
 func keysByBucket(log []union.LogBatch, bucket []int32, col int) (*lake.KeySet, error) {
 	by := map[int32][]int64{}
 	for i, lb := range log {
-		keys, err := lake.KeyValues(lb.Rec.Column(col))
+		keys, err := arrowutil.Int64Values(lb.Rec.Column(col))
 		if err != nil {
 			return nil, fmt.Errorf("the key of the log's rows: %w", err)
 		}
