@@ -23,6 +23,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flightd/flightd/internal/bufpool"
 	"github.com/flightd/flightd/lake/manifest"
 	"github.com/flightd/flightd/lake/paimontype"
 )
@@ -187,7 +188,9 @@ func cellStrings(arr arrow.Array) []string {
 			v := int64(arr.(*array.Timestamp).Value(i))
 			out[i] = fmt.Sprint(v * map[arrow.TimeUnit]int64{arrow.Second: 1e9, arrow.Millisecond: 1e6, arrow.Microsecond: 1e3, arrow.Nanosecond: 1}[ts.Unit])
 		default:
-			out[i] = arr.ValueStr(i)
+			// A copy: a string column's ValueStr is its buffer, which a
+			// pooled scan reuses once the batch is released.
+			out[i] = strings.Clone(arr.ValueStr(i))
 		}
 	}
 	return out
@@ -746,5 +749,108 @@ func TestPartitionPathsAsJava(t *testing.T) {
 	require.Len(t, byID, 2*n)
 	for r := int32(0); r < n; r++ {
 		require.Equal(t, byID[r], byID[1000+r], "row %d as flightd and Java wrote it", r)
+	}
+}
+
+// TestPooledScanSendsNoStaleBytes scans every type of the matrix, in row
+// groups large enough for the pool's size classes, through a pool whose
+// buffers hold other bytes (0xab, or 0xdb under the race detector's
+// poisoning): the values equal a scan with Go's allocator, and the slots
+// under nulls of fixed-width columns, which the unzeroed reads do not
+// write, do not hold an earlier buffer's bytes.
+func TestPooledScanSendsNoStaleBytes(t *testing.T) {
+	ctx := context.Background()
+	// The flat types, one precision of each (nested columns and the other
+	// precisions read as their neighbours do).
+	var types []matrixType
+	seen := map[string]bool{}
+	for _, mt := range matrixTypes() {
+		family, _, _ := strings.Cut(mt.typ, "(")
+		if mt.json == "" && !seen[family] {
+			seen[family] = true
+			types = append(types, mt)
+		}
+	}
+	cols := []paimontype.Column{{Name: "id", Type: mustType(t, "INT NOT NULL")}}
+	for i, mt := range types {
+		cols = append(cols, paimontype.Column{Name: fmt.Sprintf("c%d", i), Type: mustType(t, mt.typ)})
+	}
+	c := newTestCatalog(t)
+	tb, err := c.CreateTable(ctx, "db", "types", paimontype.Schema{Columns: cols}, false)
+	require.NoError(t, err)
+	const n = 17_000 // an INT column of a row group is 68 KB, a pooled class
+	sc := tb.Schema().ArrowSchema()
+	ib := array.NewInt32Builder(memory.DefaultAllocator)
+	for i := 0; i < n; i++ {
+		ib.Append(int32(i))
+	}
+	arrs := []arrow.Array{ib.NewArray()}
+	ib.Release()
+	for i, mt := range types {
+		arrs = append(arrs, matrixColumn(t, mt, sc.Field(i+1).Type, n))
+	}
+	rec := array.NewRecordBatch(sc, arrs, n)
+	for _, a := range arrs {
+		a.Release()
+	}
+	defer rec.Release()
+	w := tb.NewWrite(ctx)
+	require.NoError(t, w.Write(ctx, 0, rec, nil, nil))
+	snap, err := w.Commit(ctx, CommitOptions{CommitUser: "u", Identifier: 1})
+	require.NoError(t, err)
+
+	scan := func(mem memory.Allocator) map[string][]string {
+		rr, err := tb.ScanWith(ctx, snap, ScanOptions{}, ScanTuning{Allocator: mem})
+		require.NoError(t, err)
+		defer rr.Release()
+		got := map[string][]string{}
+		for rr.Next() {
+			r := rr.RecordBatch()
+			for i, f := range r.Schema().Fields() {
+				col := r.Column(i)
+				got[f.Name] = append(got[f.Name], cellStrings(col)...)
+				if _, ok := col.DataType().(arrow.FixedWidthDataType); !ok || col.DataType().ID() == arrow.BOOL || col.NullN() == 0 {
+					continue
+				}
+				width := col.DataType().(arrow.FixedWidthDataType).BitWidth() / 8
+				vals := col.Data().Buffers()[1].Bytes()
+				for j := 0; j < col.Len(); j++ {
+					at := (col.Data().Offset() + j) * width
+					stale := func(b byte) bool { return b != 0xab && b != 0xdb }
+					if col.IsNull(j) && !slices.ContainsFunc(vals[at:at+width], stale) {
+						t.Fatalf("column %s (%s): row %d is null and its slot holds an earlier buffer's bytes %x", f.Name, col.DataType(), j, vals[at:at+width])
+					}
+				}
+			}
+		}
+		require.NoError(t, rr.Err())
+		return got
+	}
+	want := scan(memory.NewGoAllocator())
+	pool := bufpool.New()
+	for round := 0; round < 2; round++ {
+		// Fill the pool with dirty buffers of every class a row group uses.
+		var held [][]byte
+		for size := 1 << 16; size <= 1<<19; size <<= 1 {
+			for k := 0; k < 4; k++ {
+				b := pool.Allocate(size)
+				b[0] = 0xab
+				for i := 1; i < len(b); i *= 2 {
+					copy(b[i:], b[:i])
+				}
+				held = append(held, b)
+			}
+		}
+		for _, b := range held {
+			pool.Free(b)
+		}
+		got := scan(pool)
+		for i, f := range sc.Fields() {
+			typ := "INT"
+			if i > 0 {
+				typ = types[i-1].typ
+			}
+			require.Equal(t, want[f.Name], got[f.Name], "round %d: column %s %s", round, f.Name, typ)
+		}
 	}
 }

@@ -47,14 +47,19 @@ func class(size int) int {
 }
 
 // Allocate returns size zeroed bytes.
-func (a *Allocator) Allocate(size int) []byte {
+func (a *Allocator) Allocate(size int) []byte { return a.allocate(size, true) }
+
+// allocate returns size bytes, cleared if zero.
+func (a *Allocator) allocate(size int, zero bool) []byte {
 	c := class(size)
 	if c < 0 {
 		return a.go_.Allocate(size)
 	}
 	if v := a.classes[c-minShift].Get(); v != nil {
 		b := (*v.(*[]byte))[:size]
-		clear(b)
+		if zero {
+			clear(b)
+		}
 		return b
 	}
 	// A large object: the runtime aligns it to a page, more than the
@@ -62,17 +67,42 @@ func (a *Allocator) Allocate(size int) []byte {
 	return make([]byte, size, 1<<c)
 }
 
+// Unzeroed returns a view of the pool whose Allocate and Reallocate do not
+// clear a reused buffer: for a reader that writes every byte of what it
+// asks for (a Parquet reader of fixed-width values) and clears what it
+// does not write (the slots under nulls) itself. Freed buffers go back to
+// a, and come out of it cleared.
+func (a *Allocator) Unzeroed() memory.Allocator { return unzeroed{a} }
+
+// unzeroed is the view Unzeroed returns.
+type unzeroed struct{ a *Allocator }
+
+func (u unzeroed) Allocate(size int) []byte { return u.a.allocate(size, false) }
+
+func (u unzeroed) Reallocate(size int, b []byte) []byte { return u.a.reallocate(size, b, false) }
+
+func (u unzeroed) Free(b []byte) { u.a.Free(b) }
+
 // Reallocate returns b resized to size, its contents kept: b itself when
 // its capacity allows, as Go's allocator does, else a new buffer, and b
 // goes back to the pool. Arrow reallocates only a buffer it is still
 // filling (a builder's, a Parquet reader's), which nothing else holds: a
 // string column grows its data buffer this way a dozen times a batch.
-func (a *Allocator) Reallocate(size int, b []byte) []byte {
+func (a *Allocator) Reallocate(size int, b []byte) []byte { return a.reallocate(size, b, true) }
+
+// reallocate is Reallocate; zero clears the bytes past b's length.
+func (a *Allocator) reallocate(size int, b []byte, zero bool) []byte {
 	if cap(b) >= size {
+		if zero && size > len(b) {
+			clear(b[len(b):size]) // a reused buffer's capacity is not clean
+		}
 		return b[:size]
 	}
-	nb := a.Allocate(size)
-	copy(nb, b)
+	nb := a.allocate(size, false)
+	n := copy(nb, b)
+	if zero {
+		clear(nb[n:])
+	}
 	a.Free(b)
 	return nb
 }
@@ -86,8 +116,11 @@ func (a *Allocator) Free(b []byte) {
 	}
 	b = b[:n]
 	if poison.Load() {
-		for i := range b {
-			b[i] = 0xdb
+		// By doubling copies: a byte at a time is slow under the race
+		// detector, which instruments each store.
+		b[0] = 0xdb
+		for i := 1; i < n; i *= 2 {
+			copy(b[i:], b[:i])
 		}
 	}
 	a.classes[c-minShift].Put(&b)

@@ -102,3 +102,70 @@ func TestConcurrentArrowUse(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// A reused buffer grown within its capacity was handed out with the bytes
+// its last user wrote past the length first asked for: Reallocate clears
+// them as Allocate clears the rest.
+func TestReallocateWithinReusedCapacityIsZeroed(t *testing.T) {
+	a := New()
+	for try := 0; try < 100; try++ {
+		b := a.Allocate(1 << 17)
+		for i := range b {
+			b[i] = 0xff
+		}
+		a.Free(b)
+		c := a.Allocate(70_000)
+		grown := a.Reallocate(100_000, c)
+		for i, x := range grown {
+			if x != 0 {
+				t.Fatalf("byte %d of a buffer grown in place is %#x", i, x)
+			}
+		}
+		if &c[0] == &b[0] {
+			return
+		}
+	}
+	t.Skip("the pool never handed a buffer back (a collection each time)")
+}
+
+// The unzeroed view hands out the bytes as they were, keeps the contents
+// when it grows a buffer, and frees to the pool, which clears them again
+// for its own Allocate.
+func TestUnzeroedKeepsOldBytes(t *testing.T) {
+	a := New()
+	u := a.Unzeroed()
+	for try := 0; try < 100; try++ {
+		b := a.Allocate(1 << 17)
+		for i := range b {
+			b[i] = 0xff
+		}
+		a.Free(b)
+		c := u.Allocate(100_000)
+		if &c[0] != &b[0] {
+			u.Free(c)
+			continue
+		}
+		want := byte(0xff)
+		if poison.Load() {
+			want = 0xdb
+		}
+		require.Equal(t, want, c[99_999], "the unzeroed view cleared the buffer")
+		c[0] = 7
+		grown := u.Reallocate(1<<18, c)
+		require.Equal(t, byte(7), grown[0])
+		u.Free(grown)
+		for range 100 {
+			d := a.Allocate(1 << 18)
+			for i, x := range d {
+				if x != 0 {
+					t.Fatalf("byte %d of a buffer the unzeroed view freed is %#x", i, x)
+				}
+			}
+			if &d[0] == &grown[0] {
+				return
+			}
+		}
+		return
+	}
+	t.Skip("the pool never handed a buffer back (a collection each time)")
+}
