@@ -20,6 +20,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 
+	"github.com/flightd/flightd/internal/bufpool"
 	"github.com/flightd/flightd/lake/fileio"
 )
 
@@ -230,8 +231,8 @@ func openParquet(ctx context.Context, fio fileio.FileIO, path string, mem memory
 		return nil, err
 	}
 	pf := &parquetFile{f: f, pr: pr, fr: fr, mem: mem, path: path}
-	if u, ok := mem.(interface{ Unzeroed() memory.Allocator }); ok {
-		pf.rawMem = u.Unzeroed()
+	if u, ok := bufpool.UnzeroedOf(mem); ok {
+		pf.rawMem = u
 	}
 	return pf, nil
 }

@@ -3,6 +3,7 @@ package lake
 import (
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
@@ -19,9 +20,16 @@ import (
 // immutable: a name is never written twice), and a read finds the rows to
 // drop by searching them for the log's keys, without reading the column.
 
+//
+// Most of the log's keys are the same from one read to the next (a
+// dashboard refreshing between writes, or writes to recent keys only), so
+// each row group also remembers the positions its last read found and
+// reuses them while the log's keys in its range are the same.
+
 // KeyIndexCacheBytes bounds the decoded keys of data files kept in memory
-// (8 bytes a row). Set it before the first scan; 0 disables the cache, and
-// a read then decodes the keys of each file it excludes keys from.
+// (8 bytes a row, and up to 4 more for the remembered positions). Set it
+// before the first scan; 0 disables the cache, and a read then decodes the
+// keys of each file it excludes keys from.
 var KeyIndexCacheBytes int64 = 256 << 20
 
 var fileKeyIndexes = newLRUCache[*keyIndex](&KeyIndexCacheBytes)
@@ -30,7 +38,21 @@ var fileKeyIndexes = newLRUCache[*keyIndex](&KeyIndexCacheBytes)
 type keyIndex struct {
 	keys   []int64
 	sorted bool // ascending: a primary-key file written by Paimon's rules always is
+
+	mu    sync.Mutex
+	found map[[2]int64]*foundKeys // by the range of rows dropped searched
 }
+
+// foundKeys is what dropped last found in a range of rows: the keys it
+// searched for and the positions of those it found.
+type foundKeys struct {
+	set, pos []int64
+}
+
+// keyIndexCost is the memory a key index of rows rows is charged: its keys
+// and the positions it remembers, which dropped keeps only while the keys
+// searched for are at most a quarter of the rows searched (16 bytes each).
+func keyIndexCost(rows int) int64 { return 64 + 12*int64(rows) }
 
 // IntKey reports whether t's primary key, as its data files store it (the
 // trimmed key), is one integer-like column, the key a scan can exclude rows
@@ -150,7 +172,7 @@ func (fr *fileReader) keys() (*keyIndex, error) {
 	for i := 1; i < len(idx.keys) && idx.sorted; i++ {
 		idx.sorted = idx.keys[i-1] < idx.keys[i]
 	}
-	fileKeyIndexes.put(fr.path, 64+8*int64(cap(idx.keys)), idx)
+	fileKeyIndexes.put(fr.path, keyIndexCost(cap(idx.keys)), idx)
 	fr.keyIdx = idx
 	return idx, nil
 }
@@ -175,12 +197,29 @@ func (k *keyIndex) dropped(start, end int64, set []int64, out []int64) []int64 {
 	if found {
 		hi++
 	}
+	set = set[lo:hi]
+	k.mu.Lock()
+	last := k.found[[2]int64{start, end}]
+	k.mu.Unlock()
+	if last != nil && slices.Equal(last.set, set) {
+		return append(out, last.pos...)
+	}
+	n := len(out)
 	from := 0
-	for _, key := range set[lo:hi] {
+	for _, key := range set {
 		from += gallop(keys[from:], key)
 		if from < len(keys) && keys[from] == key {
 			out = append(out, int64(from))
 		}
+	}
+	if len(set) > 0 && 4*len(set) <= len(keys) {
+		f := &foundKeys{set: slices.Clone(set), pos: slices.Clone(out[n:])}
+		k.mu.Lock()
+		if k.found == nil {
+			k.found = map[[2]int64]*foundKeys{}
+		}
+		k.found[[2]int64{start, end}] = f
+		k.mu.Unlock()
 	}
 	return out
 }

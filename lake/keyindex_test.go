@@ -202,3 +202,57 @@ func BenchmarkKeyIndexDropped(b *testing.B) {
 		}
 	}
 }
+
+// The positions a range remembers are reused only while the keys searched
+// for in it are the same: reads whose log keys grow, shrink, move or stay
+// as they were each find what a linear scan finds.
+func TestKeyIndexRememberedPositionsFollowTheLog(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 11))
+	const rows, groups = 4000, 4
+	keys := make([]int64, rows)
+	next := int64(0)
+	for i := range keys {
+		next += 1 + rng.Int64N(3)
+		keys[i] = next
+	}
+	idx := &keyIndex{keys: keys, sorted: true}
+	logKeys := map[int64]bool{}
+	for round := 0; round < 300; round++ {
+		switch rng.IntN(4) { // 1 in 4 reads sees the log as the last did
+		case 0:
+		case 1: // a new key, often one no row has
+			logKeys[rng.Int64N(next+20)] = true
+		case 2: // a key tiered away
+			for k := range logKeys {
+				delete(logKeys, k)
+				break
+			}
+		case 3: // a few keys replaced
+			for k := range logKeys {
+				if rng.IntN(10) == 0 {
+					delete(logKeys, k)
+					logKeys[rng.Int64N(next+20)] = true
+				}
+			}
+		}
+		set := make([]int64, 0, len(logKeys))
+		for k := range logKeys {
+			set = append(set, k)
+		}
+		slices.Sort(set)
+		for g := int64(0); g < groups; g++ {
+			start, end := g*rows/groups, (g+1)*rows/groups
+			var want []int64
+			for i := start; i < end; i++ {
+				if _, ok := slices.BinarySearch(set, keys[i]); ok {
+					want = append(want, i-start)
+				}
+			}
+			got := idx.dropped(start, end, set, []int64{-1})
+			require.Equal(t, append([]int64{-1}, want...), got, "round %d, rows [%d, %d)", round, start, end)
+		}
+		if round == 150 {
+			require.NotEmpty(t, idx.found, "no range remembered its positions")
+		}
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/flightd/flightd/internal/bufpool"
 )
 
 // FilterRecord returns the rows of rec whose keep entry is true (len(keep)
@@ -130,7 +132,9 @@ func filterRuns(mem memory.Allocator, arr arrow.Array, runs [][2]int, n int) arr
 			return nil
 		}
 		src := d.Buffers()[1].Bytes()
-		buf := memory.NewResizableBuffer(mem)
+		// The runs write every value: a pool need not clear the buffer.
+		raw, _ := bufpool.UnzeroedOf(mem)
+		buf := memory.NewResizableBuffer(raw)
 		buf.Resize(n * w)
 		dst := buf.Bytes()
 		at := 0

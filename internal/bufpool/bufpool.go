@@ -74,6 +74,18 @@ func (a *Allocator) allocate(size int, zero bool) []byte {
 // a, and come out of it cleared.
 func (a *Allocator) Unzeroed() memory.Allocator { return unzeroed{a} }
 
+// UnzeroedOf returns mem's unzeroed view when mem is an Allocator (or such
+// a view), else mem, and whether it did.
+func UnzeroedOf(mem memory.Allocator) (memory.Allocator, bool) {
+	switch m := mem.(type) {
+	case *Allocator:
+		return m.Unzeroed(), true
+	case unzeroed:
+		return m, true
+	}
+	return mem, false
+}
+
 // unzeroed is the view Unzeroed returns.
 type unzeroed struct{ a *Allocator }
 
