@@ -40,6 +40,7 @@ func openData(ctx context.Context, fio fileio.FileIO, path string) (fileio.ReadA
 	c := &cachedFile{ctx: ctx, fio: fio, path: path}
 	if size, ok := dataSizes.get(path); ok {
 		c.size = size
+		c.SectionReader = io.NewSectionReader(c, 0, size)
 		return c, nil
 	}
 	f, err := fio.Open(ctx, path)
@@ -52,23 +53,23 @@ func openData(ctx context.Context, fio fileio.FileIO, path string) (fileio.ReadA
 		return nil, err
 	}
 	c.f, c.size = f, size
+	c.SectionReader = io.NewSectionReader(c, 0, size)
 	dataSizes.put(path, 64, size)
 	return c, nil
 }
 
-// cachedFile reads an immutable data file through dataBlocks.
+// cachedFile reads an immutable data file through dataBlocks; its Read,
+// Seek and Size (which parquet's reader asks for) are the SectionReader's
+// over its ReadAt.
 type cachedFile struct {
+	*io.SectionReader
 	ctx  context.Context
 	fio  fileio.FileIO
 	path string
 	size int64
 	mu   sync.Mutex
 	f    fileio.ReadAtSeekCloser // opened on the first miss
-	off  int64                   // for Read and Seek
 }
-
-// Size is the file's size (parquet's reader asks for it).
-func (c *cachedFile) Size() int64 { return c.size }
 
 func (c *cachedFile) file() (fileio.ReadAtSeekCloser, error) {
 	c.mu.Lock()
@@ -149,36 +150,6 @@ func (c *cachedFile) ReadAt(p []byte, off int64) (int, error) {
 		return n, io.EOF
 	}
 	return n, nil
-}
-
-func (c *cachedFile) Read(p []byte) (int, error) {
-	c.mu.Lock()
-	off := c.off
-	c.mu.Unlock()
-	n, err := c.ReadAt(p, off)
-	c.mu.Lock()
-	c.off = off + int64(n)
-	c.mu.Unlock()
-	return n, err
-}
-
-func (c *cachedFile) Seek(offset int64, whence int) (int64, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch whence {
-	case io.SeekStart:
-	case io.SeekCurrent:
-		offset += c.off
-	case io.SeekEnd:
-		offset += c.size
-	default:
-		return 0, fmt.Errorf("lake: seek %s: bad whence %d", c.path, whence)
-	}
-	if offset < 0 {
-		return 0, fmt.Errorf("lake: seek %s: negative position", c.path)
-	}
-	c.off = offset
-	return offset, nil
 }
 
 func (c *cachedFile) Close() error {

@@ -305,21 +305,20 @@ func (f *FileIO) Open(ctx context.Context, p string) (fileio.ReadAtSeekCloser, e
 	if err != nil {
 		return nil, f.wrap("head", key, err)
 	}
-	return &s3Reader{ctx: ctx, f: f, key: key, size: aws.ToInt64(out.ContentLength)}, nil
+	r := &s3Reader{ctx: ctx, f: f, key: key, size: aws.ToInt64(out.ContentLength)}
+	r.SectionReader = io.NewSectionReader(r, 0, r.size)
+	return r, nil
 }
 
-// s3Reader reads an immutable object with ranged GETs.
+// s3Reader reads an immutable object with ranged GETs; its Read, Seek and
+// Size are the SectionReader's over its ReadAt.
 type s3Reader struct {
+	*io.SectionReader
 	ctx  context.Context
 	f    *FileIO
 	key  string
 	size int64
-	mu   sync.Mutex
-	off  int64
 }
-
-// Size returns the object size.
-func (r *s3Reader) Size() int64 { return r.size }
 
 func (r *s3Reader) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {
@@ -348,36 +347,6 @@ func (r *s3Reader) ReadAt(p []byte, off int64) (int, error) {
 		return got, r.f.wrap("get "+rng, r.key, err)
 	}
 	return got, eof
-}
-
-func (r *s3Reader) Read(p []byte) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n, err := r.ReadAt(p, r.off)
-	r.off += int64(n)
-	if err == io.EOF && n > 0 {
-		err = nil
-	}
-	return n, err
-}
-
-func (r *s3Reader) Seek(offset int64, whence int) (int64, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	switch whence {
-	case io.SeekStart:
-	case io.SeekCurrent:
-		offset += r.off
-	case io.SeekEnd:
-		offset += r.size
-	default:
-		return 0, fmt.Errorf("s3: seek %s: bad whence %d", r.f.loc(r.key), whence)
-	}
-	if offset < 0 {
-		return 0, fmt.Errorf("s3: seek %s: negative position", r.f.loc(r.key))
-	}
-	r.off = offset
-	return offset, nil
 }
 
 func (r *s3Reader) Close() error { return nil }
