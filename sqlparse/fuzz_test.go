@@ -8,7 +8,8 @@ import (
 
 // FuzzParse checks that no input makes Classify or any Parse function panic, that every error is a
 // well-formed *Error, that whatever a Parse function accepts, Classify classifies the same way, and
-// that Analyze finds what Classify, Hint and Params find.
+// that Analyze finds what Classify, Hint and Params find, and that Split and Last cut the text into
+// the statements Statements counts.
 func FuzzParse(f *testing.F) {
 	for _, tc := range classifyTests {
 		f.Add(tc.sql)
@@ -39,6 +40,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, sql string) {
 		analyzeAgrees(t, sql)
+		checkSplit(t, sql)
 		kind := Classify(sql)
 		if kind < KindQuery || kind > KindOther {
 			t.Fatalf("Classify(%q) = %d, out of range", sql, kind)
