@@ -3,7 +3,8 @@
 // t$rt, and are tiered into Paimon snapshots in the background.
 //
 //	flightd serve [flags]      run the server
-//	flightd sql [flags] SQL    run one statement against a running server
+//	flightd sql [flags] [SQL]  run statements against a running server, or a shell
+//	flightd export [flags] SQL FILE  write a query's result to a file
 //	flightd log migrate --to LOG [serve flags]  move the tables to another log
 //	flightd version
 package main
@@ -26,7 +27,9 @@ func main() {
 	case "serve":
 		err = serve(os.Args[2:])
 	case "sql":
-		err = sqlCmd(os.Args[2:], os.Stdout)
+		err = sqlCmd(os.Args[2:], os.Stdout, os.Stderr)
+	case "export":
+		err = exportCmd(os.Args[2:], os.Stderr)
 	case "log":
 		err = logCmd(os.Args[2:], os.Stdout)
 	case "version", "--version", "-v":
@@ -53,7 +56,11 @@ func usage() {
                 [--memory-limit SIZE|PCT] [--query-timeout DUR] [--max-concurrent-queries N]
                 [--max-prepared N] [--prepared-idle-timeout DUR] [--max-statement-bytes SIZE]
                 [--max-message-bytes SIZE] [--max-result-batch-bytes SIZE] [--shutdown-grace DUR]
-  flightd sql [--server ADDR] "SQL"
+  flightd sql [--server ADDR] [--format F] [-o FILE] ["SQL; ..." | -f FILE]
+                run statements; with none, on a terminal, an interactive shell
+                (flightd sql --help lists its flags)
+  flightd export [--server ADDR] [--format F] "SELECT ..." FILE
+                write a query's result to FILE: Parquet, CSV, JSON lines, ... by its extension
   flightd log migrate --to badger|kafka://HOST:PORT[,HOST:PORT] [--to-kafka-topic-prefix P] [serve flags]
                 drain every table's log into the lake and move the tables to another log
                 (the server stopped; serve flags, --log first, say where they are now)
