@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"testing"
 	"time"
 
@@ -171,12 +170,6 @@ func TestParseServe(t *testing.T) {
 			}
 		})
 	}
-}
-
-func TestPrintTable(t *testing.T) {
-	var b bytes.Buffer
-	printTable(&b, []string{"id", "name"}, [][]string{{"1", "ann"}, {"22", "NULL"}})
-	require.Equal(t, "id | name\n---+-----\n1  | ann\n22 | NULL\n", b.String())
 }
 
 func TestParseSize(t *testing.T) {

@@ -96,11 +96,12 @@ type Options struct {
 
 // Writer writes one result: batches of one schema, in order.
 //
-// Every format but the table streams: what Write is given is written (or,
-// for Parquet, encoded into the row group being built) before Write
-// returns, so a result of any size passes in the memory of a few
-// batches. The table format keeps the text of its first MaxRows rows and
-// prints them at Close.
+// Every format but the table streams: what Write is given is written to
+// the io.Writer (the text formats, so a streaming read shows each batch as
+// it comes) or encoded into the row group or file being built (Parquet,
+// Arrow) before Write returns, so a result of any size passes in the
+// memory of a few batches. The table format keeps the text of its first
+// MaxRows rows and prints them at Close.
 type Writer interface {
 	// Write writes rec's rows. rec must have the schema the Writer was
 	// made for (field metadata may differ); Write does not retain it.

@@ -279,6 +279,25 @@ func TestMarkdown(t *testing.T) {
 		"| NULL | NULL | NULL |\n", string(write(t, Markdown, small, Options{})))
 }
 
+// TestTextFormatsWriteEachBatchAtOnce: a streaming read never ends, so
+// its rows must reach the output as each batch comes, not at Close.
+func TestTextFormatsWriteEachBatchAtOnce(t *testing.T) {
+	t.Parallel()
+	mem := checkedAlloc(t)
+	rec := matrix(t, mem)
+	defer rec.Release()
+	first := rec.NewSlice(0, 1)
+	defer first.Release()
+	for _, f := range []Format{CSV, TSV, JSON, JSONL, Markdown} {
+		var buf bytes.Buffer
+		w, err := New(f, &buf, rec.Schema(), Options{})
+		require.NoError(t, err)
+		require.NoError(t, w.Write(first))
+		require.Contains(t, buf.String(), "-9223372036854775808", "%s: the first row before Close", f)
+		require.NoError(t, w.Close())
+	}
+}
+
 func TestParseFormatAndForPath(t *testing.T) {
 	t.Parallel()
 	for _, f := range Formats {

@@ -10,6 +10,22 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// TestTableLayout pins the table flightd sql has always printed, which
+// scripts and tests read.
+func TestTableLayout(t *testing.T) {
+	t.Parallel()
+	mem := checkedAlloc(t)
+	rec, _, err := array.RecordFromJSON(mem, arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "name", Type: arrow.BinaryTypes.String, Nullable: true}}, nil),
+		strings.NewReader(`[{"id":1,"name":"ann"},{"id":22,"name":null}]`))
+	require.NoError(t, err)
+	defer rec.Release()
+	require.Equal(t, "id | name\n---+-----\n1  | ann\n22 | NULL\n(2 rows)\n", string(write(t, Table, rec, Options{})))
+	one := rec.NewSlice(0, 1)
+	defer one.Release()
+	require.Equal(t, "id | name\n---+-----\n1  | ann\n(1 row)\n", string(write(t, Table, one, Options{})))
+}
+
 func TestFit(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {

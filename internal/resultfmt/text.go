@@ -53,9 +53,11 @@ func (d *delimited) Write(rec arrow.RecordBatch) error {
 			d.line = d.line[:0]
 		}
 	}
-	_, err := d.w.Write(d.line)
+	if _, err := d.w.Write(d.line); err != nil {
+		return err
+	}
 	d.line = d.line[:0]
-	return err
+	return d.w.Flush()
 }
 
 func (d *delimited) Close() error {
@@ -140,9 +142,11 @@ func (j *jsonWriter) Write(rec arrow.RecordBatch) error {
 			j.line = j.line[:0]
 		}
 	}
-	_, err := j.w.Write(j.line)
+	if _, err := j.w.Write(j.line); err != nil {
+		return err
+	}
 	j.line = j.line[:0]
-	return err
+	return j.w.Flush()
 }
 
 func (j *jsonWriter) Close() error {
@@ -209,7 +213,7 @@ func (m *markdown) Write(rec arrow.RecordBatch) error {
 		}
 		m.line = m.line[:0]
 	}
-	return nil
+	return m.w.Flush()
 }
 
 func (m *markdown) Close() error {

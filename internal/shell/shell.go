@@ -332,6 +332,9 @@ func (f *feeder) history() []string {
 	}
 	lines := f.lines
 	f.lines = nil
+	if len(lines) == 0 {
+		return nil
+	}
 	for _, l := range lines {
 		if strings.Contains(l, "--") {
 			// A line comment would swallow the lines joined after it:
