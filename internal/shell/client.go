@@ -133,29 +133,71 @@ func (c *Client) read(ctx context.Context, info *flight.FlightInfo, begin func(*
 		return 0, err
 	}
 	for _, ep := range info.Endpoint {
-		rdr, err := c.cl.DoGet(ctx, ep.Ticket)
+		n, err := c.readEndpoint(ctx, ep, &sink, begin)
+		rows += n
 		if err != nil {
-			return rows, c.describe(err)
+			return rows, err
 		}
-		if sink == nil {
-			if sink, err = begin(rdr.Schema()); err != nil {
-				rdr.Release()
-				return rows, err
-			}
+	}
+	return rows, nil
+}
+
+// prefetch is how many batches an endpoint's reader may run ahead of
+// the sink, so that the server and the network go on while a batch is
+// written (encoding Parquet takes about as long as the query).
+const prefetch = 4
+
+// readEndpoint fetches one endpoint into *sink, which begin makes from
+// the first endpoint's schema. A goroutine reads the stream; it retains
+// each batch before handing it over and releases what it holds when the
+// read is abandoned, and the sink's side releases each batch once
+// written and drains the channel on every return.
+func (c *Client) readEndpoint(ctx context.Context, ep *flight.FlightEndpoint, sink *Sink, begin func(*arrow.Schema) (Sink, error)) (rows int64, err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	rdr, err := c.cl.DoGet(ctx, ep.Ticket)
+	if err != nil {
+		return 0, c.describe(err)
+	}
+	if *sink == nil {
+		if *sink, err = begin(rdr.Schema()); err != nil {
+			rdr.Release()
+			return 0, err
 		}
+	}
+	batches := make(chan arrow.RecordBatch, prefetch)
+	var readErr error // set before batches closes
+	go func() {
+		defer close(batches)
 		for rdr.Next() {
 			rec := rdr.RecordBatch()
-			if err := sink.Write(rec); err != nil {
-				rdr.Release()
-				return rows, err
+			rec.Retain()
+			select {
+			case batches <- rec:
+			case <-ctx.Done():
+				rec.Release()
+				return
 			}
-			rows += rec.NumRows()
 		}
-		err = rdr.Err()
+		readErr = rdr.Err()
+	}()
+	defer func() {
+		cancel() // ends a read under way
+		for rec := range batches {
+			rec.Release()
+		}
 		rdr.Release()
+	}()
+	for rec := range batches {
+		err := (*sink).Write(rec)
+		rows += rec.NumRows()
+		rec.Release()
 		if err != nil {
-			return rows, c.describe(err)
+			return rows, err
 		}
+	}
+	if readErr != nil {
+		return rows, c.describe(readErr)
 	}
 	return rows, nil
 }

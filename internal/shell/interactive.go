@@ -57,8 +57,13 @@ func (s *Shell) Interactive(ctx context.Context, banner string) error {
 		if f.blank() && isMeta(line) {
 			f.skip()
 			s.remember(ln, []string{line})
-			quit, err := s.meta(ctx, line)
-			if err != nil {
+			mctx, stop := s.cancelOnInterrupt(ctx)
+			quit, err := s.meta(mctx, line)
+			stop()
+			switch {
+			case errors.Is(err, ErrCancelled):
+				fmt.Fprintln(s.o.Err, "Cancelled.")
+			case err != nil:
 				fmt.Fprintln(s.o.Err, "Error:", err)
 			}
 			if quit {

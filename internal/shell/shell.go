@@ -180,8 +180,11 @@ func (s *Shell) runScript(ctx context.Context, r io.Reader, where func(line int)
 
 // exec runs one statement and writes its result.
 func (s *Shell) exec(ctx context.Context, sql string) error {
-	if s.o.Format.Binary() && s.results > 0 {
-		return fmt.Errorf("--format %s writes one result, and one was written already: give one statement (or use flightd export)", s.o.Format)
+	// A file format holds one result: the query's. What USE, SET, DDL and
+	// writes return (rows_affected) is not written into it.
+	discard := s.o.Format.Binary() && sqlparse.Classify(sql) != sqlparse.KindQuery
+	if s.o.Format.Binary() && !discard && s.results > 0 {
+		return fmt.Errorf("--format %s holds one result, and a query's was written already: give one query (or use flightd export)", s.o.Format)
 	}
 	if s.o.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -193,6 +196,9 @@ func (s *Shell) exec(ctx context.Context, sql string) error {
 	start := time.Now()
 	var w resultfmt.Writer
 	_, err := s.c.Query(ctx, sql, func(sc *arrow.Schema) (Sink, error) {
+		if discard {
+			return sinkFunc(func(arrow.RecordBatch) error { return nil }), nil
+		}
 		var err error
 		w, err = resultfmt.New(s.o.Format, s.o.Out, sc, resultfmt.Options{Width: s.width()})
 		return w, err
@@ -217,18 +223,19 @@ func (s *Shell) exec(ctx context.Context, sql string) error {
 // cancelOnInterrupt cancels ctx when Ctrl-C arrives while the statement
 // runs (interactive shell only); stop ends the watch.
 func (s *Shell) cancelOnInterrupt(ctx context.Context) (context.Context, func()) {
-	if s.interrupt == nil {
+	interrupt := s.interrupt
+	if interrupt == nil {
 		return ctx, func() {}
 	}
 	// A Ctrl-C from before the statement is not for it.
-	for len(s.interrupt) > 0 {
-		<-s.interrupt
+	for len(interrupt) > 0 {
+		<-interrupt
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		select {
-		case <-s.interrupt:
+		case <-interrupt:
 			cancel()
 		case <-done:
 		}
