@@ -30,11 +30,20 @@ type parquetWriter struct {
 
 func newParquet(w io.Writer, sc *arrow.Schema, o Options) (Writer, error) {
 	sc = plainSchema(sc)
-	props := parquet.NewWriterProperties(
+	opts := []parquet.WriterProperty{
 		parquet.WithAllocator(o.Alloc),
 		parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithMaxRowGroupLength(rowGroupRows),
-		parquet.WithCreatedBy("flightd"))
+		parquet.WithCreatedBy("flightd"),
+	}
+	// Dictionaries pay for strings; for numbers and times, hashing every
+	// value costs more than half the encoding and zstd finds the repeats.
+	for _, f := range sc.Fields() {
+		if fixedWidth(f.Type) {
+			opts = append(opts, parquet.WithDictionaryFor(f.Name, false))
+		}
+	}
+	props := parquet.NewWriterProperties(opts...)
 	arrProps := pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(o.Alloc), pqarrow.WithStoreSchema())
 	fw, err := pqarrow.NewFileWriter(sc, w, props, arrProps)
 	if err != nil {
@@ -121,4 +130,13 @@ func plainSchema(sc *arrow.Schema) *arrow.Schema {
 	}
 	md := sc.Metadata()
 	return arrow.NewSchema(fields, &md)
+}
+
+// fixedWidth reports whether t is a number, a time or a boolean.
+func fixedWidth(t arrow.DataType) bool {
+	switch t.ID() {
+	case arrow.DATE32, arrow.DATE64, arrow.TIME32, arrow.TIME64, arrow.TIMESTAMP, arrow.DURATION, arrow.BOOL:
+		return true
+	}
+	return numeric(t)
 }
