@@ -10,6 +10,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 )
@@ -40,6 +42,9 @@ func main() {
 		fmt.Fprintf(os.Stderr, "flightd: unknown command %q\n\n", os.Args[1])
 		usage()
 		os.Exit(2)
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return // --help printed the usage
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "flightd:", err)

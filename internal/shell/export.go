@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/util"
 	"github.com/flightd/flightd/internal/resultfmt"
 )
 
@@ -30,8 +31,10 @@ type ExportOptions struct {
 
 // ExportResult is what an export wrote.
 type ExportResult struct {
-	Rows, Bytes int64
-	Elapsed     time.Duration
+	Rows     int64
+	Bytes    int64 // the file's size
+	Received int64 // the result's Arrow data, as the server sent it
+	Elapsed  time.Duration
 }
 
 // Export runs a query and writes its result to path batch by batch, so
@@ -86,6 +89,7 @@ func Export(ctx context.Context, c *Client, query, path string, o ExportOptions)
 				return fmt.Errorf("write %s: %w", path, err)
 			}
 			p.rows += rec.NumRows()
+			p.received += util.TotalRecordSize(rec)
 			p.update(counted.n)
 			return nil
 		}), nil
@@ -114,12 +118,13 @@ func Export(ctx context.Context, c *Client, query, path string, o ExportOptions)
 	if err != nil {
 		return res, fmt.Errorf("export to %s failed, nothing written: %w", path, err)
 	}
-	res = ExportResult{Rows: rows, Bytes: counted.n, Elapsed: time.Since(start)}
+	res = ExportResult{Rows: rows, Bytes: counted.n, Received: p.received, Elapsed: time.Since(start)}
 	if o.ProgressLine {
 		fmt.Fprint(o.Progress, "\r\x1b[K")
 	}
-	fmt.Fprintf(o.Progress, "exported %d row%s (%s) to %s in %.1f s (%s/s)\n",
-		res.Rows, plural(res.Rows), size(res.Bytes), path, res.Elapsed.Seconds(), size(rate(res.Bytes, res.Elapsed)))
+	fmt.Fprintf(o.Progress, "exported %d row%s (%s) to %s in %.1f s (%s rows/s, %s/s from the server)\n",
+		res.Rows, plural(res.Rows), size(res.Bytes), path, res.Elapsed.Seconds(),
+		count(rate(res.Rows, res.Elapsed)), size(rate(res.Received, res.Elapsed)))
 	return res, nil
 }
 
@@ -138,15 +143,19 @@ func createTemp(path string) (*os.File, error) {
 	}
 }
 
-// progress redraws "N rows, X MB, Y MB/s" at most five times a second.
+// progress redraws "N rows (R rows/s), X MB/s from the server, Y
+// written" at most five times a second. The rate is of the result as it
+// arrives, whatever the format makes of it (Parquet writes a row group
+// only once it is complete).
 type progress struct {
-	o     ExportOptions
-	start time.Time
-	last  time.Time
-	rows  int64
+	o        ExportOptions
+	start    time.Time
+	last     time.Time
+	rows     int64
+	received int64
 }
 
-func (p *progress) update(bytes int64) {
+func (p *progress) update(written int64) {
 	if !p.o.ProgressLine {
 		return
 	}
@@ -155,14 +164,27 @@ func (p *progress) update(bytes int64) {
 		return
 	}
 	p.last = now
-	fmt.Fprintf(p.o.Progress, "\r\x1b[K%d rows, %s, %s/s", p.rows, size(bytes), size(rate(bytes, now.Sub(p.start))))
+	d := now.Sub(p.start)
+	fmt.Fprintf(p.o.Progress, "\r\x1b[K%d rows (%s rows/s), %s/s from the server, %s written",
+		p.rows, count(rate(p.rows, d)), size(rate(p.received, d)), size(written))
 }
 
-func rate(bytes int64, d time.Duration) int64 {
+func rate(n int64, d time.Duration) int64 {
 	if d <= 0 {
 		return 0
 	}
-	return int64(float64(bytes) / d.Seconds())
+	return int64(float64(n) / d.Seconds())
+}
+
+// count writes n with a k or M suffix.
+func count(n int64) string {
+	switch {
+	case n < 1e4:
+		return fmt.Sprint(n)
+	case n < 1e6:
+		return fmt.Sprintf("%.0fk", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%.1fM", float64(n)/1e6)
 }
 
 // size writes a byte count in B, kB, MB or GB (powers of 1000).
