@@ -84,7 +84,7 @@ func (s *Server) begin(ctx context.Context, w work) (qctx context.Context, done 
 			return nil, nil, status.Errorf(codes.ResourceExhausted, "flightd: %v; retry later", err)
 		}
 		if errors.Is(err, admit.ErrCancelled) {
-			return nil, nil, status.Error(codes.Canceled, "flightd: the statement was ended by CALL sys.cancel while it waited for a slot")
+			return nil, nil, status.Error(codes.Canceled, "flightd: the statement was cancelled by an operator (CALL sys.cancel or the operator's page) while it waited for a slot")
 		}
 		return nil, nil, s.statementStatus(ctx, err)
 	}
@@ -202,7 +202,7 @@ func (s *Server) statementStatus(qctx context.Context, err error) error {
 		if st := statementOf(qctx); st != nil {
 			id = st.ID()
 		}
-		return status.Errorf(codes.Canceled, "flightd: statement %d was ended by CALL sys.cancel(%d)", id, id)
+		return status.Errorf(codes.Canceled, "flightd: statement %d was cancelled by an operator (CALL sys.cancel(%d) or the operator's page)", id, id)
 	}
 	if qctx.Err() != nil {
 		return status.FromContextError(qctx.Err()).Err()

@@ -25,6 +25,7 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	"github.com/flightd/flightd/cluster"
+	"github.com/flightd/flightd/console"
 	"github.com/flightd/flightd/flightsql"
 	"github.com/flightd/flightd/internal/admit"
 	"github.com/flightd/flightd/internal/background"
@@ -163,7 +164,27 @@ func serve(args []string) error {
 	met.WatchQueued(srv.Queued)
 	met.WatchStreams(srv.Streams)
 
-	stopHTTP, err := serveHTTP(cfg, met, lg)
+	// The Flight port's authentication, which the operator's page shares.
+	var auth *flightsql.PasswordAuth
+	if cfg.AuthPassword != "" {
+		secret, err := flightsql.LoadSecret(filepath.Join(cfg.DataDir, "auth.key"))
+		if err != nil {
+			return err
+		}
+		if auth, err = flightsql.NewPasswordAuth(cfg.AuthUser, cfg.AuthPassword, secret); err != nil {
+			return err
+		}
+	}
+	uiOpts := console.Options{
+		Lake: ls, Admission: adm, Cluster: clusterView(&cfg, member), Streams: srv.Streams,
+		Freshness: func(t *lake.Table) time.Duration { d, _ := lakestream.Freshness(t, cfg.TieringInterval); return d },
+		Version:   version, Started: processStarted, MemoryLimit: memLimit, MemoryCeiling: ceiling,
+		Logger: lg.With("component", "console"),
+	}
+	if auth != nil {
+		uiOpts.Auth = auth
+	}
+	stopHTTP, err := serveHTTP(cfg, met, console.New(uiOpts).Handler(), lg)
 	if err != nil {
 		return err
 	}
@@ -196,15 +217,7 @@ func serve(args []string) error {
 		scheme = "grpc+tls"
 	}
 	var mw []flight.ServerMiddleware
-	if cfg.AuthPassword != "" {
-		secret, err := flightsql.LoadSecret(filepath.Join(cfg.DataDir, "auth.key"))
-		if err != nil {
-			return err
-		}
-		auth, err := flightsql.NewPasswordAuth(cfg.AuthUser, cfg.AuthPassword, secret)
-		if err != nil {
-			return err
-		}
+	if auth != nil {
 		mw = append(mw, auth.Middleware())
 		if cfg.TLSCert == "" {
 			lg.Warn("authentication without TLS: passwords and tokens cross the network in the clear; set --tls-cert and --tls-key unless clients are on this host")
@@ -414,9 +427,10 @@ func (c *trackedConn) Close() error {
 	return c.Conn.Close()
 }
 
-// serveHTTP serves /metrics on --metrics-addr, and Go's /debug/pprof plus
-// /metrics on --debug-addr (one listener when both name the same address).
-func serveHTTP(cfg Config, met *metrics.Metrics, lg *slog.Logger) (stop func(), err error) {
+// serveHTTP serves /metrics and the operator's page (/ui/, package
+// console) on --metrics-addr, and Go's /debug/pprof plus the same on
+// --debug-addr (one listener when both name the same address).
+func serveHTTP(cfg Config, met *metrics.Metrics, ui http.Handler, lg *slog.Logger) (stop func(), err error) {
 	var servers []*http.Server
 	stop = func() {
 		for _, s := range servers {
@@ -432,20 +446,25 @@ func serveHTTP(cfg Config, met *metrics.Metrics, lg *slog.Logger) (stop func(), 
 		servers = append(servers, s)
 		go func() { _ = s.Serve(l) }()
 		lg.Info(what, "addr", "http://"+l.Addr().String())
+		lg.Info("operator's page", "addr", "http://"+l.Addr().String()+console.Prefix)
 		return nil
 	}
-	if cfg.DebugAddr != "" {
+	common := func() *http.ServeMux {
 		mux := http.NewServeMux()
-		mux.Handle("/debug/pprof/", http.DefaultServeMux) // net/http/pprof registers there
 		mux.Handle("/metrics", met.Handler())
+		mux.Handle(console.Prefix, ui)
+		mux.Handle("GET /{$}", http.RedirectHandler(console.Prefix, http.StatusFound))
+		return mux
+	}
+	if cfg.DebugAddr != "" {
+		mux := common()
+		mux.Handle("/debug/pprof/", http.DefaultServeMux) // net/http/pprof registers there
 		if err := listen("--debug-addr", cfg.DebugAddr, mux, "debug handlers (/debug/pprof/, /metrics)"); err != nil {
 			return stop, err
 		}
 	}
 	if cfg.MetricsAddr != "" && cfg.MetricsAddr != cfg.DebugAddr {
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", met.Handler())
-		if err := listen("--metrics-addr", cfg.MetricsAddr, mux, "metrics (/metrics)"); err != nil {
+		if err := listen("--metrics-addr", cfg.MetricsAddr, common(), "metrics (/metrics)"); err != nil {
 			stop()
 			return func() {}, err
 		}

@@ -57,7 +57,7 @@ func (l Lane) String() string {
 var (
 	ErrQueueFull    = errors.New("the queue of statements waiting for a slot is full")
 	ErrQueueTimeout = errors.New("no slot came free in time")
-	ErrCancelled    = errors.New("cancelled by an operator (CALL sys.cancel)")
+	ErrCancelled    = errors.New("cancelled by an operator (CALL sys.cancel or the operator's page)")
 )
 
 // Options size the controller. Zero values take the defaults.
