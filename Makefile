@@ -18,6 +18,11 @@ VERSITYGW_STAMP   := $(TOOLS)/.versitygw-$(VERSITYGW_VERSION)
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK         := $(TOOLS)/staticcheck
 STATICCHECK_STAMP   := $(TOOLS)/.staticcheck-$(STATICCHECK_VERSION)
+# Chromium from Debian's packages: the headless browser that drives the
+# operator's page in integration/console_test.go (chromedp), installed once
+# when it is missing (FLIGHTD_REQUIRE_BROWSER makes the test fail without it).
+CHROMIUM_STAMP := $(TOOLS)/.chromium
+SUDO           := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Java Paimon (paimon-bundle from Maven Central) for the cross-check in integration/java_test.go.
 PAIMON_CHECK_JAR  := integration/java/target/paimon-check.jar
 JDBC_CHECK_JAR    := integration/jdbc/target/jdbc-check.jar
@@ -28,7 +33,7 @@ KAFKA_BROKER_STAMP := integration/kafka/target/.kafka-broker
 # Packages that never link DuckDB: fast to build, run with the race detector.
 NOCGO_PKGS   = $(shell $(GO) list ./... | grep -v -e '/query$$' -e /cmd/ -e /integration -e /bench -e /internal/deps)
 
-.PHONY: jars lint test-lane1 test-lane2 bench-cluster bench-kafka bench-load all build run cluster tools paimon-check-jar jdbc-check-jar kafka-broker test test-kafka-cluster test-paimon test-go test-nocgo test-engine test-integration test-python test-fuzz fuzz deps py-deps go-deps bench bench-quick bench-read bench-stream bench-sustained soak clean
+.PHONY: FORCE browser jars lint test-lane1 test-lane2 bench-cluster bench-kafka bench-load all build run cluster tools paimon-check-jar jdbc-check-jar kafka-broker test test-kafka-cluster test-paimon test-go test-nocgo test-engine test-integration test-python test-fuzz fuzz deps py-deps go-deps bench bench-quick bench-read bench-stream bench-sustained soak clean
 
 all: build
 
@@ -92,8 +97,20 @@ $(KAFKA_BROKER_STAMP): integration/kafka/pom.xml
 	cd integration/kafka && mvn -q -B package
 	@ls $(KAFKA_LIB)/kafka_2.13-*.jar >/dev/null && touch $@
 
-# Test tools, built once per version (go install of a pinned version leaves go.mod alone).
-tools: $(VERSITYGW_STAMP) $(STATICCHECK_STAMP)
+# Test tools, built once per version (go install of a pinned version leaves go.mod alone),
+# and the browser.
+tools: $(VERSITYGW_STAMP) $(STATICCHECK_STAMP) $(CHROMIUM_STAMP)
+
+browser: $(CHROMIUM_STAMP)
+
+# The stamp is made again when the browser went missing since.
+ifeq ($(shell command -v chromium 2>/dev/null),)
+$(CHROMIUM_STAMP): FORCE
+endif
+$(CHROMIUM_STAMP):
+	mkdir -p $(TOOLS)
+	command -v chromium >/dev/null 2>&1 || { $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q chromium; }
+	touch $@
 
 $(VERSITYGW_STAMP):
 	mkdir -p $(TOOLS)
@@ -135,11 +152,12 @@ test-engine: kafka-broker
 	FLIGHTD_KAFKA_LIB=$(KAFKA_LIB) $(GO) test -tags $(TAGS) -count=1 $(GOTESTFLAGS) ./query/... ./cmd/...
 
 # Black-box tests against the real binary (Go ADBC driver); the crash test
-# reads the snapshots with pypaimon through FLIGHTD_PAIMON_PYTHON. Each test
+# reads the snapshots with pypaimon through FLIGHTD_PAIMON_PYTHON, the
+# operator's page is driven in headless Chromium (make browser). Each test
 # starts its own servers, so they run 4 at a time (most of their time is
 # spent waiting on servers, brokers and JVMs).
 test-integration: build tools paimon-check-jar jdbc-check-jar kafka-broker py-deps
-	VERSITYGW=$(VERSITYGW) FLIGHTD_KAFKA_LIB=$(KAFKA_LIB) FLIGHTD_BIN=$(CURDIR)/$(BIN) FLIGHTD_PAIMON_PYTHON=$(PAIMON_PY) $(GO) test -count=1 -parallel 4 -timeout 30m $(GOTESTFLAGS) ./integration/...
+	VERSITYGW=$(VERSITYGW) FLIGHTD_KAFKA_LIB=$(KAFKA_LIB) FLIGHTD_BIN=$(CURDIR)/$(BIN) FLIGHTD_PAIMON_PYTHON=$(PAIMON_PY) FLIGHTD_REQUIRE_BROWSER=1 $(GO) test -count=1 -parallel 4 -timeout 30m $(GOTESTFLAGS) ./integration/...
 
 # The multi-broker Kafka tests (named *KafkaCluster*: 3 brokers, one killed
 # under load), one package at a time; not part of make test.
@@ -266,6 +284,8 @@ bench-kafka: build kafka-broker
 	FLIGHTD_BENCH_LOGS=badger,kafka FLIGHTD_KAFKA_LIB=$(KAFKA_LIB) FLIGHTD_BIN=$(CURDIR)/$(BIN) $(GO) test -tags $(TAGS) -run='^$$' -bench='Ingest/table=(append|pk4)/ack=stream/clients=1/' -benchtime=1x -count=2 -timeout 30m ./bench/
 	FLIGHTD_BENCH_LOGS=badger,kafka FLIGHTD_FRESHNESS_LOAD=500000 FLIGHTD_FRESHNESS_RATE=100 FLIGHTD_FRESHNESS_INTERVAL=30s FLIGHTD_KAFKA_LIB=$(KAFKA_LIB) FLIGHTD_BIN=$(CURDIR)/$(BIN) $(GO) test -tags $(TAGS) -run='^$$' -bench=Freshness -benchtime=3000x -timeout 30m ./bench/
 	FLIGHTD_KAFKA_LIB=$(KAFKA_LIB) $(GO) test -run='^$$' -bench=Append -benchtime=3s ./logstore/kafkalog/
+
+FORCE:
 
 clean:
 	rm -rf bin integration/java/target integration/jdbc/target integration/kafka/target
