@@ -52,7 +52,8 @@ func authClient(t *testing.T, srv *testserver.Server, user, password string) *cl
 // The operator's page refuses requests without the Flight port's
 // credentials; in a real browser it shows a table's rows, lists a running
 // statement, and its cancel button ends the statement, whose client gets
-// CANCELLED, and the server logs who did it.
+// CANCELLED, and the server logs who did it. The Grafana dashboard's
+// metrics are checked against the same server's /metrics.
 func TestOperatorsPage(t *testing.T) {
 	t.Parallel()
 	const user, password = "ops", "pa ss:word"
@@ -192,4 +193,14 @@ func TestOperatorsPage(t *testing.T) {
 		})
 	})
 
+	t.Run("dashboard", func(t *testing.T) {
+		// Every series the dashboard reads exists once a round has run.
+		testserver.Eventually(t, time.Minute, func() error {
+			if n := scrape(t, maddr)[series("flightd_tiering_rounds_committed_total", "ops", "events")]; n < 1 {
+				return fmt.Errorf("%v tiering rounds committed", n)
+			}
+			return nil
+		})
+		checkDashboard(t, "../docs/grafana/flightd.json", scrape(t, maddr))
+	})
 }
