@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strconv"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -19,11 +21,14 @@ var ErrNoSnapshot = errors.New("lakestream: no such snapshot")
 // Travel names a past state of a table, as DuckDB's AT clause does: a
 // snapshot id (VERSION => n), a Paimon tag (VERSION => 'name') or a time
 // (TIMESTAMP => t, Unix milliseconds: the newest snapshot committed then or
-// before). Exactly one is set.
+// before). Exactly one is set. Version is Paimon's scan.version (Spark's
+// VERSION AS OF): the tag of that name when the table has one, else the
+// snapshot whose id it spells.
 type Travel struct {
 	Snapshot int64
 	Tag      string
 	Millis   *int64
+	Version  string
 }
 
 // TravelCut resolves a time travel of db.name (the lake table t; t$rt has
@@ -43,6 +48,15 @@ func (s *Service) travelCut(ctx context.Context, m *tableMeta, db, name string, 
 	var snap *lake.Snapshot
 	var err error
 	var what string
+	if tr.Version != "" {
+		// As Paimon's scan.version: a tag first, then a snapshot id.
+		tr = Travel{Tag: tr.Version}
+		if id, perr := strconv.ParseInt(tr.Tag, 10, 64); perr == nil && id > 0 && !strings.HasPrefix(tr.Tag, "+") {
+			if _, err := m.table.Tag(ctx, tr.Tag); errors.Is(err, fs.ErrNotExist) {
+				tr = Travel{Snapshot: id}
+			}
+		}
+	}
 	switch {
 	case tr.Tag != "":
 		what = fmt.Sprintf("tag %q", tr.Tag)

@@ -135,7 +135,7 @@ func TestAlterColumnWidensTheValuesWritten(t *testing.T) {
 // scan.tag-name and scan.timestamp-millis make reads of t read that
 // snapshot, as Java does (t$rt is refused while they are set); the other
 // options that would make Java read another snapshot are refused, and so
-// is a Flink hint comment.
+// is a hint comment flightd does not apply.
 func TestTimeTravelOptionsAreHonouredOrRefused(t *testing.T) {
 	e := newTestEngine(t)
 	ctx := context.Background()
@@ -177,8 +177,14 @@ func TestTimeTravelOptionsAreHonouredOrRefused(t *testing.T) {
 		require.True(t, errors.Is(err, engine.ErrUnsupported), "%s: %v", q, err)
 	}
 	run(t, e, "ALTER TABLE t SET ('scan.mode' = 'latest')")
+	// A hint that chooses a snapshot reads it; other hints are refused,
+	// never ignored.
 	_, err = e.Execute(ctx, plan.Analyze("SELECT * FROM t /*+ OPTIONS('scan.snapshot-id'='3') */"))
+	require.True(t, errors.Is(err, engine.ErrNotFound), "%v", err)
+	_, err = e.Execute(ctx, plan.Analyze("SELECT * FROM t /*+ OPTIONS('scan.infer-parallelism'='false') */"))
 	require.True(t, errors.Is(err, engine.ErrInvalid), "%v", err)
+	require.ErrorContains(t, err, "scan.infer-parallelism")
+	_, err = e.Execute(ctx, plan.Analyze("SELECT /*+ BROADCAST(t) */ * FROM t"))
 	require.ErrorContains(t, err, "hint comment")
 	require.Equal(t, [][]string{{"2"}}, run(t, e, "SELECT count(*) FROM t /* a plain comment */"))
 }

@@ -43,7 +43,11 @@
 // the end of its AT clause) is replaced by a view of its own, t$at<id>,
 // whose scan reads the snapshot with the columns of the schema it was
 // written under (as Java Paimon reads it); such statements bypass the
-// parse cache, whose trees carry another text's locations.
+// parse cache, whose trees carry another text's locations. Spark's VERSION
+// AS OF and TIMESTAMP AS OF, Flink's FOR SYSTEM_TIME AS OF and its
+// OPTIONS hint are rewritten into that clause when the statement is read
+// (sqlparse.RewriteTravels); VERSION AS OF's AT clause is marked so that
+// it reads a tag of its name first, as Paimon's scan.version does.
 //
 // Streaming (stream.go): in a session with streaming on
 // (engine.WithStreaming), a query must be SELECT cols FROM t$rt |

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/flightd/flightd/engine"
+	"github.com/flightd/flightd/lakestream"
 	"github.com/flightd/flightd/query/lakeerr"
 	"github.com/flightd/flightd/query/plan"
 	"github.com/flightd/flightd/sqlparse"
@@ -33,10 +34,6 @@ func (e *Engine) travel(ctx context.Context, text string, k plan.ViewKey, r plan
 	if err != nil {
 		return k, r, fmt.Errorf("%w: %s.%s AT (...): %w", engine.ErrInvalid, r.DB, r.Table, err)
 	}
-	cut, err := e.ls.TravelCut(ctx, r.DB, r.Table, tr)
-	if err != nil {
-		return k, r, lakeerr.Map(err)
-	}
 	loc, err := plan.Location(node)
 	if err != nil {
 		return k, r, fmt.Errorf("%w: the statement's AT clause of %s.%s could not be located", engine.ErrInvalid, r.DB, r.Table)
@@ -44,6 +41,15 @@ func (e *Engine) travel(ctx context.Context, text string, k plan.ViewKey, r plan
 	span, ok := sqlparse.AtClause(text, loc)
 	if !ok {
 		return k, r, fmt.Errorf("%w: the AT clause of %s.%s could not be read from the statement's text; write it right after the table's name: %s AT (VERSION => n)", engine.ErrInvalid, r.DB, r.Table, r.Table)
+	}
+	if tr.Tag != "" && strings.Contains(text[span.AtStart:span.AtEnd], sqlparse.VersionMarker) {
+		// Spark's VERSION AS OF, the hint scan.version: a tag, or else
+		// a snapshot id.
+		tr = lakestream.Travel{Version: tr.Tag}
+	}
+	cut, err := e.ls.TravelCut(ctx, r.DB, r.Table, tr)
+	if err != nil {
+		return k, r, lakeerr.Map(err)
 	}
 	r.Snapshot, r.Tag = cut.Snapshot, cut.Tag
 	name := k.Name + "$at" + strconv.FormatInt(cut.Snapshot, 10)

@@ -105,3 +105,64 @@ func TestTimeTravelAcrossSchemaChanges(t *testing.T) {
 	require.ErrorIs(t, err, engine.ErrUnsupported)
 	require.ErrorContains(t, err, "AT (VERSION => 1)")
 }
+
+// TestTimeTravelSpelledAsPaimonsEngines: Spark's VERSION AS OF and
+// TIMESTAMP AS OF, Flink's FOR SYSTEM_TIME AS OF and its OPTIONS hint read
+// the snapshots AT reads; VERSION AS OF and scan.version take a tag of
+// that name before a snapshot id, as Paimon does; a hint option flightd
+// does not apply is refused by name.
+func TestTimeTravelSpelledAsPaimonsEngines(t *testing.T) {
+	dir := t.TempDir()
+	e := newTestEngineIn(t, dir)
+	run(t, e, "CREATE DATABASE s")
+	run(t, e, "CREATE TABLE s.t (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '1', 'lakestream.enabled' = 'false')")
+	run(t, e, "INSERT INTO s.t VALUES (1, 'a')")
+	run(t, e, "INSERT INTO s.t VALUES (2, 'b')")
+	run(t, e, "INSERT INTO s.t VALUES (3, 'c')")
+	tbl := filepath.Join(dir, "warehouse", "s.db", "t")
+	snap1, err := os.ReadFile(filepath.Join(tbl, "snapshot", "snapshot-1"))
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(tbl, "tag"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(tbl, "tag", "tag-first"), snap1, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(tbl, "tag", "tag-2"), snap1, 0o644)) // a tag named like snapshot 2
+	ts := run(t, e, `SELECT strftime(commit_time, '%Y-%m-%d %H:%M:%S.%g') FROM s."t$snapshots" WHERE snapshot_id = 2`)[0][0]
+	ms := run(t, e, `SELECT epoch_ms(commit_time) FROM s."t$snapshots" WHERE snapshot_id = 2`)[0][0]
+
+	count := func(sql string) string { return run(t, e, sql)[0][0] }
+	for sql, want := range map[string]string{
+		"SELECT count(*) FROM s.t VERSION AS OF 3":                                         "3",
+		"SELECT count(*) FROM s.t VERSION AS OF 2":                                         "1", // the tag "2" comes first
+		"SELECT count(*) FROM s.t AT (VERSION => 2)":                                       "2", // DuckDB's spelling: the snapshot
+		"SELECT count(*) FROM s.t VERSION AS OF 'first'":                                   "1",
+		"SELECT count(*) FROM s.t TIMESTAMP AS OF '" + ts + "'":                            "2",
+		"SELECT count(*) FROM s.t FOR SYSTEM_TIME AS OF TIMESTAMP '" + ts + "'":            "2",
+		"SELECT count(*) FROM s.t /*+ OPTIONS('scan.snapshot-id'='1') */":                  "1",
+		"SELECT count(*) FROM s.t /*+ OPTIONS('scan.snapshot-id'='2') */ x WHERE x.id > 0": "2",
+		"SELECT count(*) FROM s.t /*+ OPTIONS('scan.tag-name'='first') */":                 "1",
+		"SELECT count(*) FROM s.t /*+ OPTIONS('scan.version'='3') */":                      "3",
+		"SELECT count(*) FROM s.t /*+ OPTIONS('scan.timestamp-millis'='" + ms + "') */":    "2",
+		"SELECT count(*) FROM s.t /*+ OPTIONS('scan.timestamp'='" + ts + "') */":           "2",
+		"SELECT count(*) FROM s.t /*+ OPTIONS('scan.mode'='latest') */":                    "3",
+		"SELECT count(*) FROM s.t VERSION AS OF 1 a JOIN s.t VERSION AS OF 3 b USING (id)": "1",
+	} {
+		require.Equal(t, want, count(sql), sql)
+	}
+	// Prepared, and as the source of an INSERT.
+	p, err := e.Prepare(context.Background(), plan.Analyze("SELECT * FROM s.t VERSION AS OF 1"))
+	require.NoError(t, err)
+	require.Equal(t, 2, p.DatasetSchema.NumFields())
+	run(t, e, "CREATE TABLE s.u (id BIGINT, v STRING) WITH ('lakestream.enabled' = 'false')")
+	run(t, e, "INSERT INTO s.u SELECT * FROM s.t FOR SYSTEM_TIME AS OF TIMESTAMP '"+ts+"'")
+	require.Equal(t, "2", count("SELECT count(*) FROM s.u"))
+
+	for sql, want := range map[string]string{
+		"SELECT * FROM s.t /*+ OPTIONS('scan.parallelism'='4') */":                 `option "scan.parallelism" is not one flightd applies`,
+		"SELECT * FROM s.t /*+ OPTIONS('scan.watermark'='4') */":                   `option "scan.watermark"`,
+		"SELECT * FROM s.t VERSION AS OF 9":                                        "no snapshot 9",
+		"SELECT * FROM s.t VERSION AS OF 'nope'":                                   "no tag",
+		"INSERT INTO s.u /*+ OPTIONS('sink.parallelism'='2') */ SELECT * FROM s.t": "hint comment",
+	} {
+		_, err := e.Execute(context.Background(), plan.Analyze(sql))
+		require.ErrorContains(t, err, want, sql)
+	}
+}

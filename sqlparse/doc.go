@@ -14,6 +14,8 @@
 //   - The package is pure Go with no dependencies beyond the standard library.
 //   - Analyze returns what Classify, Hint and Params find, lexing the text once, for callers that
 //     need all three.
+//   - RewriteTravels turns the time-travel spellings of Paimon's engines (Spark's VERSION AS OF and
+//     TIMESTAMP AS OF, Flink's FOR SYSTEM_TIME AS OF and OPTIONS hint) into DuckDB's AT clause.
 //   - Params finds the parameter placeholders (? or $N) of any statement outside strings, quoted
 //     identifiers and comments; Substitute replaces them; InsertValuesRow finds the one VALUES row of
 //     an INSERT, so that a batch of parameter rows can become one statement.

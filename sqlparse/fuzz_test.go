@@ -38,9 +38,18 @@ func FuzzParse(f *testing.F) {
 	for _, tc := range errorTests {
 		f.Add(tc.sql)
 	}
+	for _, tc := range travelSpellTests {
+		f.Add(tc.sql)
+	}
 	f.Fuzz(func(t *testing.T, sql string) {
 		analyzeAgrees(t, sql)
 		checkSplit(t, sql)
+		if _, err := RewriteTravels(sql); err != nil {
+			var pe *Error
+			if !errors.As(err, &pe) || pe.Offset < -1 || pe.Offset > len(sql) {
+				t.Fatalf("RewriteTravels(%q): error %v is not an *Error within the text", sql, err)
+			}
+		}
 		kind := Classify(sql)
 		if kind < KindQuery || kind > KindOther {
 			t.Fatalf("Classify(%q) = %d, out of range", sql, kind)

@@ -24,6 +24,9 @@ type Statement struct {
 	sql   string
 	lexed sqlparse.Analysis
 	nul   int // the offset of the first NUL byte, -1 when none
+	// spellErr is why the text's time-travel spellings could not be
+	// rewritten (sqlparse.RewriteTravels).
+	spellErr error
 
 	// A query's shape (ShapeOf), and the query it explains when it is an
 	// EXPLAIN [ANALYZE] (DuckDB serialises only that query).
@@ -47,9 +50,20 @@ type Statement struct {
 
 var _ engine.Statement = (*Statement)(nil)
 
-// Analyze reads sql (see Statement).
+// Analyze reads sql (see Statement). A query's or an INSERT's time
+// travel spelled as Spark, Flink or a Paimon OPTIONS hint spell it
+// becomes DuckDB's AT clause first (sqlparse.RewriteTravels): the
+// statement is that text from here on.
 func Analyze(sql string) *Statement {
 	st := &Statement{sql: sql, lexed: sqlparse.Analyze(sql), nul: strings.IndexByte(sql, 0)}
+	if k := st.lexed.Kind; k == sqlparse.KindQuery || k == sqlparse.KindInsert {
+		text, err := sqlparse.RewriteTravels(sql)
+		if err != nil {
+			st.spellErr = err
+		} else if text != sql {
+			st.sql, st.lexed = text, sqlparse.Analyze(text)
+		}
+	}
 	if st.lexed.Kind == sqlparse.KindQuery {
 		st.readQuery()
 	}
@@ -98,8 +112,11 @@ func (st *Statement) Check() error {
 	if st.nul >= 0 {
 		return fmt.Errorf("%w: the statement text holds a NUL byte at offset %d", engine.ErrInvalid, st.nul)
 	}
+	if st.spellErr != nil {
+		return fmt.Errorf("%w: %w", engine.ErrInvalid, st.spellErr)
+	}
 	if i := st.lexed.Hint; i >= 0 {
-		return fmt.Errorf("%w: the statement holds a hint comment (/*+ ... */) at offset %d, which flightd does not apply (Flink's OPTIONS('scan.snapshot-id' = ...) and the like); it is refused rather than ignored", engine.ErrInvalid, i)
+		return fmt.Errorf("%w: the statement holds a hint comment (/*+ ... */) at offset %d, which flightd does not apply (it applies OPTIONS(...) with a snapshot to read right after a table's name in FROM); it is refused rather than ignored", engine.ErrInvalid, i)
 	}
 	return nil
 }
