@@ -40,4 +40,19 @@ func TestPaimonDocSpellings(t *testing.T) {
 		_, err = c.query(`SELECT * FROM doc."tt$rt" VERSION AS OF 1`)
 		require.Error(t, err)
 	})
+
+	t.Run("alter lists", func(t *testing.T) {
+		c := connect(t, srv)
+		c.mustExec("CREATE TABLE doc.al (id BIGINT, a INT, b STRING, PRIMARY KEY (id) NOT ENFORCED)")
+		c.mustExec("INSERT INTO doc.al VALUES (1, 10, 'x')")
+		c.mustExec("ALTER TABLE doc.al ADD (c3 DOUBLE, c4 STRING)") // Flink
+		c.mustExec("ALTER TABLE doc.al ADD COLUMNS (c5 INT)")       // Spark
+		c.mustExec("ALTER TABLE doc.al MODIFY a BIGINT")            // Flink
+		c.mustExec("ALTER TABLE doc.al RENAME c3 TO d3")            // Flink
+		c.mustExec("ALTER TABLE doc.al DROP (c4, c5)")              // Flink
+		_, err := c.exec("ALTER TABLE doc.al ADD (c6 INT, b INT)")  // b exists: nothing is added
+		require.ErrorContains(t, err, `column "b" exists`)
+		require.Equal(t, []string{"1|10|x|NULL"}, sortedRows(c.mustQuery(`SELECT * FROM doc."al$rt"`)))
+		require.Equal(t, "6", c.scalar(`SELECT count(*) FROM doc."al$schemas"`))
+	})
 }

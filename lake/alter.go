@@ -21,35 +21,81 @@ type AddColumn struct {
 // included), nullable, since the rows already written have no value for
 // it. Files and log rows of older schemas read it as null (by field id).
 func (c *Catalog) AddColumn(ctx context.Context, db, name string, add AddColumn) (*Table, error) {
+	return c.Alter(ctx, db, name, SchemaChange{Add: &add})
+}
+
+func (add AddColumn) apply(db, name string, ns *paimontype.TableSchema) error {
 	col := add.Column
 	if col.Type.NotNull {
-		return nil, fmt.Errorf("lake: alter table %s.%s: %w: column %q cannot be added NOT NULL: the rows already written have no value for it", db, name, ErrUnsupported, col.Name)
+		return fmt.Errorf("lake: alter table %s.%s: %w: column %q cannot be added NOT NULL: the rows already written have no value for it", db, name, ErrUnsupported, col.Name)
 	}
 	if col.Type.Root == 0 {
-		return nil, fmt.Errorf("lake: alter table %s.%s: column %q has no type", db, name, col.Name)
+		return fmt.Errorf("lake: alter table %s.%s: column %q has no type", db, name, col.Name)
 	}
+	if j := fieldIndex(ns, col.Name); j >= 0 {
+		return fmt.Errorf("lake: alter table %s.%s: %w: column %q exists", db, name, ErrInvalidName, ns.Fields[j].Name)
+	}
+	at := len(ns.Fields)
+	switch {
+	case add.First:
+		at = 0
+	case add.After != "":
+		j := fieldIndex(ns, add.After)
+		if j < 0 {
+			return fmt.Errorf("lake: alter table %s.%s: %w: no column %q to add %q after", db, name, ErrInvalidName, add.After, col.Name)
+		}
+		at = j + 1
+	}
+	next := ns.HighestFieldID + 1
+	id := next
+	next++
+	typ := paimontype.AssignNestedIDs(col.Type, &next)
+	ns.HighestFieldID = next - 1
+	f := paimontype.DataField{ID: id, Name: col.Name, Type: typ, Description: col.Comment}
+	ns.Fields = append(ns.Fields[:at:at], append([]paimontype.DataField{f}, ns.Fields[at:]...)...)
+	return nil
+}
+
+// SchemaChange is one change of an ALTER TABLE; exactly one field is
+// set. Alter applies several as one schema.
+type SchemaChange struct {
+	Add                  *AddColumn
+	RenameFrom, RenameTo string
+	Drop                 string
+	// Path and Change are ALTER COLUMN (see AlterColumn).
+	Path   []string
+	Change ColumnChange
+	// Modify is Flink's MODIFY: the column named Modify.Name becomes this
+	// definition (see Modify).
+	Modify *paimontype.Column
+}
+
+func (ch SchemaChange) apply(db, name string, ns *paimontype.TableSchema) error {
+	switch {
+	case ch.Add != nil:
+		return ch.Add.apply(db, name, ns)
+	case ch.RenameFrom != "":
+		return renameColumn(db, name, ns, ch.RenameFrom, ch.RenameTo)
+	case ch.Drop != "":
+		return dropColumn(db, name, ns, ch.Drop)
+	case ch.Modify != nil:
+		return modifyColumn(db, name, ns, *ch.Modify)
+	case len(ch.Path) > 0:
+		return alterColumn(db, name, ns, ch.Path, ch.Change)
+	}
+	return fmt.Errorf("lake: alter table %s.%s: %w: no column named", db, name, ErrInvalidName)
+}
+
+// Alter writes one schema with every change applied in order, as one
+// ALTER TABLE with several changes is one schema change in Java: when any
+// change is refused, nothing is written.
+func (c *Catalog) Alter(ctx context.Context, db, name string, changes ...SchemaChange) (*Table, error) {
 	return c.alterSchema(ctx, db, name, func(t *Table, ns *paimontype.TableSchema) error {
-		if j := fieldIndex(ns, col.Name); j >= 0 {
-			return fmt.Errorf("lake: alter table %s.%s: %w: column %q exists", db, name, ErrInvalidName, ns.Fields[j].Name)
-		}
-		at := len(ns.Fields)
-		switch {
-		case add.First:
-			at = 0
-		case add.After != "":
-			j := fieldIndex(ns, add.After)
-			if j < 0 {
-				return fmt.Errorf("lake: alter table %s.%s: %w: no column %q to add %q after", db, name, ErrInvalidName, add.After, col.Name)
+		for _, ch := range changes {
+			if err := ch.apply(db, name, ns); err != nil {
+				return err
 			}
-			at = j + 1
 		}
-		next := ns.HighestFieldID + 1
-		id := next
-		next++
-		typ := paimontype.AssignNestedIDs(col.Type, &next)
-		ns.HighestFieldID = next - 1
-		f := paimontype.DataField{ID: id, Name: col.Name, Type: typ, Description: col.Comment}
-		ns.Fields = append(ns.Fields[:at], append([]paimontype.DataField{f}, ns.Fields[at:]...)...)
 		return nil
 	})
 }
@@ -102,37 +148,61 @@ func nonKeyColumn(ns *paimontype.TableSchema, db, name, col, keeps string) (int,
 // field keeps its id, so files and log rows written before read under the
 // new name. Key columns keep their names.
 func (c *Catalog) RenameColumn(ctx context.Context, db, name, from, to string) (*Table, error) {
-	return c.alterSchema(ctx, db, name, func(t *Table, ns *paimontype.TableSchema) error {
-		i, err := nonKeyColumn(ns, db, name, from, "keeps its name")
-		if err != nil {
-			return err
-		}
-		if j := fieldIndex(ns, to); j >= 0 && j != i {
-			return fmt.Errorf("lake: alter table %s.%s: %w: column %q exists", db, name, ErrInvalidName, ns.Fields[j].Name)
-		}
-		if strings.TrimSpace(to) == "" {
-			return fmt.Errorf("lake: alter table %s.%s: %w: empty column name", db, name, ErrInvalidName)
-		}
-		ns.Fields[i].Name = to
-		return nil
-	})
+	return c.Alter(ctx, db, name, SchemaChange{RenameFrom: from, RenameTo: to})
+}
+
+func renameColumn(db, name string, ns *paimontype.TableSchema, from, to string) error {
+	i, err := nonKeyColumn(ns, db, name, from, "keeps its name")
+	if err != nil {
+		return err
+	}
+	if j := fieldIndex(ns, to); j >= 0 && j != i {
+		return fmt.Errorf("lake: alter table %s.%s: %w: column %q exists", db, name, ErrInvalidName, ns.Fields[j].Name)
+	}
+	if strings.TrimSpace(to) == "" {
+		return fmt.Errorf("lake: alter table %s.%s: %w: empty column name", db, name, ErrInvalidName)
+	}
+	ns.Fields[i].Name = to
+	return nil
 }
 
 // DropColumn writes a schema without column col. Its field id is never
 // given again (HighestFieldID stays), so its values in older files and log
 // rows are not read. Key columns and a table's last column stay.
 func (c *Catalog) DropColumn(ctx context.Context, db, name, col string) (*Table, error) {
-	return c.alterSchema(ctx, db, name, func(t *Table, ns *paimontype.TableSchema) error {
-		i, err := nonKeyColumn(ns, db, name, col, "cannot be dropped")
-		if err != nil {
-			return err
-		}
-		if len(ns.Fields) == 1 {
-			return fmt.Errorf("lake: alter table %s.%s: %w: %q is the table's only column", db, name, ErrUnsupported, ns.Fields[i].Name)
-		}
-		ns.Fields = append(ns.Fields[:i], ns.Fields[i+1:]...)
-		return nil
-	})
+	return c.Alter(ctx, db, name, SchemaChange{Drop: col})
+}
+
+func dropColumn(db, name string, ns *paimontype.TableSchema, col string) error {
+	i, err := nonKeyColumn(ns, db, name, col, "cannot be dropped")
+	if err != nil {
+		return err
+	}
+	if len(ns.Fields) == 1 {
+		return fmt.Errorf("lake: alter table %s.%s: %w: %q is the table's only column", db, name, ErrUnsupported, ns.Fields[i].Name)
+	}
+	ns.Fields = append(ns.Fields[:i:i], ns.Fields[i+1:]...)
+	return nil
+}
+
+// modifyColumn is Flink's MODIFY col type [NOT NULL] [COMMENT 'c']: the
+// column takes the type (only widening, as ALTER COLUMN ... TYPE) and the
+// nullability written (NOT NULL may be dropped, not added), and the
+// comment when one is written.
+func modifyColumn(db, name string, ns *paimontype.TableSchema, col paimontype.Column) error {
+	i := fieldIndex(ns, col.Name)
+	if i < 0 {
+		return fmt.Errorf("lake: alter table %s.%s: %w: no column %q", db, name, ErrInvalidName, col.Name)
+	}
+	f := ns.Fields[i]
+	if col.Type.NotNull && !f.Type.NotNull {
+		return fmt.Errorf("lake: alter table %s.%s: %w: %q cannot become NOT NULL: the rows already written may hold nulls", db, name, ErrUnsupported, f.Name)
+	}
+	ch := ColumnChange{DropNotNull: f.Type.NotNull && !col.Type.NotNull, Comment: col.Comment, SetComment: col.Comment != ""}
+	if t := col.Type.WithNullable(true); t.String() != f.Type.WithNullable(true).String() {
+		ch.Type = t
+	}
+	return alterColumn(db, name, ns, []string{f.Name}, ch)
 }
 
 // widens reports whether every value of type from is a value of type to
@@ -194,35 +264,37 @@ func (c *Catalog) AlterColumn(ctx context.Context, db, name string, path []strin
 	if len(path) == 0 {
 		return nil, fmt.Errorf("lake: alter table %s.%s: %w: no column named", db, name, ErrInvalidName)
 	}
+	return c.Alter(ctx, db, name, SchemaChange{Path: path, Change: ch})
+}
+
+func alterColumn(db, name string, ns *paimontype.TableSchema, path []string, ch ColumnChange) error {
 	col := strings.Join(path, ".")
-	return c.alterSchema(ctx, db, name, func(t *Table, ns *paimontype.TableSchema) error {
-		i := fieldIndex(ns, path[0])
-		if i < 0 {
-			return fmt.Errorf("lake: alter table %s.%s: %w: no column %q", db, name, ErrInvalidName, path[0])
-		}
-		key := keyColumn(ns, ns.Fields[i].Name)
-		w := pathWalk{
-			change: func(f *paimontype.DataField, held bool) error {
-				if held && ch.SetComment {
-					return fmt.Errorf("lake: alter table %s.%s: %w: %q is an ARRAY's element or a MAP's value, which has no comment (comment the column or ROW field)", db, name, ErrUnsupported, col)
-				}
-				return changeField(db, name, col, f, ch, key && len(path) == 1)
-			},
-			bad: func(unsupported bool, why string) error {
-				kind := ErrInvalidName
-				if unsupported {
-					kind = ErrUnsupported
-				}
-				return fmt.Errorf("lake: alter table %s.%s: %w: %s", db, name, kind, why)
-			},
-		}
-		f, err := w.field(ns.Fields[i], path[1:], path[0], false)
-		if err != nil {
-			return err
-		}
-		ns.Fields[i] = f
-		return nil
-	})
+	i := fieldIndex(ns, path[0])
+	if i < 0 {
+		return fmt.Errorf("lake: alter table %s.%s: %w: no column %q", db, name, ErrInvalidName, path[0])
+	}
+	key := keyColumn(ns, ns.Fields[i].Name)
+	w := pathWalk{
+		change: func(f *paimontype.DataField, held bool) error {
+			if held && ch.SetComment {
+				return fmt.Errorf("lake: alter table %s.%s: %w: %q is an ARRAY's element or a MAP's value, which has no comment (comment the column or ROW field)", db, name, ErrUnsupported, col)
+			}
+			return changeField(db, name, col, f, ch, key && len(path) == 1)
+		},
+		bad: func(unsupported bool, why string) error {
+			kind := ErrInvalidName
+			if unsupported {
+				kind = ErrUnsupported
+			}
+			return fmt.Errorf("lake: alter table %s.%s: %w: %s", db, name, kind, why)
+		},
+	}
+	f, err := w.field(ns.Fields[i], path[1:], path[0], false)
+	if err != nil {
+		return err
+	}
+	ns.Fields[i] = f
+	return nil
 }
 
 // The path segments naming what an ARRAY and a MAP hold, as Java's

@@ -407,6 +407,14 @@ func (s *Service) AlterColumn(ctx context.Context, db, name string, path []strin
 	return err
 }
 
+// Alter applies several schema changes to db.name as one schema
+// (lake.Catalog.Alter): all of them, or none when one is refused.
+func (s *Service) Alter(ctx context.Context, db, name string, changes ...lake.SchemaChange) error {
+	_, err := s.cat.Alter(ctx, db, name, changes...)
+	s.forget(db, name)
+	return err
+}
+
 // ParseFreshness reads a lakestream.freshness value: a Go duration ("30s",
 // "1m30s", "500ms") or a Paimon one, an integer and a unit with optional
 // spaces between ("30 s", "1 min", "2 h", "1 day"; Paimon's unit names). It

@@ -442,3 +442,48 @@ func TestAlterTableIfExists(t *testing.T) {
 	_, err := e.Execute(context.Background(), plan.Analyze(`SELECT * FROM other`))
 	require.Error(t, err, "the missing table was not renamed into being")
 }
+
+// TestFlinkAndSparkAlterListsAreOneSchemaChange: Flink's ADD (...), MODIFY,
+// RENAME c TO d and DROP (...), and Spark's ADD COLUMNS (...) change the
+// table as the single-column forms do, each statement as one schema; a
+// list with one refused part changes nothing.
+func TestFlinkAndSparkAlterListsAreOneSchemaChange(t *testing.T) {
+	e := newTestEngine(t)
+	run(t, e, "CREATE TABLE t (id BIGINT, a INT NOT NULL, b STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '1')")
+	run(t, e, "INSERT INTO t VALUES (1, 10, 'x')")
+	schemas := func() string { return run(t, e, `SELECT count(*) FROM "t$schemas"`)[0][0] }
+	columns := func() [][]string {
+		return run(t, e, `SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM "t$rt")`)
+	}
+	require.Equal(t, "1", schemas())
+
+	run(t, e, "ALTER TABLE t ADD (c1 DOUBLE, c2 STRING COMMENT 'two' FIRST)")
+	require.Equal(t, "2", schemas(), "one schema for the list")
+	run(t, e, "ALTER TABLE t ADD COLUMNS (c3 INT, c4 DATE)")
+	run(t, e, "ALTER TABLE t MODIFY a BIGINT") // wider, and NOT NULL dropped as Flink's definition says
+	run(t, e, "ALTER TABLE t MODIFY (c3 BIGINT COMMENT 'three', b STRING)")
+	run(t, e, "ALTER TABLE t RENAME c1 TO d1")
+	run(t, e, "ALTER TABLE t DROP (c4, c2)")
+	require.Equal(t, "7", schemas())
+	require.Equal(t, [][]string{{"id", "BIGINT"}, {"a", "BIGINT"}, {"b", "VARCHAR"}, {"d1", "DOUBLE"}, {"c3", "BIGINT"}}, columns())
+	require.Equal(t, [][]string{{"BIGINT NOT NULL", "BIGINT"}}, run(t, e, `SELECT json_extract_string(fields, '$[0].type'), json_extract_string(fields, '$[1].type') FROM "t$schemas" ORDER BY schema_id DESC LIMIT 1`))
+	require.Equal(t, [][]string{{"1", "10", "x", "(null)", "(null)"}}, run(t, e, `SELECT * FROM "t$rt"`))
+	require.Equal(t, [][]string{{"three"}}, run(t, e, `SELECT json_extract_string(fields, '$[4].description') FROM "t$schemas" ORDER BY schema_id DESC LIMIT 1`))
+
+	// Any refused part refuses the whole statement: no schema is written.
+	for sql, says := range map[string]string{
+		"ALTER TABLE t ADD (c5 INT, b INT)":                   "exists",
+		"ALTER TABLE t ADD COLUMNS (c5 INT, c6 INT NOT NULL)": "cannot be added NOT NULL",
+		"ALTER TABLE t MODIFY (a BIGINT, b INT)":              "cannot change from STRING to INT",
+		"ALTER TABLE t MODIFY a BIGINT NOT NULL":              "cannot become NOT NULL",
+		"ALTER TABLE t MODIFY id INT":                         "key column",
+		"ALTER TABLE t DROP (c3, id)":                         "key column",
+		"ALTER TABLE t DROP (c3, nope)":                       `no column "nope"`,
+		"ALTER TABLE t MODIFY a BIGINT AFTER b":               "cannot move a column",
+	} {
+		_, err := e.Execute(context.Background(), plan.Analyze(sql))
+		require.ErrorContains(t, err, says, sql)
+		require.Equal(t, "7", schemas(), sql)
+	}
+	require.Len(t, columns(), 5)
+}

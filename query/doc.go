@@ -9,7 +9,8 @@
 // their leading keywords:
 //
 //   - DDL (CREATE/DROP DATABASE, CREATE/DROP TABLE, ALTER TABLE SET/RESET,
-//     ADD/RENAME/DROP/ALTER COLUMN, RENAME TO) goes to the lake catalog
+//     ADD/RENAME/DROP/ALTER COLUMN, Flink's and Spark's column lists
+//     and MODIFY as one schema change each, RENAME TO) goes to the lake catalog
 //     through package lakestream, never to DuckDB's catalog (package ddl).
 //   - INSERT INTO t [(cols)] <query> runs <query> on DuckDB, casts the result
 //     to t's column types and appends it to t's log; it returns once durable.

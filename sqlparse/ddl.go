@@ -132,6 +132,13 @@ type AlterTable struct {
 	RenameTable *Name
 	// Drop is DROP [COLUMN] name.
 	Drop string
+	// Adds is ADD (def, ...) (Flink), ADD COLUMNS (def, ...) or ADD
+	// COLUMN def, def (Spark); Drops is DROP (a, b) or DROP COLUMNS a, b;
+	// Modify is Flink's MODIFY def or MODIFY (def, ...). Each is one
+	// schema change: every column or none.
+	Adds   []AddColumn
+	Drops  []string
+	Modify []ColumnDef
 	// Alter is ALTER [COLUMN] name TYPE t | SET DATA TYPE t | DROP NOT NULL
 	// | COMMENT 'c'.
 	Alter *AlterColumn
@@ -166,7 +173,9 @@ type AddColumn struct {
 // ALTER TABLE [database.]table RENAME [COLUMN] a TO b [;], ALTER TABLE
 // [database.]table RENAME TO [database.]table2 [;], ALTER TABLE
 // [database.]table DROP [COLUMN] a [;] and ALTER TABLE [database.]table
-// ALTER [COLUMN] a[.field...] .... Other ALTER TABLE forms are rejected.
+// ALTER [COLUMN] a[.field...] ..., and the lists of Flink and Spark: ADD
+// (def, ...), ADD COLUMNS (def, ...), MODIFY def | (def, ...), DROP (a,
+// ...), DROP COLUMNS (a, ...). Other ALTER TABLE forms are rejected.
 func ParseAlterTable(sql string) (*AlterTable, error) {
 	p, err := newParser("ALTER TABLE", sql)
 	if err != nil {
@@ -218,24 +227,41 @@ func ParseAlterTable(sql string) (*AlterTable, error) {
 		}
 	case isKeyword(t, "add"):
 		p.next()
-		p.acceptKeyword("column")
 		p.typeEnd = map[string]bool{"first": true, "after": true}
-		col, pk, err := p.columnDef()
+		if !p.acceptKeyword("column") && !p.acceptKeyword("columns") && !p.peek().is("(") {
+			if isKeyword(p.peek(), "primary") || isKeyword(p.peek(), "constraint") || isKeyword(p.peek(), "watermark") {
+				return nil, p.syntaxErr(p.peek(), "ADD adds columns: a table's primary key is fixed when it is created, and flightd has no watermarks")
+			}
+		}
+		adds, paren, err := columnList(p, "ADD", func() (AddColumn, error) { return p.addColumn(t) })
 		if err != nil {
 			return nil, err
 		}
-		if pk >= 0 || col.PrimaryKey {
-			return nil, p.semanticErr(t.pos, "ADD COLUMN cannot add a primary key column: a table's primary key is fixed when it is created")
+		if len(adds) == 1 && !paren {
+			at.Add = &adds[0]
+		} else {
+			at.Adds = adds
 		}
-		at.Add = &AddColumn{Column: col}
-		switch {
-		case p.acceptKeyword("first"):
-			at.Add.First = true
-		case p.acceptKeyword("after"):
-			if at.Add.After, _, err = p.identifier("column name after AFTER"); err != nil {
-				return nil, err
+	case isKeyword(t, "modify"):
+		p.next()
+		p.typeEnd = map[string]bool{"first": true, "after": true}
+		mods, _, err := columnList(p, "MODIFY", func() (ColumnDef, error) {
+			col, pk, err := p.columnDef()
+			if err != nil {
+				return col, err
 			}
+			if pk >= 0 || col.PrimaryKey {
+				return col, p.semanticErr(t.pos, "MODIFY cannot change a table's primary key: it is fixed when the table is created")
+			}
+			if c := p.peek(); isKeyword(c, "first") || isKeyword(c, "after") {
+				return col, p.syntaxErr(c, "MODIFY cannot move a column (flightd keeps the order of columns)")
+			}
+			return col, nil
+		})
+		if err != nil {
+			return nil, err
 		}
+		at.Modify = mods
 	case isKeyword(t, "rename"):
 		p.next()
 		if p.acceptKeyword("to") {
@@ -309,17 +335,74 @@ func ParseAlterTable(sql string) (*AlterTable, error) {
 		}
 	case isKeyword(t, "drop"):
 		p.next()
-		p.acceptKeyword("column")
-		if at.Drop, _, err = p.identifier("column to drop"); err != nil {
+		if !p.acceptKeyword("column") {
+			p.acceptKeyword("columns")
+		}
+		drops, paren, err := columnList(p, "DROP", func() (string, error) {
+			name, _, err := p.identifier("column to drop")
+			return name, err
+		})
+		if err != nil {
 			return nil, err
 		}
+		if len(drops) == 1 && !paren {
+			at.Drop = drops[0]
+		} else {
+			at.Drops = drops
+		}
 	default:
-		return nil, p.syntaxErr(t, "unsupported ALTER TABLE operation: expected SET (...), RESET (...), ADD COLUMN, RENAME COLUMN, RENAME TO, DROP COLUMN or ALTER COLUMN after the table name")
+		return nil, p.syntaxErr(t, "unsupported ALTER TABLE operation: expected SET (...), RESET (...), ADD [COLUMN[S]], MODIFY, RENAME [COLUMN], RENAME TO, DROP [COLUMN[S]] or ALTER COLUMN after the table name")
 	}
 	if err := p.end("expected end of statement"); err != nil {
 		return nil, err
 	}
 	return &at, nil
+}
+
+// columnList reads what ADD, MODIFY and DROP change: one item, items
+// separated by ',' (Spark), or '(' items ')' (Flink, Spark); paren says
+// the items were in parentheses.
+func columnList[T any](p *parser, what string, item func() (T, error)) ([]T, bool, error) {
+	paren := p.acceptPunct("(")
+	var out []T
+	for {
+		x, err := item()
+		if err != nil {
+			return nil, false, err
+		}
+		out = append(out, x)
+		if !p.acceptPunct(",") {
+			break
+		}
+	}
+	if paren {
+		if err := p.expectPunct(")", "or ',' in the "+what+" list"); err != nil {
+			return nil, false, err
+		}
+	}
+	return out, paren, nil
+}
+
+// addColumn reads one column ADD adds: a column definition, then FIRST or
+// AFTER column.
+func (p *parser) addColumn(add token) (AddColumn, error) {
+	col, pk, err := p.columnDef()
+	if err != nil {
+		return AddColumn{}, err
+	}
+	if pk >= 0 || col.PrimaryKey {
+		return AddColumn{}, p.semanticErr(add.pos, "ADD COLUMN cannot add a primary key column: a table's primary key is fixed when it is created")
+	}
+	a := AddColumn{Column: col}
+	switch {
+	case p.acceptKeyword("first"):
+		a.First = true
+	case p.acceptKeyword("after"):
+		if a.After, _, err = p.identifier("column name after AFTER"); err != nil {
+			return AddColumn{}, err
+		}
+	}
+	return a, nil
 }
 
 // Use is USE name.

@@ -113,13 +113,13 @@ func FuzzParse(f *testing.F) {
 		check("ParseAlterTable", KindAlterTable, err)
 		if err == nil {
 			ops := 0
-			for _, set := range []bool{len(at.Set) > 0, len(at.Reset) > 0, at.Add != nil, at.RenameFrom != "", at.Drop != "", at.Alter != nil, at.RenameTable != nil} {
+			for _, set := range []bool{len(at.Set) > 0, len(at.Reset) > 0, at.Add != nil, at.RenameFrom != "", at.Drop != "", at.Alter != nil, at.RenameTable != nil, len(at.Adds) > 0, len(at.Drops) > 0, len(at.Modify) > 0} {
 				if set {
 					ops++
 				}
 			}
 			if ops != 1 || at.RenameFrom != "" && at.RenameTo == "" || at.Add != nil && (at.Add.Column.Name == "" || at.Add.Column.Type == "") ||
-				at.RenameTable != nil && at.RenameTable.Table == "" || at.Alter != nil && len(at.Alter.Path) == 0 {
+				at.RenameTable != nil && at.RenameTable.Table == "" || at.Alter != nil && len(at.Alter.Path) == 0 || !wholeColumns(at) {
 				t.Fatalf("ParseAlterTable(%q) = %+v: want exactly one whole operation", sql, at)
 			}
 		}
@@ -149,4 +149,25 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// wholeColumns reports whether every column an ALTER TABLE's lists name
+// has a name, and a type where it needs one.
+func wholeColumns(at *AlterTable) bool {
+	for _, a := range at.Adds {
+		if a.Column.Name == "" || a.Column.Type == "" {
+			return false
+		}
+	}
+	for _, c := range at.Modify {
+		if c.Name == "" || c.Type == "" {
+			return false
+		}
+	}
+	for _, d := range at.Drops {
+		if d == "" {
+			return false
+		}
+	}
+	return true
 }

@@ -300,6 +300,22 @@ var alterTableTests = []struct {
 		want: &AlterTable{Name: Name{Table: "t"}, Alter: &AlterColumn{Name: "n", Path: []string{"n"}, DropNotNull: true}}},
 	{name: "comment", sql: "ALTER TABLE t ALTER COLUMN n COMMENT 'it''s n'",
 		want: &AlterTable{Name: Name{Table: "t"}, Alter: &AlterColumn{Name: "n", Path: []string{"n"}, Comment: ptr("it's n")}}},
+	// Flink's and Spark's lists, as Paimon's documentation writes them.
+	{name: "flink add list", sql: "ALTER TABLE t ADD (c1 INT COMMENT 'c1', c2 STRING FIRST, c3 DOUBLE AFTER c1)",
+		want: &AlterTable{Name: Name{Table: "t"}, Adds: []AddColumn{{Column: ColumnDef{Name: "c1", Type: "INT", Comment: "c1"}}, {Column: ColumnDef{Name: "c2", Type: "STRING"}, First: true}, {Column: ColumnDef{Name: "c3", Type: "DOUBLE"}, After: "c1"}}}},
+	{name: "flink add one in parentheses", sql: "ALTER TABLE t ADD (c3 DOUBLE)",
+		want: &AlterTable{Name: Name{Table: "t"}, Adds: []AddColumn{{Column: ColumnDef{Name: "c3", Type: "DOUBLE"}}}}},
+	{name: "spark add columns", sql: "ALTER TABLE t ADD COLUMNS (c1 INT, c2 DECIMAL(10, 2))",
+		want: &AlterTable{Name: Name{Table: "t"}, Adds: []AddColumn{{Column: ColumnDef{Name: "c1", Type: "INT"}}, {Column: ColumnDef{Name: "c2", Type: "DECIMAL(10, 2)"}}}}},
+	{name: "spark add column list", sql: "ALTER TABLE t ADD COLUMN c1 INT, c2 STRING",
+		want: &AlterTable{Name: Name{Table: "t"}, Adds: []AddColumn{{Column: ColumnDef{Name: "c1", Type: "INT"}}, {Column: ColumnDef{Name: "c2", Type: "STRING"}}}}},
+	{name: "flink modify", sql: "ALTER TABLE t MODIFY a BIGINT",
+		want: &AlterTable{Name: Name{Table: "t"}, Modify: []ColumnDef{{Name: "a", Type: "BIGINT"}}}},
+	{name: "flink modify list", sql: "ALTER TABLE t MODIFY (a BIGINT NOT NULL, b STRING COMMENT 'b')",
+		want: &AlterTable{Name: Name{Table: "t"}, Modify: []ColumnDef{{Name: "a", Type: "BIGINT", NotNull: true}, {Name: "b", Type: "STRING", Comment: "b"}}}},
+	{name: "flink rename", sql: "ALTER TABLE t RENAME c TO d", want: &AlterTable{Name: Name{Table: "t"}, RenameFrom: "c", RenameTo: "d"}},
+	{name: "flink drop list", sql: "ALTER TABLE t DROP (c1, c2)", want: &AlterTable{Name: Name{Table: "t"}, Drops: []string{"c1", "c2"}}},
+	{name: "spark drop columns", sql: "ALTER TABLE t DROP COLUMNS (c1, c2)", want: &AlterTable{Name: Name{Table: "t"}, Drops: []string{"c1", "c2"}}},
 }
 
 func ptr(s string) *string { return &s }
@@ -508,6 +524,12 @@ var errorTests = []struct {
 		want: []string{"expected table name after '.'", "found end of input"}, offset: 16},
 
 	// ALTER TABLE
+	{name: "alter modify moves", parse: "alter table", sql: "ALTER TABLE t MODIFY a BIGINT FIRST",
+		want: []string{"MODIFY cannot move a column", `found "FIRST"`}, offset: 30},
+	{name: "alter add list unclosed", parse: "alter table", sql: "ALTER TABLE t ADD (a INT, b INT",
+		want: []string{"expected ')' or ',' in the ADD list", "found end of input"}, offset: 31},
+	{name: "alter add primary key", parse: "alter table", sql: "ALTER TABLE t ADD PRIMARY KEY (a) NOT ENFORCED",
+		want: []string{"primary key is fixed"}, offset: 18},
 	{name: "alter rename table no name", parse: "alter table", sql: "ALTER TABLE t RENAME TO",
 		want: []string{"expected table name", "found end of input"}, offset: 23},
 	{name: "alter rename table three parts", parse: "alter table", sql: "ALTER TABLE t RENAME TO a.b.c",

@@ -108,6 +108,28 @@ func (c *Catalog) Run(ctx context.Context, kind sqlparse.Kind, sql string) (gone
 			add := lake.AddColumn{Column: col, First: st.Add.First, After: st.Add.After}
 			return nil, lakeerr.Map(c.ls.AddColumn(ctx, db, st.Name.Table, add))
 		}
+		if len(st.Adds) > 0 || len(st.Drops) > 0 || len(st.Modify) > 0 {
+			// Flink's and Spark's lists: one schema change.
+			var changes []lake.SchemaChange
+			for _, a := range st.Adds {
+				col, err := lakeColumn(a.Column)
+				if err != nil {
+					return nil, invalid(err)
+				}
+				changes = append(changes, lake.SchemaChange{Add: &lake.AddColumn{Column: col, First: a.First, After: a.After}})
+			}
+			for _, m := range st.Modify {
+				col, err := lakeColumn(m)
+				if err != nil {
+					return nil, invalid(err)
+				}
+				changes = append(changes, lake.SchemaChange{Modify: &col})
+			}
+			for _, d := range st.Drops {
+				changes = append(changes, lake.SchemaChange{Drop: d})
+			}
+			return nil, lakeerr.Map(c.ls.Alter(ctx, db, st.Name.Table, changes...))
+		}
 		if to := st.RenameTable; to != nil {
 			toDB := to.Database
 			if toDB == "" {
