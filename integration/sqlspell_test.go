@@ -1,6 +1,9 @@
 package integration
 
 import (
+	"fmt"
+	"path/filepath"
+	"sort"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -55,4 +58,67 @@ func TestPaimonDocSpellings(t *testing.T) {
 		require.Equal(t, []string{"1|10|x|NULL"}, sortedRows(c.mustQuery(`SELECT * FROM doc."al$rt"`)))
 		require.Equal(t, "6", c.scalar(`SELECT count(*) FROM doc."al$schemas"`))
 	})
+
+	t.Run("procedures", func(t *testing.T) {
+		c := connect(t, srv)
+		c.mustExec("CREATE TABLE doc.pr (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '1', 'lakestream.enabled' = 'false')")
+		c.mustExec("INSERT INTO doc.pr VALUES (1, 'a')")
+		c.mustExec("INSERT INTO doc.pr VALUES (2, 'b')")
+		c.mustExec("INSERT INTO doc.pr VALUES (3, 'c')")
+		c.mustExec("CALL sys.create_tag('doc.pr', 'first', 1)")
+		require.Equal(t, []string{"first|1"}, sortedRows(c.mustQuery(`SELECT tag_name, snapshot_id FROM doc."pr$tags"`)))
+		require.Equal(t, int64(2), c.mustExec("CALL sys.expire_snapshots(`table` => 'doc.pr', retain_max => 1, retain_min => 1)"))
+		require.Equal(t, []string{"1|a"}, sortedRows(c.mustQuery("SELECT * FROM doc.pr VERSION AS OF 'first'")))
+		c.mustExec("CALL sys.rollback_to('doc.pr', 'first')")
+		require.Equal(t, []string{"1|a"}, sortedRows(c.mustQuery("SELECT * FROM doc.pr")))
+		c.mustExec("CALL sys.compact('doc.pr')")
+		c.mustExec("CALL sys.delete_tag('doc.pr', 'first')")
+		_, err := c.exec("CALL sys.delete_tag('doc.pr', 'first')")
+		require.ErrorContains(t, err, "first")
+		require.Equal(t, []string{"1|a"}, sortedRows(c.mustQuery("SELECT * FROM doc.pr")))
+	})
+}
+
+// TestPaimonProceduresMatchJava: a tag flightd's sys.create_tag wrote
+// reads in Java Paimon (scan.tag-name) as in flightd, also once
+// sys.expire_snapshots expired its snapshot, and a table sys.rollback_to
+// rolled back reads in Java as in flightd.
+func TestPaimonProceduresMatchJava(t *testing.T) {
+	t.Parallel()
+	jar := paimonJar(t)
+	dir := t.TempDir()
+	wh := filepath.Join(dir, "warehouse")
+	srv := testserver.Start(t, dir)
+	c := connect(t, srv)
+	c.mustExec("CREATE DATABASE x")
+	c.mustExec("CREATE TABLE x.t (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '2', 'lakestream.enabled' = 'false')")
+	c.mustExec("INSERT INTO x.t VALUES (1, 'a'), (2, 'b')")
+	c.mustExec("INSERT INTO x.t VALUES (2, 'c'), (3, 'd')")
+	c.mustExec("INSERT INTO x.t VALUES (1, 'e')")
+	c.mustExec("CALL sys.create_tag('x.t', 'two', 2)")
+	c.mustExec("CALL sys.expire_snapshots('x.t', retain_max => 1, retain_min => 1)")
+	pairs := func(rows []map[string]any) []string {
+		out := []string{}
+		for _, r := range rows {
+			out = append(out, fmt.Sprintf("%v=%v", javaValue(t, r["id"], false), r["v"]))
+		}
+		sort.Strings(out)
+		return out
+	}
+	mustJava(t, jar, "alter", wh, "x.t", "set:scan.tag-name=two")
+	java, err := javaRead(jar, wh, "x.t")
+	require.NoError(t, err)
+	mustJava(t, jar, "alter", wh, "x.t", "reset:scan.tag-name")
+	require.Equal(t, []string{"1=a", "2=c", "3=d"}, pairs(java))
+	require.Equal(t, pairs(java), pairs(c.rowsAsMaps("SELECT id, v FROM x.t VERSION AS OF 'two'")))
+
+	c.mustExec("CALL sys.rollback_to('x.t', 'two')")
+	java, err = javaRead(jar, wh, "x.t")
+	require.NoError(t, err)
+	require.Equal(t, []string{"1=a", "2=c", "3=d"}, pairs(java))
+	require.Equal(t, pairs(java), pairs(c.rowsAsMaps("SELECT id, v FROM x.t")))
+	c.mustExec("INSERT INTO x.t VALUES (4, 'f')")
+	java, err = javaRead(jar, wh, "x.t")
+	require.NoError(t, err)
+	require.Equal(t, pairs(java), pairs(c.rowsAsMaps("SELECT id, v FROM x.t")))
 }

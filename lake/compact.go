@@ -42,6 +42,10 @@ type CompactOptions struct {
 	// compaction (0: the table's): files below 70% of it are compacted into
 	// files of about it, and an output file's inputs are held in memory.
 	TargetFileSize int64
+	// Full compacts every bucket (Paimon's full compaction, CALL
+	// sys.compact) but one that is a single file at the top level
+	// already; MinFiles is then not used.
+	Full bool
 	// Properties of the COMPACT snapshot. nil carries the latest snapshot's properties forward
 	// (flightd keeps its log offsets there); pass an empty map for none.
 	Properties map[string]string
@@ -137,7 +141,11 @@ func (t *Table) Compact(ctx context.Context, opts CompactOptions) (snap *Snapsho
 	}()
 	var entries []manifest.Entry
 	for _, g := range order {
-		if len(g.entries) < minFiles {
+		skip := len(g.entries) < minFiles
+		if opts.Full {
+			skip = len(g.entries) == 1 && g.entries[0].File.Level == level
+		}
+		if skip {
 			continue
 		}
 		if err := ctx.Err(); err != nil {

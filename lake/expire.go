@@ -22,6 +22,9 @@ type ExpireOptions struct {
 	RetainMax int           // snapshot.num-retained.max: never keep more (default 100)
 	OlderThan time.Duration // snapshot.time-retained: expire only snapshots committed before Now-OlderThan (default 1h)
 	Now       time.Time     // default time.Now()
+	// MaxDeletes bounds how many snapshots one call expires, from the
+	// earliest (Paimon's snapshot.expire.limit, max_deletes); 0: no bound.
+	MaxDeletes int
 	// Protect reports snapshots that must stay readable (pinned by running reads, or needed by the
 	// caller): such a snapshot and every newer one are never expired. nil protects nothing.
 	Protect func(snapshotID int64) bool
@@ -416,6 +419,9 @@ func (t *Table) ExpireSnapshots(ctx context.Context, opts ExpireOptions) (expire
 				break
 			}
 		}
+	}
+	if opts.MaxDeletes > 0 {
+		maxExclusive = min(maxExclusive, earliest+int64(opts.MaxDeletes))
 	}
 	consumer, err := t.minConsumerSnapshot(ctx)
 	if err != nil {

@@ -23,7 +23,8 @@ import (
 // relative to the warehouse where Java shows the full path, level, counts,
 // keys and statistics as Java renders them), t$manifests, t$partitions
 // and t$buckets (sums over the live files) read the latest snapshot, or
-// the one the table's time-travel option names, as Java's do.
+// the one the table's time-travel option names, as Java's do. t$tags lists
+// the tags (tag/tag-<name>).
 const (
 	SnapshotsSuffix  = "$snapshots"
 	SchemasSuffix    = "$schemas"
@@ -37,10 +38,12 @@ const (
 	// kind it was stored with (a deleted key that compaction has not
 	// dropped yet reads as -D), an append table's rows as +I.
 	AuditLogSuffix = "$audit_log"
+	// TagsSuffix is Paimon's t$tags: a row per tag, by name.
+	TagsSuffix = "$tags"
 )
 
 // metaSuffixes lists the system tables.
-var metaSuffixes = []string{SnapshotsSuffix, SchemasSuffix, OptionsSuffix, FilesSuffix, ManifestsSuffix, PartitionsSuffix, BucketsSuffix, AuditLogSuffix}
+var metaSuffixes = []string{SnapshotsSuffix, SchemasSuffix, OptionsSuffix, FilesSuffix, ManifestsSuffix, PartitionsSuffix, BucketsSuffix, AuditLogSuffix, TagsSuffix}
 
 // ReservedSuffix returns the suffix of a read-only name derived from a
 // table (ViewSuffix or MetaSuffix) that name ends with, or "": no table
@@ -90,6 +93,11 @@ var metaSchemas = map[string]*arrow.Schema{
 		field("update_time", ms, false),
 	}, nil),
 	OptionsSuffix: arrow.NewSchema([]arrow.Field{field("key", str, false), field("value", str, false)}, nil),
+	TagsSuffix: arrow.NewSchema([]arrow.Field{
+		field("tag_name", str, false), field("snapshot_id", i64, false), field("schema_id", i64, false),
+		field("commit_time", ms, false), field("record_count", i64, true), field("create_time", ms, true),
+		field("time_retained", str, true),
+	}, nil),
 	FilesSuffix: arrow.NewSchema([]arrow.Field{
 		field("partition", str, true), field("bucket", i32, false), field("file_path", str, false),
 		field("file_format", str, false), field("schema_id", i64, false), field("level", i32, false),
@@ -204,6 +212,29 @@ func (s *Service) Meta(ctx context.Context, db, name, suffix string) (array.Reco
 	case FilesSuffix, ManifestsSuffix, PartitionsSuffix, BucketsSuffix:
 		if err := s.metaFiles(ctx, db, name, suffix, b); err != nil {
 			return nil, err
+		}
+	case TagsSuffix:
+		tags, err := t.Tags(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, tg := range tags {
+			b.Field(0).(*array.StringBuilder).Append(tg.Name)
+			b.Field(1).(*array.Int64Builder).Append(tg.Snapshot.ID)
+			b.Field(2).(*array.Int64Builder).Append(tg.Snapshot.SchemaID)
+			b.Field(3).(*array.TimestampBuilder).Append(arrow.Timestamp(tg.Snapshot.TimeMillis))
+			total := tg.Snapshot.TotalRecordCount
+			optInt(4, &total)
+			if ct, err := time.Parse("2006-01-02T15:04:05.999999999", tg.CreateTime); err == nil {
+				b.Field(5).(*array.TimestampBuilder).Append(arrow.Timestamp(ct.UnixMilli()))
+			} else {
+				b.Field(5).AppendNull()
+			}
+			if tg.TimeRetained == "" {
+				b.Field(6).AppendNull()
+			} else {
+				b.Field(6).(*array.StringBuilder).Append(tg.TimeRetained)
+			}
 		}
 	case OptionsSuffix:
 		opts := t.Schema().Options

@@ -60,9 +60,15 @@
 // every VALUES row is counted (sqlparse.ValuesList), and any other source
 // query passes its surplus columns through so that the count sees them.
 //
+// Paimon's procedures (procedures.go): CALL sys.create_tag, sys.delete_tag,
+// sys.rollback_to (Spark's sys.rollback), sys.expire_snapshots and
+// sys.compact, with Paimon's positional and named arguments; tags and
+// rollbacks are lake.Table's, expiration and compaction run through
+// Options.Maintenance (the tiering service), under its protections.
+//
 // Admission (lane.go, statements.go): ShortWork tells the server which
 // statements run in the short admission lane (their cost is bounded by
-// their text); sys.statements lists what the server's admission
+// their text; of the CALLs only sys.cancel); sys.statements lists what the server's admission
 // controller runs and queues, and CALL sys.cancel(id) ends one. Ingest
 // streams share Options.IngestMemory (package ingest): admitted
 // once, in arrival order, they never wait for each other.

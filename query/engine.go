@@ -37,10 +37,12 @@ import (
 type Engine struct {
 	ls    *lakestream.Service
 	drain lakestream.DrainFunc
-	conn  *duckdb.Connector
-	pool  connPool
-	mem   memory.Allocator
-	lg    *slog.Logger
+	// maintenance runs Paimon's maintenance procedures (Options.Maintenance; may be nil).
+	maintenance Maintenance
+	conn        *duckdb.Connector
+	pool        connPool
+	mem         memory.Allocator
+	lg          *slog.Logger
 	// shapes are the parse trees of statement shapes seen (plan.ShapeCache).
 	shapes plan.ShapeCache
 	// catalog runs DDL, USE and SET; writer converts and writes batches.
@@ -100,7 +102,7 @@ func New(ls *lakestream.Service, opts Options) (*Engine, error) {
 	if opts.PartRows <= 0 {
 		opts.PartRows = DefaultPartRows
 	}
-	e := &Engine{ls: ls, drain: opts.Drain, conn: c, mem: opts.Allocator, lg: opts.Logger,
+	e := &Engine{ls: ls, drain: opts.Drain, maintenance: opts.Maintenance, conn: c, mem: opts.Allocator, lg: opts.Logger,
 		guard: memguard.New(opts.MemoryCeiling, nil), stopGuard: make(chan struct{}), partRows: opts.PartRows,
 		admission: opts.Admission, cluster: opts.Cluster, catalog: ddl.New(ls, opts.Drain)}
 	if e.cluster == nil {
@@ -178,7 +180,8 @@ func (e *Engine) Execute(ctx context.Context, est engine.Statement) (engine.Resu
 		}
 		return engine.Result{Update: true, Affected: 0, Streaming: &on}, nil
 	case sqlparse.KindCall:
-		return engine.Result{Update: true, Affected: 0}, e.call(sql)
+		n, err := e.call(ctx, sql)
+		return engine.Result{Update: true, Affected: n}, err
 	case sqlparse.KindOther:
 		return engine.Result{}, e.refuse(ctx, sql)
 	default:

@@ -21,7 +21,7 @@ const maxShortText = 16 << 10
 
 // ShortWork reports whether sql's cost is bounded by its text rather than
 // by the data it reads, so that it may run in the short admission lane
-// (package internal/admit): USE and SET; CALL; an INSERT ... VALUES of a
+// (package internal/admit): USE and SET; CALL sys.cancel; an INSERT ... VALUES of a
 // few rows; a query that reads no flightd table but system tables
 // (SELECT 1, sys.statements, information_schema); and a plain scan of one
 // primary-key table whose WHERE fixes every key column with = or IN (a
@@ -34,8 +34,12 @@ func (e *Engine) ShortWork(ctx context.Context, est engine.Statement) bool {
 		return false
 	}
 	switch st.Class() {
-	case sqlparse.KindUse, sqlparse.KindSet, sqlparse.KindCall:
+	case sqlparse.KindUse, sqlparse.KindSet:
 		return true
+	case sqlparse.KindCall:
+		// sys.cancel; Paimon's procedures read and write the lake
+		c, err := sqlparse.ParseCall(st.SQL())
+		return err != nil || strings.EqualFold(c.Name.Table, "cancel")
 	case sqlparse.KindInsert:
 		ins, err := st.Insert()
 		return err == nil && len(ins.Query) >= 6 && strings.EqualFold(ins.Query[:6], "values")

@@ -45,6 +45,9 @@ type Options struct {
 	// Drain moves a table's log into the lake; ALTER TABLE ... SET
 	// ('lakestream.enabled' = 'false') needs it (tiering.Service.Drain).
 	Drain lakestream.DrainFunc
+	// Maintenance runs CALL sys.expire_snapshots and sys.compact
+	// (tiering.Service); nil: they are refused.
+	Maintenance Maintenance
 	// Cluster is what sys.nodes lists and sys.tiering's owner column
 	// says: the cluster this node is one of, or lakestream.Alone. nil:
 	// lakestream.Alone with no address, started when New was called.

@@ -3,6 +3,7 @@
 package query
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -74,29 +75,32 @@ func (e *Engine) statementsReader() (array.RecordReader, error) {
 
 // call runs CALL sys.cancel(id), the one procedure flightd has: it ends
 // the statement id of sys.statements, running or queued.
-func (e *Engine) call(sql string) error {
+func (e *Engine) call(ctx context.Context, sql string) (int64, error) {
 	c, err := sqlparse.ParseCall(sql)
 	if err != nil {
-		return invalid(err)
+		return 0, invalid(err)
 	}
-	if !strings.EqualFold(c.Name.Database, SystemDatabase) || !strings.EqualFold(c.Name.Table, "cancel") {
-		return fmt.Errorf("%w: CALL %s is not allowed: flightd has one procedure, sys.cancel(statement_id), which ends a statement sys.statements lists", engine.ErrInvalid, c.Name)
+	if !strings.EqualFold(c.Name.Database, SystemDatabase) {
+		return 0, fmt.Errorf("%w: CALL %s is not allowed: flightd's procedures are sys.cancel(statement_id) and Paimon's %s", engine.ErrInvalid, c.Name, procedureNames())
+	}
+	if !strings.EqualFold(c.Name.Table, "cancel") {
+		return e.callProcedure(ctx, c)
 	}
 	if len(c.Args) != 1 || c.Args[0].String {
-		return fmt.Errorf("%w: sys.cancel takes one argument, the id of a statement in sys.statements", engine.ErrInvalid)
+		return 0, fmt.Errorf("%w: sys.cancel takes one argument, the id of a statement in sys.statements", engine.ErrInvalid)
 	}
 	id, err := strconv.ParseInt(c.Args[0].Text, 10, 64)
 	if err != nil {
-		return fmt.Errorf("%w: sys.cancel(%s): the id is a whole number, as sys.statements shows it", engine.ErrInvalid, c.Args[0].Text)
+		return 0, fmt.Errorf("%w: sys.cancel(%s): the id is a whole number, as sys.statements shows it", engine.ErrInvalid, c.Args[0].Text)
 	}
 	if e.admission == nil {
-		return fmt.Errorf("%w: this server lists no statements", engine.ErrNotFound)
+		return 0, fmt.Errorf("%w: this server lists no statements", engine.ErrNotFound)
 	}
 	if err := e.admission.Cancel(id); err != nil {
 		if errors.Is(err, admit.ErrUnknownStatement) {
-			return fmt.Errorf("%w: %w", engine.ErrNotFound, err)
+			return 0, fmt.Errorf("%w: %w", engine.ErrNotFound, err)
 		}
-		return err
+		return 0, err
 	}
-	return nil
+	return 0, nil
 }

@@ -21,7 +21,15 @@ func TestParseCall(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, c.Args)
 
-	for _, bad := range []string{"CALL", "CALL sys.cancel", "CALL sys.cancel(1", "CALL sys.cancel(1 2)", "CALL sys.cancel(x)", "CALL sys.cancel(1); SELECT 1", "CALL a.b.c(1)", "CALL p(-'x')"} {
+	// Named arguments, as Paimon's documentation writes them for Flink and Spark.
+	c, err = ParseCall("CALL sys.rollback_to(`table` => 'db.t', snapshot_id => 3)")
+	require.NoError(t, err)
+	require.Equal(t, []CallArg{{Name: "table", Text: "db.t", String: true}, {Name: "snapshot_id", Text: "3"}}, c.Args)
+	c, err = ParseCall("CALL sys.expire_snapshots('db.t', RETAIN_MAX => 5, older_than => '2024-01-01 00:00:00')")
+	require.NoError(t, err)
+	require.Equal(t, []CallArg{{Text: "db.t", String: true}, {Name: "retain_max", Text: "5"}, {Name: "older_than", Text: "2024-01-01 00:00:00", String: true}}, c.Args)
+
+	for _, bad := range []string{"CALL p(a => 1, 2)", "CALL p(a => 1, a => 2)", "CALL p(a = > 1)", "CALL p(a =>)", "CALL", "CALL sys.cancel", "CALL sys.cancel(1", "CALL sys.cancel(1 2)", "CALL sys.cancel(x)", "CALL sys.cancel(1); SELECT 1", "CALL a.b.c(1)", "CALL p(-'x')"} {
 		_, err := ParseCall(bad)
 		require.Error(t, err, bad)
 	}

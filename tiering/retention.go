@@ -2,6 +2,7 @@ package tiering
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -101,6 +102,13 @@ func newestAtOrBefore(ctx context.Context, t *lake.Table, latest *lake.Snapshot,
 // chooses after gets the latest snapshot read here or a newer one, which
 // are kept.
 func (s *Service) ExpireTable(ctx context.Context, db, name string, now time.Time) (int, error) {
+	return s.ExpireTableWith(ctx, db, name, now, s.opts.Expire)
+}
+
+// ExpireTableWith is ExpireTable with other retention (CALL
+// sys.expire_snapshots): the same snapshots stay protected whatever opts
+// asks.
+func (s *Service) ExpireTableWith(ctx context.Context, db, name string, now time.Time, opts lake.ExpireOptions) (int, error) {
 	t, err := s.ls.Table(ctx, db, name)
 	if err != nil {
 		return 0, err
@@ -129,7 +137,6 @@ func (s *Service) ExpireTable(ctx context.Context, db, name string, now time.Tim
 	}
 	keep, done := s.ls.BeginExpire(lakestream.TableID(t), keep)
 	defer done()
-	opts := s.opts.Expire
 	opts.Now = now
 	opts.Protect = func(id int64) bool { return id >= keep }
 	return t.ExpireSnapshots(ctx, opts)
@@ -165,4 +172,41 @@ func (s *Service) removeOrphans(ctx context.Context, now time.Time) {
 			s.lg.Warn("orphan file cleanup failed", "table", db+"."+name, "err", err)
 		}
 	})
+}
+
+// CompactTable fully compacts db.name now (CALL sys.compact): every
+// bucket of a primary-key table that is not one top-level file already
+// into one top-level file, an append table's small files into files of
+// its target size. It runs under the table's lock, so not beside a
+// tiering round, and commits a COMPACT snapshot that carries the log
+// offsets forward; it returns its id, 0 when there was nothing to
+// compact. A commit that races another committer is tried again.
+func (s *Service) CompactTable(ctx context.Context, db, name string) (int64, error) {
+	l := s.tableLock(db, name)
+	l.Lock()
+	defer l.Unlock()
+	for attempt := 0; ; attempt++ {
+		t, err := s.ls.Table(ctx, db, name)
+		if err != nil {
+			return 0, err
+		}
+		latest, err := t.LatestSnapshot(ctx)
+		if err != nil || latest == nil {
+			return 0, err
+		}
+		opts := lake.CompactOptions{CommitUser: lakestream.CommitUser, ExpectedLatest: latest.ID, Full: true, MinFiles: 2}
+		var snap *lake.Snapshot
+		if t.Schema().HasPrimaryKey() {
+			snap, err = t.Compact(ctx, opts)
+		} else {
+			snap, err = t.CompactAppend(ctx, opts)
+		}
+		if errors.Is(err, lake.ErrCommitConflict) && attempt < 10 {
+			continue
+		}
+		if err != nil || snap == nil {
+			return 0, err
+		}
+		return snap.ID, nil
+	}
 }

@@ -141,7 +141,7 @@ func serve(args []string) error {
 	// eighth of the Go heap, at most the default (80 MiB serve 10M rows).
 	lake.KeyIndexCacheBytes = min(lake.KeyIndexCacheBytes, budget.goHeap/8)
 	adm := admit.New(admit.Options{ShortSlots: cfg.MaxConcurrentQueries, LongSlots: cfg.MaxConcurrentQueries, MaxQueued: cfg.MaxQueued, QueueTimeout: cfg.QueueTimeout})
-	eng, err := query.New(ls, query.Options{Logger: lg.With("component", "query"), Drain: tier.Drain, MemoryLimit: duckDBSize(budget.duckDB), MemoryCeiling: ceiling, TempDir: filepath.Join(cfg.DataDir, "duckdb-tmp"), MaxTempBytes: cfg.Limits.spillBytes(), PartRows: cfg.MinEndpointRows,
+	eng, err := query.New(ls, query.Options{Logger: lg.With("component", "query"), Drain: tier.Drain, Maintenance: tier, MemoryLimit: duckDBSize(budget.duckDB), MemoryCeiling: ceiling, TempDir: filepath.Join(cfg.DataDir, "duckdb-tmp"), MaxTempBytes: cfg.Limits.spillBytes(), PartRows: cfg.MinEndpointRows,
 		Admission: adm, IngestMemory: budget.ingest, IngestReserve: int64(cfg.messageBytes()), IngestWait: cfg.QueueTimeout,
 		Cluster: clusterView(&cfg, member)})
 	if err != nil {
