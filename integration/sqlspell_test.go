@@ -76,6 +76,7 @@ func TestPaimonDocSpellings(t *testing.T) {
 		_, err := c.exec("CALL sys.delete_tag('doc.pr', 'first')")
 		require.ErrorContains(t, err, "first")
 		require.Equal(t, []string{"1|a"}, sortedRows(c.mustQuery("SELECT * FROM doc.pr")))
+		require.Equal(t, []string{"+I|[1]|[a]"}, sortedRows(c.mustQuery(`SELECT rowkind, id::VARCHAR, v::VARCHAR FROM doc."pr$binlog"`)))
 	})
 }
 

@@ -397,6 +397,21 @@ func TestFileSystemTablesMatchJavaPaimon(t *testing.T) {
 		sort.Strings(want)
 		sort.Strings(got)
 		require.Equal(t, want, got, table+"$audit_log")
+
+		// t$binlog: the same rows, each value in an array of one.
+		java, err = javaRead(jar, wh, "x."+table+"$binlog")
+		require.NoError(t, err)
+		want = nil
+		for _, r := range java {
+			want = append(want, fmt.Sprintf("%v %v", r["rowkind"], r["id"]))
+		}
+		got = nil
+		for _, r := range c.mustQuery(fmt.Sprintf(`SELECT rowkind, id::VARCHAR FROM x."%s$binlog"`, table)) {
+			got = append(got, r[0]+" "+r[1])
+		}
+		sort.Strings(want)
+		sort.Strings(got)
+		require.Equal(t, want, got, table+"$binlog")
 	}
 	require.Contains(t, c.scalar(`SELECT rowkind FROM x."p$audit_log" WHERE id = 5`), "-D")
 	base := func(r map[string]any) string { return filepath.Base(fmt.Sprint(r["file_path"])) }

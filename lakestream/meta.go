@@ -40,10 +40,15 @@ const (
 	AuditLogSuffix = "$audit_log"
 	// TagsSuffix is Paimon's t$tags: a row per tag, by name.
 	TagsSuffix = "$tags"
+	// BinlogSuffix is Paimon's t$binlog as its batch read gives it: the
+	// rows of t$audit_log with each column's value in an array of one
+	// (Paimon packs an update's before and after into an array of two
+	// only in a streaming read, which flightd does not serve for it).
+	BinlogSuffix = "$binlog"
 )
 
 // metaSuffixes lists the system tables.
-var metaSuffixes = []string{SnapshotsSuffix, SchemasSuffix, OptionsSuffix, FilesSuffix, ManifestsSuffix, PartitionsSuffix, BucketsSuffix, AuditLogSuffix, TagsSuffix}
+var metaSuffixes = []string{SnapshotsSuffix, SchemasSuffix, OptionsSuffix, FilesSuffix, ManifestsSuffix, PartitionsSuffix, BucketsSuffix, AuditLogSuffix, TagsSuffix, BinlogSuffix}
 
 // ReservedSuffix returns the suffix of a read-only name derived from a
 // table (ViewSuffix or MetaSuffix) that name ends with, or "": no table
@@ -127,14 +132,27 @@ var metaSchemas = map[string]*arrow.Schema{
 
 // MetaSchema is the Arrow schema of the system table suffix of db.name.
 func (s *Service) MetaSchema(ctx context.Context, db, name, suffix string) (*arrow.Schema, error) {
-	if suffix != AuditLogSuffix {
+	if suffix != AuditLogSuffix && suffix != BinlogSuffix {
 		return metaSchemas[suffix], nil
 	}
 	m, err := s.lookup(ctx, db, name)
 	if err != nil {
 		return nil, err
 	}
+	if suffix == BinlogSuffix {
+		return binlogSchema(m.schema), nil
+	}
 	return auditLogSchema(m.schema), nil
+}
+
+// binlogSchema is Paimon's BinlogTable's: rowkind, then each column as a
+// nullable array of its (nullable) type.
+func binlogSchema(table *arrow.Schema) *arrow.Schema {
+	fields := []arrow.Field{field("rowkind", str, true)}
+	for _, f := range table.Fields() {
+		fields = append(fields, field(f.Name, arrow.ListOf(f.Type), true))
+	}
+	return arrow.NewSchema(fields, nil)
 }
 
 func auditLogSchema(table *arrow.Schema) *arrow.Schema {
@@ -143,8 +161,8 @@ func auditLogSchema(table *arrow.Schema) *arrow.Schema {
 
 // Meta reads the system table suffix of db.name.
 func (s *Service) Meta(ctx context.Context, db, name, suffix string) (array.RecordReader, error) {
-	if suffix == AuditLogSuffix {
-		return s.auditLog(ctx, db, name)
+	if suffix == AuditLogSuffix || suffix == BinlogSuffix {
+		return s.auditLog(ctx, db, name, suffix == BinlogSuffix)
 	}
 	t, err := s.Table(ctx, db, name)
 	if err != nil {
@@ -363,7 +381,7 @@ func (s *Service) metaFiles(ctx context.Context, db, name, suffix string, b *arr
 
 // auditLog reads t$audit_log: the lake table (at the snapshot a
 // time-travel option names, as t), each row with its kind.
-func (s *Service) auditLog(ctx context.Context, db, name string) (array.RecordReader, error) {
+func (s *Service) auditLog(ctx context.Context, db, name string, binlog bool) (array.RecordReader, error) {
 	m, err := s.readTable(ctx, db, name)
 	if err != nil {
 		return nil, err
@@ -374,6 +392,9 @@ func (s *Service) auditLog(ctx context.Context, db, name string) (array.RecordRe
 		return nil, err
 	}
 	k := &kindReader{r: r, schema: auditLogSchema(m.schema), pk: pk, mem: s.mem}
+	if binlog {
+		k.schema, k.binlog = binlogSchema(m.schema), true
+	}
 	k.refs.Store(1)
 	return k, nil
 }
@@ -387,6 +408,7 @@ type kindReader struct {
 	r      array.RecordReader
 	schema *arrow.Schema
 	pk     bool
+	binlog bool // each column's values in arrays of one (t$binlog)
 	mem    memory.Allocator
 	refs   atomic.Int64
 	cur    arrow.RecordBatch
@@ -444,6 +466,21 @@ func (k *kindReader) Next() bool {
 	}
 	kind := sb.NewArray()
 	defer kind.Release()
+	if k.binlog {
+		offsets := make([]int32, n+1)
+		for i := range offsets {
+			offsets[i] = int32(i)
+		}
+		buf := memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(offsets))
+		lists := make([]arrow.Array, len(cols))
+		for j, col := range cols {
+			data := array.NewData(arrow.ListOf(col.DataType()), n, []*memory.Buffer{nil, buf}, []arrow.ArrayData{col.Data()}, 0, 0)
+			lists[j] = array.NewListData(data)
+			data.Release()
+			defer lists[j].Release()
+		}
+		cols = lists
+	}
 	k.cur = array.NewRecordBatch(k.schema, append([]arrow.Array{kind}, cols...), int64(n))
 	return true
 }

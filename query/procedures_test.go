@@ -145,3 +145,21 @@ func TestPaimonProceduresOnLogTables(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, [][]string{{"1", "a"}, {"2", "c"}, {"3", "d"}, {"4", "e"}}, run(t, e, `SELECT * FROM "k$rt" ORDER BY id`))
 }
+
+// TestBinlogIsTheAuditLogInArrays: t$binlog reads as Paimon's batch read
+// of it: t$audit_log's rows, each column's value in an array of one, of
+// the column's type.
+func TestBinlogIsTheAuditLogInArrays(t *testing.T) {
+	e, tier := newProcedureEngine(t, t.TempDir())
+	run(t, e, "CREATE TABLE k (id BIGINT, v STRING, d DECIMAL(5, 2), PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '1')")
+	run(t, e, "INSERT INTO k VALUES (1, 'a', 1.5), (2, NULL, NULL)")
+	run(t, e, "INSERT INTO k VALUES (1, 'b', 2.25)")
+	_, err := tier.TierTable(context.Background(), DefaultDatabase, "k")
+	require.NoError(t, err)
+	require.Equal(t, [][]string{{"+I", "[1]", "[b]", "[2.25]"}, {"+I", "[2]", "[NULL]", "[NULL]"}},
+		run(t, e, `SELECT rowkind, id::VARCHAR, v::VARCHAR, d::VARCHAR FROM "k$binlog" ORDER BY id[1]`))
+	require.Equal(t, [][]string{{"rowkind", "VARCHAR"}, {"id", "BIGINT[]"}, {"v", "VARCHAR[]"}, {"d", "DECIMAL(5,2)[]"}},
+		run(t, e, `SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM "k$binlog")`))
+	require.Equal(t, run(t, e, `SELECT rowkind, id, v, d FROM "k$audit_log" ORDER BY id`),
+		run(t, e, `SELECT rowkind, id[1], v[1], d[1] FROM "k$binlog" ORDER BY id[1]`))
+}
