@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -77,6 +78,15 @@ func TestPaimonDocSpellings(t *testing.T) {
 		require.ErrorContains(t, err, "first")
 		require.Equal(t, []string{"1|a"}, sortedRows(c.mustQuery("SELECT * FROM doc.pr")))
 		require.Equal(t, []string{"+I|[1]|[a]"}, sortedRows(c.mustQuery(`SELECT rowkind, id::VARCHAR, v::VARCHAR FROM doc."pr$binlog"`)))
+	})
+
+	t.Run("catalog after a restart", func(t *testing.T) {
+		srv.Restart(syscall.SIGTERM)
+		c := connect(t, srv)
+		require.Equal(t, []string{"al", "pr", "tt"}, sortedRows(c.mustQuery("SELECT table_name FROM information_schema.tables WHERE table_schema = 'doc'")))
+		require.Equal(t, []string{"al", "pr", "tt"}, sortedRows(c.mustQuery("SHOW TABLES FROM doc")))
+		require.Empty(t, c.mustQuery("SHOW TABLES"), "default has none")
+		require.Equal(t, []string{"id|BIGINT", "v|VARCHAR"}, sortedRows(c.mustQuery("SELECT column_name, column_type FROM (DESCRIBE doc.tt)")))
 	})
 }
 

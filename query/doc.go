@@ -97,9 +97,11 @@
 // by old positions); should it change again, the query fails
 // (FailedPrecondition, "table schema changed during the statement; run it
 // again"). A statement that reads DuckDB's catalog (information_schema,
-// pg_catalog, duckdb_views() and the like) first drops the views of tables
-// that are gone, whose log is off or whose columns changed (views.go), so
-// that the catalog does not list what another process dropped.
+// pg_catalog, duckdb_views(), SHOW TABLES and the like) first drops the
+// views of tables that are gone, whose log is off or whose columns changed
+// (views.go), so that the catalog does not list what another process
+// dropped, then makes a view of every table of the warehouse that has
+// none, so that it lists every table, also right after a start.
 //
 // Prepare describes a query from its prepared statement: its schema is
 // made from the prepared statement's column types, and nothing of it

@@ -253,11 +253,17 @@ func (x *execution) bind(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if x.readsCatalog || plan.CallsCatalogFunction(x.tree) {
+	shows, unqualified := plan.ShowsCatalog(x.tree)
+	if x.readsCatalog || shows || plan.CallsCatalogFunction(x.tree) {
 		// It lists the views: those of tables other processes
-		// dropped, renamed or altered go first.
+		// dropped, renamed or altered go first, and every table of
+		// the warehouse has one.
 		if err := x.e.dropStaleViews(ctx, x.c); err != nil {
 			return err
+		}
+		x.addWarehouseTables(ctx)
+		if unqualified {
+			x.current = session // SHOW TABLES lists the session's database
 		}
 	}
 	if len(travels) > 0 {
@@ -266,6 +272,48 @@ func (x *execution) bind(ctx context.Context) error {
 		x.text = x.text[:len(x.text)-len(x.parsedText)] + rewritten
 	}
 	return nil
+}
+
+// addWarehouseTables makes the statement register a view for every table
+// of the warehouse that has none (a table no statement named since the
+// server started, or whose view went stale), so that DuckDB's catalog
+// (information_schema, SHOW TABLES, duckdb_views()) lists every table.
+// The views read nothing unless the statement scans them. A table whose
+// schema cannot be read is left out of the listing.
+func (x *execution) addWarehouseTables(ctx context.Context) {
+	dbs, err := x.e.ls.Databases(ctx)
+	if err != nil {
+		x.e.lg.Warn("list databases for the catalog", "err", err)
+		return
+	}
+	x.e.views.mu.Lock()
+	have := make(map[plan.ViewKey]bool, len(x.e.views.have))
+	for k := range x.e.views.have {
+		have[k] = true
+	}
+	x.e.views.mu.Unlock()
+	for _, db := range dbs {
+		if strings.EqualFold(db, SystemDatabase) || plan.DuckSchema(db) {
+			continue
+		}
+		tables, err := x.e.ls.Tables(ctx, db)
+		if err != nil {
+			x.e.lg.Warn("list tables for the catalog", "database", db, "err", err)
+			continue
+		}
+		for _, t := range tables {
+			k := plan.ViewKey{Schema: strings.ToLower(db), Name: strings.ToLower(t)}
+			if _, used := x.uses[k]; used || have[k] {
+				continue
+			}
+			r := plan.Ref{DB: db, Table: t}
+			if _, err := x.e.refSchema(ctx, r); err != nil {
+				continue // refused tables (merge engines flightd cannot read) are not listed
+			}
+			x.uses[k] = &refUse{ref: r}
+			x.keys = append(x.keys, k)
+		}
+	}
 }
 
 // guard registers the statement with the memory guards, which cancel the
@@ -310,6 +358,11 @@ func (x *execution) register(ctx context.Context) error {
 			if err := x.e.ensureView(ctx, x.c, k, x.uses[k].ref, schemas[i]); err != nil {
 				return fmt.Errorf("query: bind %s.%s: %w", x.uses[k].ref.DB, x.uses[k].ref.Table, err)
 			}
+		}
+	}
+	if x.current != "" && x.current != "main" {
+		if err := x.e.ensureSchema(ctx, x.c, x.current); err != nil {
+			return fmt.Errorf("query: schema %s: %w", x.current, err)
 		}
 	}
 	return x.c.useSchema(ctx, x.current)

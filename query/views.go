@@ -32,7 +32,9 @@ import (
 // the same view serves every connection, each with its own scans.
 //
 // A view stores the types it was bound with; it is created the first time
-// a name is used and replaced when its table's schema changes. A statement
+// a name is used, or for every table a statement that reads the catalog
+// finds without one (execution.addWarehouseTables), and replaced when its
+// table's schema changes. A statement
 // bound while another replaces the view fails with "Contents of view were
 // altered", which is retried as a schema change (query).
 //
@@ -75,14 +77,8 @@ func (e *Engine) ensureView(ctx context.Context, c *conn, k plan.ViewKey, ref pl
 	if old, ok := e.views.have[k]; ok && old.schema.Equal(sc) {
 		return nil
 	}
-	if !e.views.schemas[k.Schema] {
-		if err := c.exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+plan.QuoteIdent(k.Schema)); err != nil {
-			return fmt.Errorf("query: schema for %s.%s: %w", k.Schema, k.Name, err)
-		}
-		if e.views.schemas == nil {
-			e.views.schemas = map[string]bool{}
-		}
-		e.views.schemas[k.Schema] = true
+	if err := e.ensureSchemaLocked(ctx, c, k.Schema); err != nil {
+		return fmt.Errorf("query: schema for %s.%s: %w", k.Schema, k.Name, err)
 	}
 	q := fmt.Sprintf("CREATE OR REPLACE VIEW %s.%s AS SELECT * FROM %s(%s, %s, getvariable(%s))",
 		plan.QuoteIdent(k.Schema), plan.QuoteIdent(k.Name), scanFunction, quoteString(k.Schema), quoteString(k.Name), quoteString(queryVariable))
@@ -98,6 +94,29 @@ func (e *Engine) ensureView(ctx context.Context, c *conn, k plan.ViewKey, ref pl
 		e.views.known = map[plan.ViewKey]bool{}
 	}
 	e.views.known[k] = true
+	return nil
+}
+
+// ensureSchema creates DuckDB's schema of a flightd database, where its
+// views go (SHOW TABLES lists the session's database's schema, which has
+// no view while the database has no table).
+func (e *Engine) ensureSchema(ctx context.Context, c *conn, schema string) error {
+	e.views.mu.Lock()
+	defer e.views.mu.Unlock()
+	return e.ensureSchemaLocked(ctx, c, schema)
+}
+
+func (e *Engine) ensureSchemaLocked(ctx context.Context, c *conn, schema string) error {
+	if e.views.schemas[schema] {
+		return nil
+	}
+	if err := c.exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+plan.QuoteIdent(schema)); err != nil {
+		return err
+	}
+	if e.views.schemas == nil {
+		e.views.schemas = map[string]bool{}
+	}
+	e.views.schemas[schema] = true
 	return nil
 }
 

@@ -164,6 +164,31 @@ func CallsCatalogFunction(n any) bool {
 	return false
 }
 
+// ShowsCatalog reports whether the parse tree lists DuckDB's catalog with
+// SHOW: SHOW TABLES, SHOW ALL TABLES, SHOW TABLES FROM db (DESCRIBE of a
+// table reads that table, and is found as its reference). unqualified
+// says a SHOW TABLES without FROM, which lists the current schema.
+func ShowsCatalog(n any) (shows, unqualified bool) {
+	switch v := n.(type) {
+	case []any:
+		for _, c := range v {
+			if s, u := ShowsCatalog(c); s {
+				return s, u
+			}
+		}
+	case *Object:
+		if v.Get("type") == "SHOW_REF" && v.Get("query") == nil {
+			return true, v.Get("show_type") == "SHOW_UNQUALIFIED"
+		}
+		for _, k := range v.keys {
+			if s, u := ShowsCatalog(v.vals[k]); s {
+				return s, u
+			}
+		}
+	}
+	return false, false
+}
+
 // ReadsNoData reports whether every table the parse tree reads is a system
 // table or none (FROM-less SELECTs, DuckDB's catalog views): no scan of a
 // flightd table, no table function such as range().
