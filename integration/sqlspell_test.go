@@ -80,11 +80,18 @@ func TestPaimonDocSpellings(t *testing.T) {
 		require.Equal(t, []string{"+I|[1]|[a]"}, sortedRows(c.mustQuery(`SELECT rowkind, id::VARCHAR, v::VARCHAR FROM doc."pr$binlog"`)))
 	})
 
+	t.Run("DuckDB arrays in CREATE TABLE", func(t *testing.T) {
+		c := connect(t, srv)
+		c.mustExec("CREATE TABLE doc.arr (id BIGINT, a INT[], s VARCHAR[][])")
+		c.mustExec("INSERT INTO doc.arr VALUES (1, [1, 2], [['x'], []])")
+		require.Equal(t, []string{"[1, 2]|[[x], []]"}, sortedRows(c.mustQuery(`SELECT a::VARCHAR, s::VARCHAR FROM doc."arr$rt"`)))
+	})
+
 	t.Run("catalog after a restart", func(t *testing.T) {
 		srv.Restart(syscall.SIGTERM)
 		c := connect(t, srv)
-		require.Equal(t, []string{"al", "pr", "tt"}, sortedRows(c.mustQuery("SELECT table_name FROM information_schema.tables WHERE table_schema = 'doc'")))
-		require.Equal(t, []string{"al", "pr", "tt"}, sortedRows(c.mustQuery("SHOW TABLES FROM doc")))
+		require.Equal(t, []string{"al", "arr", "pr", "tt"}, sortedRows(c.mustQuery("SELECT table_name FROM information_schema.tables WHERE table_schema = 'doc'")))
+		require.Equal(t, []string{"al", "arr", "pr", "tt"}, sortedRows(c.mustQuery("SHOW TABLES FROM doc")))
 		require.Empty(t, c.mustQuery("SHOW TABLES"), "default has none")
 		require.Equal(t, []string{"id|BIGINT", "v|VARCHAR"}, sortedRows(c.mustQuery("SELECT column_name, column_type FROM (DESCRIBE doc.tt)")))
 	})

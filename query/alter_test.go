@@ -487,3 +487,18 @@ func TestFlinkAndSparkAlterListsAreOneSchemaChange(t *testing.T) {
 	}
 	require.Len(t, columns(), 5)
 }
+
+// TestCreateTableTakesDuckDBArrays: CREATE TABLE and ADD COLUMN take
+// DuckDB's INT[] as ARRAY<INT> (it was a parse error); a fixed size is
+// refused, naming the Paimon spelling.
+func TestCreateTableTakesDuckDBArrays(t *testing.T) {
+	e := newTestEngine(t)
+	run(t, e, "CREATE TABLE t (id BIGINT, a INT[], m MAP<STRING, VARCHAR[]>, n BIGINT[][] NOT NULL)")
+	run(t, e, "ALTER TABLE t ADD COLUMN d DOUBLE[]")
+	run(t, e, "INSERT INTO t VALUES (1, [1, 2], MAP {'k': ['x']}, [[3], []], [1.5])")
+	require.Equal(t, [][]string{{`{"type":"ARRAY","element":"INT"}`, `{"type":"ARRAY NOT NULL","element":{"type":"ARRAY","element":"BIGINT"}}`, `{"type":"ARRAY","element":"DOUBLE"}`}},
+		run(t, e, `SELECT json_extract_string(fields, '$[1].type'), json_extract_string(fields, '$[3].type'), json_extract_string(fields, '$[4].type') FROM "t$schemas" ORDER BY schema_id DESC LIMIT 1`))
+	require.Equal(t, [][]string{{"[1, 2]", "{k=[x]}", "[[3], []]", "[1.5]"}}, run(t, e, `SELECT a::VARCHAR, m::VARCHAR, n::VARCHAR, d::VARCHAR FROM "t$rt"`))
+	_, err := e.Execute(context.Background(), plan.Analyze("CREATE TABLE u (a INT[3])"))
+	require.ErrorContains(t, err, "fixed-size array")
+}

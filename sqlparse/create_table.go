@@ -9,9 +9,10 @@ import (
 type ColumnDef struct {
 	Name string
 	// Type is the type as written, normalised only in whitespace: runs of whitespace and comments
-	// become one space, and none is kept after '(' or '<' or before '(', ')', '<', '>' or ','.
-	// Examples: "DECIMAL(10,2)", "TIMESTAMP(3) WITH LOCAL TIME ZONE", "MAP<STRING, BIGINT>",
-	// "ROW<a INT, b STRING>", "DOUBLE PRECISION". Case is kept. NOT NULL / NULL are not part of it.
+	// become one space, and none is kept after '(', '<' or '[' or before '(', ')', '<', '>', ',',
+	// '[' or ']'. Examples: "DECIMAL(10,2)", "TIMESTAMP(3) WITH LOCAL TIME ZONE",
+	// "MAP<STRING, BIGINT>", "ROW<a INT, b STRING>", "DOUBLE PRECISION", "INT[]" (DuckDB's
+	// ARRAY<INT>). Case is kept. NOT NULL / NULL are not part of it.
 	Type string
 	// NotNull reports an explicit NOT NULL. Primary key columns are not marked NotNull implicitly.
 	NotNull bool
@@ -377,12 +378,12 @@ func (p *parser) columnType(col string) (string, error) {
 		switch {
 		case t.kind == tokEOF:
 			return "", p.syntaxErr(t, "unterminated type of column %q: expected '%s'", col, stack[len(stack)-1])
-		case t.is("(") || t.is("<"):
+		case t.is("(") || t.is("<") || t.is("["):
 			if len(stack) > MaxTypeDepth {
 				return "", p.syntaxErr(t, "type of column %q nested deeper than %d levels", col, MaxTypeDepth)
 			}
-			stack = append(stack, map[string]string{"(": ")", "<": ">"}[t.text])
-		case t.is(")"), t.is(">"):
+			stack = append(stack, map[string]string{"(": ")", "<": ">", "[": "]"}[t.text])
+		case t.is(")"), t.is(">"), t.is("]"):
 			if len(stack) == 0 {
 				return "", p.syntaxErr(t, "unbalanced '%s' in type of column %q", t.text, col)
 			}
@@ -395,8 +396,8 @@ func (p *parser) columnType(col string) (string, error) {
 		default:
 			return "", p.syntaxErr(t, "unexpected token in type of column %q", col)
 		}
-		if n > 0 && p.src[prev.end:t.pos] != "" && !prev.is("(") && !prev.is("<") &&
-			!t.is("(") && !t.is(")") && !t.is("<") && !t.is(">") && !t.is(",") {
+		if n > 0 && p.src[prev.end:t.pos] != "" && !prev.is("(") && !prev.is("<") && !prev.is("[") &&
+			!t.is("(") && !t.is(")") && !t.is("<") && !t.is(">") && !t.is(",") && !t.is("[") && !t.is("]") {
 			b.WriteByte(' ')
 		}
 		b.WriteString(p.src[t.pos:t.end])

@@ -15,6 +15,19 @@ var createTableTests = []struct {
 	want *CreateTable
 }{
 	{
+		name: "DuckDB array spelling",
+		sql:  "CREATE TABLE t (a INT[], b VARCHAR(3) [ ] [] NOT NULL, c MAP<STRING, INT[]>)",
+		want: &CreateTable{
+			Name: Name{Table: "t"},
+			Columns: []ColumnDef{
+				{Name: "a", Type: "INT[]"},
+				{Name: "b", Type: "VARCHAR(3)[][]", NotNull: true},
+				{Name: "c", Type: "MAP<STRING, INT[]>"},
+			},
+			Options: map[string]string{},
+		},
+	},
+	{
 		name: "full example with NOT ENFORCED",
 		sql:  "CREATE TABLE shop.orders (id BIGINT, customer STRING, amount DOUBLE, ts TIMESTAMP(6), PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '4')",
 		want: &CreateTable{

@@ -542,7 +542,7 @@ func (p *typeParser) lex() error {
 		switch {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
 			i++
-		case c == '(' || c == ')' || c == '<' || c == '>' || c == ',' || c == ':':
+		case c == '(' || c == ')' || c == '<' || c == '>' || c == ',' || c == ':' || c == '[' || c == ']':
 			switch c {
 			case '(', '<':
 				if brackets++; brackets > MaxTypeDepth+1 {
@@ -677,6 +677,21 @@ func (p *typeParser) parseType() (DataType, error) {
 	t, err := p.parseBase()
 	if err != nil {
 		return DataType{}, err
+	}
+	// DuckDB's spelling of an array: INT[] is ARRAY<INT>, INT[][] an
+	// ARRAY of them. A fixed size (INT[3]) is no Paimon type.
+	for p.acceptSym("[") {
+		if tk := p.peek(); tk.kind == tokNum {
+			return DataType{}, p.errf("%s[%s]: a fixed-size array is not a Paimon type; write %s[] (ARRAY<%s>)", t, tk.text, t, t)
+		}
+		if err := p.expectSym("]"); err != nil {
+			return DataType{}, err
+		}
+		e := t
+		t = DataType{Root: TypeArray, Elem: &e}
+		if p.depth+compositeDepth(t) > MaxTypeDepth {
+			return DataType{}, p.tooDeep()
+		}
 	}
 	if p.acceptKeyword("NOT") {
 		if err := p.expectKeyword("NULL"); err != nil {
@@ -913,4 +928,21 @@ func (p *typeParser) timeZoneTail() error {
 		return err
 	}
 	return p.expectKeyword("ZONE")
+}
+
+// compositeDepth is how many composite types t nests, itself included.
+func compositeDepth(t DataType) int {
+	d := 0
+	for _, c := range []*DataType{t.Elem, t.Key, t.Value} {
+		if c != nil {
+			d = max(d, compositeDepth(*c))
+		}
+	}
+	for _, f := range t.Fields {
+		d = max(d, compositeDepth(f.Type))
+	}
+	if t.IsComposite() {
+		d++
+	}
+	return d
 }

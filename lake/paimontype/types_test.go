@@ -18,6 +18,11 @@ func mustType(t *testing.T, s string) DataType {
 func TestParseTypeRoundTrip(t *testing.T) {
 	cases := []struct{ in, want string }{
 		{"BIGINT NOT NULL", "BIGINT NOT NULL"},
+		// DuckDB's array spelling.
+		{"INT[]", "ARRAY<INT>"},
+		{"varchar(10)[][] NOT NULL", "ARRAY<ARRAY<VARCHAR(10)>> NOT NULL"},
+		{"MAP<STRING, BIGINT[]>", "MAP<STRING, ARRAY<BIGINT>>"},
+		{"ROW<a INT[]>[]", "ARRAY<ROW<`a` ARRAY<INT>>>"},
 		{"bigint not null", "BIGINT NOT NULL"},
 		{"INTEGER", "INT"},
 		{"int null", "INT"},
