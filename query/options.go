@@ -1,6 +1,7 @@
 package query
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -8,8 +9,18 @@ import (
 
 	"github.com/flightd/flightd/engine"
 	"github.com/flightd/flightd/internal/admit"
+	"github.com/flightd/flightd/lake"
 	"github.com/flightd/flightd/lakestream"
 )
+
+// Maintenance runs the table maintenance Paimon's procedures ask for
+// (tiering.Service), under the protections flightd's own maintenance
+// keeps: snapshots that running reads and the log retention need stay,
+// and a compaction does not run beside a tiering round.
+type Maintenance interface {
+	ExpireTableWith(ctx context.Context, db, name string, now time.Time, opts lake.ExpireOptions) (int, error)
+	CompactTable(ctx context.Context, db, name string) (int64, error)
+}
 
 // DefaultDatabase is where unqualified table names resolve in a session
 // that chose no database (engine.WithDatabase).

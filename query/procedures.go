@@ -20,15 +20,6 @@ import (
 	"github.com/flightd/flightd/sqlparse"
 )
 
-// Maintenance runs the table maintenance Paimon's procedures ask for
-// (tiering.Service), under the protections flightd's own maintenance
-// keeps: snapshots that running reads and the log retention need stay,
-// and a compaction does not run beside a tiering round.
-type Maintenance interface {
-	ExpireTableWith(ctx context.Context, db, name string, now time.Time, opts lake.ExpireOptions) (int, error)
-	CompactTable(ctx context.Context, db, name string) (int64, error)
-}
-
 // procedure is one of Paimon's procedures: its arguments in positional
 // order (the first is always the table), with the other names an
 // argument is known by (Spark's snapshot for Flink's snapshot_id).
