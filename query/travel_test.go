@@ -144,6 +144,7 @@ func TestTimeTravelSpelledAsPaimonsEngines(t *testing.T) {
 		"SELECT count(*) FROM s.t /*+ OPTIONS('scan.timestamp'='" + ts + "') */":           "2",
 		"SELECT count(*) FROM s.t /*+ OPTIONS('scan.mode'='latest') */":                    "3",
 		"SELECT count(*) FROM s.t VERSION AS OF 1 a JOIN s.t VERSION AS OF 3 b USING (id)": "1",
+		"FROM s.t VERSION AS OF 3 SELECT count(*)":                                         "3",
 	} {
 		require.Equal(t, want, count(sql), sql)
 	}

@@ -139,7 +139,8 @@ var aliasStops = map[string]bool{"where": true, "group": true, "having": true, "
 	"using": true, "offset": true, "join": true, "inner": true, "left": true, "right": true, "full": true,
 	"cross": true, "natural": true, "positional": true, "asof": true, "anti": true, "semi": true,
 	"outer": true, "at": true, "tablesample": true, "pivot": true, "unpivot": true, "returning": true,
-	"fetch": true, "for": true, "version": true, "timestamp": true, "as": true}
+	"fetch": true, "for": true, "version": true, "timestamp": true, "as": true, "select": true,
+	"from": true, "into": true, "values": true, "with": true, "lateral": true, "sample": true}
 
 // travelClause reads a time-travel spelling at toks[j], right after a
 // table's name ending at toks[j-1]: a hint comment between the two, or

@@ -20,6 +20,7 @@ var travelSpellTests = []struct {
 	{sql: "SELECT * FROM (SELECT * FROM t VERSION AS OF 1) q", want: "SELECT * FROM (SELECT * FROM t AT (VERSION => /* scan.version */ '1')) q"},
 	{sql: `SELECT * FROM "s"."t$x" VERSION AS OF 1;`, want: `SELECT * FROM "s"."t$x" AT (VERSION => /* scan.version */ '1');`},
 	{sql: "INSERT INTO u SELECT * FROM t VERSION AS OF 1", want: "INSERT INTO u SELECT * FROM t AT (VERSION => /* scan.version */ '1')"},
+	{sql: "FROM t VERSION AS OF 2 SELECT id", want: "FROM t AT (VERSION => /* scan.version */ '2') SELECT id"}, // DuckDB's FROM first
 	// Flink.
 	{sql: "SELECT * FROM t FOR SYSTEM_TIME AS OF TIMESTAMP '2026-01-01 00:00:00'", want: "SELECT * FROM t AT (TIMESTAMP => '2026-01-01 00:00:00')"},
 	{sql: "SELECT * FROM t /*+ OPTIONS('scan.snapshot-id'='3') */", want: "SELECT * FROM t AT (VERSION => 3)"},
