@@ -39,7 +39,7 @@ var HintOptions = []string{"scan.snapshot-id", "scan.tag-name", "scan.version", 
 // without such a spelling comes back as it is; so does text the lexer
 // refuses (the stage that reads it says why).
 func RewriteTravels(sql string) (string, error) {
-	if !strings.Contains(sql, "/*+") && !containsFold(sql, "of") {
+	if !strings.Contains(sql, "/*+") && !asOf(sql) {
 		return sql, nil
 	}
 	toks, lerr := lex(sql)
@@ -372,12 +372,23 @@ func allDigits(s string) bool {
 	return true
 }
 
-// containsFold reports whether s holds sub (lower-case ASCII) in any case.
-func containsFold(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if strings.EqualFold(s[i:i+len(sub)], sub) {
-			return true
+// asOf reports whether s may hold the words AS OF (any case, whitespace
+// between): a cheap look before lexing, so that statements without a
+// spelled travel (a large INSERT's values) are not lexed twice.
+func asOf(s string) bool {
+	space := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' }
+	for i := 0; i+1 < len(s); i++ {
+		if s[i]|0x20 != 'o' || s[i+1]|0x20 != 'f' || i+2 < len(s) && isIdentPart(s[i+2]) {
+			continue
 		}
+		j := i
+		for j > 0 && space(s[j-1]) {
+			j--
+		}
+		if j == i || j < 2 || s[j-2]|0x20 != 'a' || s[j-1]|0x20 != 's' || j > 2 && isIdentPart(s[j-3]) {
+			continue
+		}
+		return true
 	}
 	return false
 }

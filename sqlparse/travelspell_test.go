@@ -62,3 +62,12 @@ func TestRewriteTravels(t *testing.T) {
 		require.Equal(t, tc.want, got, tc.sql)
 	}
 }
+
+func TestAsOfLooksForTheWords(t *testing.T) {
+	for s, want := range map[string]bool{
+		"t VERSION AS OF 3": true, "t as\n\tof": true, "AS OF": true,
+		"SELECT 1 OFFSET 2": false, "alias of": false, "as offset": false, "hasof": false, "": false, "of": false,
+	} {
+		require.Equal(t, want, asOf(s), s)
+	}
+}
