@@ -6,13 +6,13 @@
 //
 // What it promises:
 //
-//   - A batch is brought to the table's Arrow types exactly (convertRecord:
+//   - A batch is brought to the table's Arrow types exactly (arrowconv.Record:
 //     Arrow's safe casts, plus lists, maps and structs rebuilt around
 //     converted children, dictionaries decoded, narrow decimals widened);
 //     a value the column's type cannot hold is engine.ErrInvalid naming
 //     the column, never a value changed.
 //   - A table created by ingest gets the Paimon type that holds every value
-//     of each Arrow column (paimonType), or the ingest is refused up front
+//     of each Arrow column (arrowconv.PaimonType), or the ingest is refused up front
 //     naming the column; it is created only once the first batch has been
 //     converted, so a refused create leaves nothing behind.
 //   - Ingest streams share one memory budget (Options.Budget): admitted

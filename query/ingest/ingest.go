@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/flightd/flightd/engine"
+	"github.com/flightd/flightd/internal/arrowconv"
 	"github.com/flightd/flightd/internal/arrowutil"
 	"github.com/flightd/flightd/internal/membudget"
 	"github.com/flightd/flightd/lake/paimontype"
@@ -57,7 +58,7 @@ func New(ls *lakestream.Service, opts Options) *Writer {
 // Ingest appends r to db.table, which the caller has checked takes
 // writes; with create, a missing table is created from r's schema as an
 // append table. Each batch's columns are first brought to the table's
-// types exactly (convertRecord). A table is created only once the stream's
+// types exactly (arrowconv.Record). A table is created only once the stream's
 // first batch has been converted to it, so a batch the table would refuse
 // leaves no table behind.
 func (w *Writer) Ingest(ctx context.Context, db, table string, create bool, r array.RecordReader) (int64, error) {
@@ -300,7 +301,7 @@ func ingestSchema(db, table string, s *arrow.Schema) (paimontype.Schema, error) 
 		if f.Name == lakestream.ChangeKindColumn {
 			return paimontype.Schema{}, fmt.Errorf("%w: create %s.%s from ingest: the batch has a %s column, but ingest creates append tables, which take inserts only; create the primary-key table with CREATE TABLE first, then ingest into it", engine.ErrInvalid, db, table, f.Name)
 		}
-		ts, err := paimonType(f.Type)
+		ts, err := arrowconv.PaimonType(f.Type)
 		if err != nil {
 			return paimontype.Schema{}, fmt.Errorf("%w: create %s.%s from ingest: column %q: %w", engine.ErrInvalid, db, table, f.Name, err)
 		}
@@ -325,13 +326,13 @@ func arrowSchemaOf(sc paimontype.Schema) *arrow.Schema {
 	return arrow.NewSchema(fs, nil)
 }
 
-// convertBatch is convertRecord with the error an ingest reports.
+// convertBatch is arrowconv.Record with the error an ingest reports.
 func (w *Writer) convertBatch(ctx context.Context, schema *arrow.Schema, rec arrow.RecordBatch, db, table string) (arrow.RecordBatch, error) {
 	// The casts index the client's buffers: they must hold together first.
 	if err := arrowutil.ValidateRecord(rec); err != nil {
 		return nil, fmt.Errorf("%w: ingest into %s.%s: the batch's buffers are inconsistent: %v", engine.ErrInvalid, db, table, err)
 	}
-	out, err := convertRecord(ctx, w.opts.Allocator, schema, rec)
+	out, err := arrowconv.Record(ctx, w.opts.Allocator, schema, rec)
 	if err != nil {
 		return nil, fmt.Errorf("%w: ingest into %s.%s: %w", engine.ErrInvalid, db, table, err)
 	}

@@ -1,4 +1,4 @@
-package ingest
+package arrowconv
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// convertRecord returns rec with every column that names a column of
+// Record returns rec with every column that names a column of
 // table (exactly, else ignoring case, as the write path matches them)
 // brought to that column's Arrow type, exactly: a value the table's type
 // cannot hold is an error naming the column. Other columns are left for
@@ -25,7 +25,7 @@ import (
 // lists, lists, maps and structs whose children need converting (field
 // names matched, not just positions), dictionaries, and 32- and 64-bit
 // decimals.
-func convertRecord(ctx context.Context, mem memory.Allocator, table *arrow.Schema, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+func Record(ctx context.Context, mem memory.Allocator, table *arrow.Schema, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 	in := rec.Schema()
 	var cols []arrow.Array
 	var fields []arrow.Field
@@ -53,7 +53,7 @@ func convertRecord(ctx context.Context, mem memory.Allocator, table *arrow.Schem
 			continue
 		}
 		tt := table.Field(to).Type
-		out, err := convertArray(ctx, mem, col, tt)
+		out, err := Array(ctx, mem, col, tt)
 		if err != nil {
 			release()
 			if _, ok := tt.(*arrow.Time32Type); ok {
@@ -75,8 +75,9 @@ func convertRecord(ctx context.Context, mem memory.Allocator, table *arrow.Schem
 	return array.NewRecordBatch(arrow.NewSchema(fields, &md), cols, rec.NumRows()), nil
 }
 
-// convertArray converts arr to type to exactly (see convertRecord).
-func convertArray(ctx context.Context, mem memory.Allocator, arr arrow.Array, to arrow.DataType) (arrow.Array, error) {
+// Array converts arr to type to exactly (see Record). The result is a
+// new reference.
+func Array(ctx context.Context, mem memory.Allocator, arr arrow.Array, to arrow.DataType) (arrow.Array, error) {
 	if arrow.TypeEqual(arr.DataType(), to) {
 		arr.Retain()
 		return arr, nil
@@ -88,14 +89,14 @@ func convertArray(ctx context.Context, mem memory.Allocator, arr arrow.Array, to
 			return nil, err
 		}
 		defer dense.Release()
-		return convertArray(ctx, mem, dense, to)
+		return Array(ctx, mem, dense, to)
 	case *array.Decimal32, *array.Decimal64:
 		wide, err := widenDecimal(mem, a)
 		if err != nil {
 			return nil, err
 		}
 		defer wide.Release()
-		return convertArray(ctx, mem, wide, to)
+		return Array(ctx, mem, wide, to)
 	case *array.Struct:
 		if st, ok := to.(*arrow.StructType); ok {
 			return convertStruct(ctx, mem, a, st)
@@ -164,7 +165,7 @@ func convertList(ctx context.Context, mem memory.Allocator, a array.ListLike, to
 		child = array.NewSlice(a.ListValues(), lo, hi)
 	}
 	defer child.Release()
-	values, err := convertArray(ctx, mem, child, elem)
+	values, err := Array(ctx, mem, child, elem)
 	if err != nil {
 		return nil, fmt.Errorf("list values: %w", err)
 	}
@@ -237,7 +238,7 @@ func convertStruct(ctx context.Context, mem memory.Allocator, a *array.Struct, t
 			continue
 		}
 		used[j] = true
-		c, err := convertArray(ctx, mem, a.Field(j), f.Type)
+		c, err := Array(ctx, mem, a.Field(j), f.Type)
 		if err != nil {
 			return nil, fmt.Errorf("struct field %q: %w", f.Name, err)
 		}

@@ -1,4 +1,4 @@
-package ingest
+package arrowconv
 
 import (
 	"context"
@@ -35,7 +35,7 @@ func TestConvertNestedSlicesKeepEveryValue(t *testing.T) {
 	}
 	for round := range 200 {
 		typ := types[round%len(types)]
-		ts, err := paimonType(typ)
+		ts, err := PaimonType(typ)
 		require.NoError(t, err)
 		pt, err := paimontype.ParseType(ts)
 		require.NoError(t, err)
@@ -50,7 +50,7 @@ func TestConvertNestedSlicesKeepEveryValue(t *testing.T) {
 		lo := rng.IntN(n)
 		hi := lo + rng.IntN(n-lo+1)
 		in := array.NewSlice(arr, int64(lo), int64(hi))
-		out, err := convertArray(context.Background(), mem, in, to)
+		out, err := Array(context.Background(), mem, in, to)
 		require.NoError(t, err, "%s -> %s", typ, to)
 		require.True(t, arrow.TypeEqual(to, out.DataType()), "%s -> %s gave %s", typ, to, out.DataType())
 		require.Equal(t, in.Len(), out.Len())
