@@ -65,19 +65,17 @@ func Export(ctx context.Context, c *Client, query, path string, o ExportOptions)
 	if err != nil {
 		return res, fmt.Errorf("create %s: %w", path, err)
 	}
+	start := time.Now()
+	p := exportProgress{m: meter{w: o.Progress, on: o.ProgressLine, start: start}}
 	defer func() {
 		if err != nil {
 			tmp.Close()
 			os.Remove(tmp.Name())
-			if o.ProgressLine {
-				fmt.Fprint(o.Progress, "\r\x1b[K")
-			}
+			p.m.clear()
 		}
 	}()
 	counted := &countingWriter{w: tmp}
 	bw := bufio.NewWriterSize(counted, 1<<20)
-	start := time.Now()
-	p := progress{o: o, start: start}
 	var w resultfmt.Writer
 	rows, err := c.Query(ctx, query, func(sc *arrow.Schema) (Sink, error) {
 		var err error
@@ -119,9 +117,7 @@ func Export(ctx context.Context, c *Client, query, path string, o ExportOptions)
 		return res, fmt.Errorf("export to %s failed, nothing written: %w", path, err)
 	}
 	res = ExportResult{Rows: rows, Bytes: counted.n, Received: p.received, Elapsed: time.Since(start)}
-	if o.ProgressLine {
-		fmt.Fprint(o.Progress, "\r\x1b[K")
-	}
+	p.m.clear()
 	fmt.Fprintf(o.Progress, "exported %d row%s (%s) to %s in %.1f s (%s rows/s, %s/s from the server)\n",
 		res.Rows, plural(res.Rows), size(res.Bytes), path, res.Elapsed.Seconds(),
 		count(rate(res.Rows, res.Elapsed)), size(rate(res.Received, res.Elapsed)))
@@ -143,68 +139,19 @@ func createTemp(path string) (*os.File, error) {
 	}
 }
 
-// progress redraws "N rows (R rows/s), X MB/s from the server, Y
-// written" at most five times a second. The rate is of the result as it
-// arrives, whatever the format makes of it (Parquet writes a row group
-// only once it is complete).
-type progress struct {
-	o        ExportOptions
-	start    time.Time
-	last     time.Time
+// exportProgress shows "N rows (R rows/s), X MB/s from the server, Y
+// written". The rate is of the result as it arrives, whatever the format
+// makes of it (Parquet writes a row group only once it is complete).
+type exportProgress struct {
+	m        meter
 	rows     int64
 	received int64
 }
 
-func (p *progress) update(written int64) {
-	if !p.o.ProgressLine {
-		return
-	}
-	now := time.Now()
-	if now.Sub(p.last) < 200*time.Millisecond {
-		return
-	}
-	p.last = now
-	d := now.Sub(p.start)
-	fmt.Fprintf(p.o.Progress, "\r\x1b[K%d rows (%s rows/s), %s/s from the server, %s written",
+func (p *exportProgress) update(written int64) {
+	d := time.Since(p.m.start)
+	p.m.draw("%d rows (%s rows/s), %s/s from the server, %s written",
 		p.rows, count(rate(p.rows, d)), size(rate(p.received, d)), size(written))
-}
-
-func rate(n int64, d time.Duration) int64 {
-	if d <= 0 {
-		return 0
-	}
-	return int64(float64(n) / d.Seconds())
-}
-
-// count writes n with a k or M suffix.
-func count(n int64) string {
-	switch {
-	case n < 1e4:
-		return fmt.Sprint(n)
-	case n < 1e6:
-		return fmt.Sprintf("%.0fk", float64(n)/1e3)
-	}
-	return fmt.Sprintf("%.1fM", float64(n)/1e6)
-}
-
-// size writes a byte count in B, kB, MB or GB (powers of 1000).
-func size(n int64) string {
-	switch {
-	case n < 1e3:
-		return fmt.Sprintf("%d B", n)
-	case n < 1e6:
-		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
-	case n < 1e9:
-		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
-	}
-	return fmt.Sprintf("%.2f GB", float64(n)/1e9)
-}
-
-func plural(n int64) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 type countingWriter struct {
