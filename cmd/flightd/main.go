@@ -5,6 +5,7 @@
 //	flightd serve [flags]      run the server
 //	flightd sql [flags] [SQL]  run statements against a running server, or a shell
 //	flightd export [flags] SQL FILE  write a query's result to a file
+//	flightd load [flags] DB.TABLE FILE...  load files into a table
 //	flightd log migrate --to LOG [serve flags]  move the tables to another log
 //	flightd version
 package main
@@ -32,6 +33,8 @@ func main() {
 		err = sqlCmd(os.Args[2:], os.Stdout, os.Stderr)
 	case "export":
 		err = exportCmd(os.Args[2:], os.Stderr)
+	case "load":
+		err = loadCmd(os.Args[2:], os.Stderr)
 	case "log":
 		err = logCmd(os.Args[2:], os.Stdout)
 	case "version", "--version", "-v":
@@ -66,6 +69,9 @@ func usage() {
                 (flightd sql --help lists its flags)
   flightd export [--server ADDR] [--format F] "SELECT ..." FILE
                 write a query's result to FILE: Parquet, CSV, JSON lines, ... by its extension
+  flightd load [--server ADDR] [--create [--primary-key COLS] [--bucket N]] DB.TABLE FILE...
+                load Parquet, CSV, JSON and Arrow files (directories, globs) into a table
+                (flightd load --help lists its flags)
   flightd log migrate --to badger|kafka://HOST:PORT[,HOST:PORT] [--to-kafka-topic-prefix P] [serve flags]
                 drain every table's log into the lake and move the tables to another log
                 (the server stopped; serve flags, --log first, say where they are now)
