@@ -183,6 +183,26 @@ func TestCSVQuotingAndNulls(t *testing.T) {
 	require.Equal(t, int64(2), pos[0].Line)
 }
 
+func TestCSVDelimiter(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	table := arrow.NewSchema([]arrow.Field{
+		{Name: "a", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "b", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	f := writeFile(t, "semi.csv", "a;b\n1;x,y\n2;\"p;q\"\n")
+	recs, _, err := readAll(t, f, Options{Table: table, Delimiter: ';', Allocator: mem})
+	defer releaseAll(recs)
+	require.NoError(t, err)
+	require.Equal(t, `["x,y" "p;q"]`, recs[0].Column(1).String())
+	// A .tsv file is split at tabs.
+	f = writeFile(t, "t.tsv", "a\tb\n1\tx,y\n")
+	recs2, _, err := readAll(t, f, Options{Table: table, Allocator: mem})
+	defer releaseAll(recs2)
+	require.NoError(t, err)
+	require.Equal(t, `["x,y"]`, recs2[0].Column(1).String())
+}
+
 // TestCSVBadValueNamesItsLine: a bad value on a line after a field that
 // spans two lines is reported with its own line, the column and the
 // value; the batches before the error hold exactly the rows before it.
