@@ -47,9 +47,11 @@ type LoadOptions struct {
 }
 
 // DefaultStreamRows is LoadOptions.StreamRows by default: 16 batches of
-// the default size. A stream costs the server a wait for its last batch
-// to be durable (a stream per batch ran at a quarter of the speed);
-// bounding it bounds what a broken connection leaves unknown.
+// the default size. Each stream ends in a wait for its last batch to be
+// durable, while the client waits for the answer: about 10 ms (a stream
+// per 64Ki-row batch loaded 13-15% slower than one for 1Mi rows, four of
+// 256Ki rows as fast). Bounding a stream bounds what a broken connection
+// leaves unsure.
 const DefaultStreamRows = 16 * loadfmt.DefaultBatchRows
 
 // LoadResult is what a load did.
@@ -257,7 +259,7 @@ type batch struct {
 
 // readAhead is how many batches the reader may run ahead of the sender,
 // so that reading (parsing text, decoding Parquet) and sending overlap.
-const readAhead = 2
+const readAhead = 4
 
 // sentBatch is a batch handed to a stream: where it starts, its rows.
 type sentBatch struct {
