@@ -204,7 +204,11 @@ func Load(ctx context.Context, c *Client, table string, args []string, o LoadOpt
 		complete, err := l.file(ctx, f)
 		if complete {
 			l.files++
-			l.bytes += max(f.Size, 0)
+			if f.Size >= 0 {
+				l.bytes += f.Size
+			} else {
+				l.bytes += l.read // standard input: what was read
+			}
 		}
 		if err != nil {
 			var le *LoadError
@@ -237,6 +241,7 @@ type loader struct {
 	files       int
 	acked       int64 // rows the server acknowledged
 	sent        int64 // rows sent (the progress line counts these)
+	read        int64 // bytes of the file being loaded read so far
 	interrupted bool
 }
 
@@ -270,6 +275,7 @@ type sentBatch struct {
 // file loads one file. complete reports, with an error, that every row
 // of the file was sent (the load was stopped after its last batch).
 func (l *loader) file(ctx context.Context, f loadfmt.File) (complete bool, err error) {
+	l.read = 0
 	r, err := loadfmt.Open(ctx, f, loadfmt.Options{Table: l.schema, BatchRows: l.o.BatchRows,
 		Delimiter: l.o.Delimiter, Null: l.o.Null})
 	if err != nil {
@@ -369,7 +375,8 @@ func (l *loader) file(ctx context.Context, f loadfmt.File) (complete bool, err e
 			sent = append(sent, sentBatch{b.pos, b.rec.NumRows()})
 			rows += b.rec.NumRows()
 			l.sent += b.rec.NumRows()
-			l.progress(b.read)
+			l.read = b.read
+			l.progress()
 			prev = b.rec
 			return b.rec, true
 		}
@@ -432,12 +439,12 @@ func (l *loader) file(ctx context.Context, f loadfmt.File) (complete bool, err e
 
 // progress redraws the progress line: rows sent, bytes of the files
 // read (read of the file being loaded), the rate and the time left.
-func (l *loader) progress(read int64) {
+func (l *loader) progress() {
 	if !l.m.on {
 		return
 	}
 	d := time.Since(l.start)
-	done := l.bytes + read
+	done := l.bytes + l.read
 	if l.total < 0 {
 		l.m.draw("%s rows, %s read, %s/s", count(l.sent), size(done), size(rate(done, d)))
 		return
