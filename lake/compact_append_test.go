@@ -132,6 +132,7 @@ func TestCompactAppendWaitsForAFullFile(t *testing.T) {
 // the ones writing its rows would have produced. Row-group statistics
 // still prune, and a file that is not concatenable is re-encoded.
 func TestCompactAppendConcatenatesFiles(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := newTestCatalog(t)
 	tb, err := c.CreateTable(ctx, "db", "ap", paimontype.Schema{Columns: testCols}, false)

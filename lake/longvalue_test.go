@@ -28,6 +28,7 @@ import (
 // full statistics, are written over several commits, read, compacted and
 // read again, and pypaimon reads them when $LAKE_PYPAIMON is set.
 func TestLongStringsSurviveCommitCompactionAndPypaimon(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := newTestCatalog(t)
 	long := func(n int, tag string) string {

@@ -38,6 +38,7 @@ func scanCounts(t *testing.T, tb *Table, s *Snapshot, filter []expr.Predicate) (
 // pruned by their statistics (manifest key or value statistics, Parquet row
 // group statistics) exactly as before, on a primary-key and an append table.
 func TestPointLookupPrunesAfterAlterTableSet(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := newTestCatalog(t)
 	for _, tc := range []struct {
@@ -261,6 +262,7 @@ func scanRows(t *testing.T, tb *Table, s *Snapshot, filter []expr.Predicate) (ke
 // cannot match, never a matching one, and merges every version of the keys
 // it returns), and a filter that also names a value column loses no match.
 func TestPointLookupReturnsExactlyTheKeysRows(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(18, 3))
 	names := []string{"", "a", "b", "bb", "c"}
@@ -382,6 +384,7 @@ func TestPointLookupReturnsExactlyTheKeysRows(t *testing.T) {
 // nullable strings and INT96 timestamps included, from one file (read
 // without merging) and from two (merged, updates winning).
 func TestPointLookupSeeksPagesOfLargeFiles(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := newTestCatalog(t)
 	ty := func(s string) paimontype.DataType { return mustType(t, s) }

@@ -329,6 +329,7 @@ func checkAfterPowerCut(t *testing.T, fsys *fileiotest.StrictMem, done, inProgre
 // system operation of the scenario in turn: what survives holds every acknowledged commit, no
 // snapshot names a missing or short file, and the table takes a further commit.
 func TestPowerCutNeverLeavesSnapshotPointingAtMissingFile(t *testing.T) {
+	t.Parallel()
 	clean := fileiotest.NewStrictMem()
 	acked, models, err := runPowerCut(clean)
 	require.NoError(t, err)

@@ -18,6 +18,7 @@ import (
 // keeps are right: an append scan does not filter rows, so it returns those
 // of the groups it read; a PK scan returns the rows whose key can match.
 func TestRowGroupPruning(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := newTestCatalog(t)
 	n := 3*maxRowGroupRows + 10
@@ -84,6 +85,7 @@ func TestRowGroupPruning(t *testing.T) {
 // written as several files (encoded in parallel) with consecutive sequence
 // ranges, and every row is there once.
 func TestLargeAppendGroupsAreSplit(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := newTestCatalog(t)
 	tb, err := c.CreateTable(ctx, "db", "big", paimontype.Schema{Columns: testCols}, false)

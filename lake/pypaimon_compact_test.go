@@ -18,6 +18,7 @@ import (
 // snapshots and has pypaimon read the table. It runs when $LAKE_PYPAIMON names a Python with
 // pypaimon installed (e.g. .venv-paimon/bin/python after `make py-deps`).
 func TestPypaimonReadsCompacted(t *testing.T) {
+	t.Parallel()
 	py := os.Getenv("LAKE_PYPAIMON")
 	if py == "" {
 		t.Skip("LAKE_PYPAIMON not set")

@@ -383,6 +383,7 @@ func wholeBucketScan(t *testing.T, tb *Table, snap *Snapshot, cols []string) []s
 // in exactly the order of the whole-bucket merge with one worker and with several, and the
 // same rows unordered.
 func TestScanMergeModel(t *testing.T) {
+	t.Parallel()
 	seeds := 6
 	steps := 14
 	if testing.Short() {
@@ -511,6 +512,7 @@ func bigMergeTable(t *testing.T, files, rows int) (*Table, *Snapshot, int) {
 // multiple of a row group per run, far below the bucket decoded whole (which the merge held,
 // twice, before it streamed).
 func TestScanMergeBoundedMemory(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("writes 1.6M rows")
 	}

@@ -75,6 +75,7 @@ func (m *seqModel) apply(k int, row mergeModelRow, kind RowKind) {
 // arrival, a winning retraction hides the key until a compaction to the top
 // level drops it.
 func TestSequenceFieldMergeModel(t *testing.T) {
+	t.Parallel()
 	seeds, steps := 8, 14
 	if testing.Short() {
 		seeds, steps = 4, 8

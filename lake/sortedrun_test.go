@@ -57,6 +57,7 @@ func modelLines(m map[string]map[int64]pkVersion) []string {
 // against the same rows committed without flushing (also read with their
 // retractions).
 func TestSpilledRunsMatchModel(t *testing.T) {
+	t.Parallel()
 	for seed := uint64(1); seed <= 6; seed++ {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			ctx := context.Background()
@@ -187,6 +188,7 @@ func TestSpilledRunsMatchModel(t *testing.T) {
 // allocates stays far below what the same rows take when the commit sorts
 // them in memory, and the rows read back alike.
 func TestSpilledCommitMemoryBounded(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := newTestCatalog(t)
 	const perRun, runs = 300_000, 4
@@ -277,6 +279,7 @@ func TestSpilledCommitMemoryBounded(t *testing.T) {
 // nothing is spilled, and the file is the one a write holding every row
 // would have written (but for its name).
 func TestRunsInKeyOrderStream(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := newTestCatalog(t)
 	var files [][]manifest.DataFileMeta

@@ -217,6 +217,7 @@ func buildStatsRows(t *testing.T, tb *Table, rows [][]any) arrow.RecordBatch {
 // with a full scan), on an append table (value statistics) and a
 // primary-key table (key statistics), across commits and a compaction.
 func TestPruningWithTruncatedStatsKeepsMatches(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(7, 11))
 	prefixes := []string{strings.Repeat("p", 30), strings.Repeat("p", 29) + "q", strings.Repeat("é", 20), strings.Repeat("\U0010FFFF", 5), ""}

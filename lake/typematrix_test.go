@@ -469,6 +469,7 @@ func decimalFLBALen(p int) int {
 // _MIN_KEY/_MAX_KEY, key statistics): two commits of the same keys, the
 // second wins, before and after compaction.
 func TestTypeMatrixAsPrimaryKey(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := newTestCatalog(t)
 	for i, mt := range matrixTypes() {
