@@ -60,10 +60,11 @@ func selfSigned(t *testing.T, dir string) (certFile, keyFile string, certPEM []b
 // and give the password, and refuses plain connections, missing or wrong
 // credentials and forged tokens, with errors that say which.
 func TestTLSAndAuthentication(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cert, key, certPEM := selfSigned(t, dir)
 	const user, password = "alice", "pa:ss word"
-	t.Setenv("FLIGHTD_AUTH_PASSWORD", password)
+	testserver.Setenv(t, "FLIGHTD_AUTH_PASSWORD", password)
 	srv := testserver.Start(t, filepath.Join(dir, "data"), "--tls-cert", cert, "--tls-key", key, "--auth-user", user)
 	require.Contains(t, srv.Log(), "uri=grpc+tls://"+srv.Addr)
 	ctx := context.Background()

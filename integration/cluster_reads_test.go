@@ -679,8 +679,9 @@ func mustTicket(t *testing.T, cl *flightsqlclient.Client, sql string) *flight.Ti
 // instead, n2 serves its part. JDBC authenticates anew at each location
 // and reads from all three. Both get the whole result.
 func TestClusterReadsWithAuthentication(t *testing.T) {
+	t.Parallel() // waits on brokers and sessions, mostly: beside another cluster test
 	const user, password = "alice", "pa:ss word"
-	t.Setenv("FLIGHTD_AUTH_PASSWORD", password)
+	testserver.Setenv(t, "FLIGHTD_AUTH_PASSWORD", password)
 	key := []byte("0123456789abcdef0123456789abcdef")
 	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
 	for _, d := range dirs[:2] {

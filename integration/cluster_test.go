@@ -54,7 +54,7 @@ func startS3(t *testing.T) s3Cluster {
 	require.NoError(t, err)
 	_, err = fio.Client().CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String(bucket)})
 	require.NoError(t, err)
-	t.Setenv("FLIGHTD_S3_SECRET_ACCESS_KEY", testserver.S3SecretKey)
+	testserver.Setenv(t, "FLIGHTD_S3_SECRET_ACCESS_KEY", testserver.S3SecretKey)
 	wh := "s3://" + bucket + "/lake"
 	return s3Cluster{endpoint: endpoint, warehouse: wh, flags: []string{"--warehouse", wh, "--s3-endpoint", endpoint,
 		"--s3-access-key-id", testserver.S3AccessKey, "--s3-region", testserver.S3Region, "--s3-path-style", "true"}}
@@ -242,6 +242,7 @@ func TestClusterKillLoop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kill cycles are not short")
 	}
+	t.Parallel() // waits on brokers, S3 and restarts, mostly: beside other tests
 	cycles := crashCycles()
 	seed := uint64(time.Now().UnixNano())
 	if s, err := strconv.ParseUint(os.Getenv("FLIGHTD_CRASH_SEED"), 10, 64); err == nil {

@@ -212,6 +212,7 @@ func s3Snapshots(t *testing.T, client *s3.Client, bucket, tablePrefix string) []
 // snapshots are quiet, and flightd gets new rows only after Java's process
 // has exited.
 func TestJavaS3MixedCommits(t *testing.T) {
+	t.Parallel()
 	jar := paimonJar(t)
 	testStart := time.Now()
 	endpoint, _ := testserver.StartVersityGW(t)
@@ -224,7 +225,7 @@ func TestJavaS3MixedCommits(t *testing.T) {
 	require.NoError(t, err)
 	wh := "s3://" + bucket + "/lake"
 
-	t.Setenv("FLIGHTD_S3_SECRET_ACCESS_KEY", testserver.S3SecretKey)
+	testserver.Setenv(t, "FLIGHTD_S3_SECRET_ACCESS_KEY", testserver.S3SecretKey)
 	srv := testserver.Start(t, t.TempDir(), "--warehouse", wh, "--s3-endpoint", endpoint,
 		"--s3-access-key-id", testserver.S3AccessKey, "--s3-region", testserver.S3Region, "--s3-path-style", "true")
 	c := connect(t, srv)

@@ -19,6 +19,7 @@ import (
 // TestS3Warehouse runs flightd over a real S3 server (Versity S3 Gateway):
 // tables are created, written, tiered and read back, also after a restart.
 func TestS3Warehouse(t *testing.T) {
+	t.Parallel()
 	endpoint, _ := testserver.StartVersityGW(t)
 	opts := s3fio.Options{Endpoint: endpoint, Region: testserver.S3Region, AccessKeyID: testserver.S3AccessKey, SecretAccessKey: testserver.S3SecretKey}
 	fio, err := s3fio.New(context.Background(), "flightd-wh", opts)
@@ -26,7 +27,7 @@ func TestS3Warehouse(t *testing.T) {
 	_, err = fio.Client().CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String("flightd-wh")})
 	require.NoError(t, err)
 
-	t.Setenv("FLIGHTD_S3_SECRET_ACCESS_KEY", testserver.S3SecretKey)
+	testserver.Setenv(t, "FLIGHTD_S3_SECRET_ACCESS_KEY", testserver.S3SecretKey)
 	srv := testserver.Start(t, t.TempDir(), "--warehouse", "s3://flightd-wh/lake",
 		"--s3-endpoint", endpoint, "--s3-access-key-id", testserver.S3AccessKey, "--s3-region", testserver.S3Region)
 	c := connect(t, srv)

@@ -61,6 +61,47 @@ func freePort(t testing.TB) string {
 	return addr
 }
 
+// serverEnv holds, by test, the variables Setenv added to the environment
+// of the servers the test starts.
+var serverEnv struct {
+	sync.Mutex
+	byTest map[testing.TB][]string
+}
+
+// Setenv sets key=value in the environment of every server t starts from
+// now on (restarts included), not in the test process's own: unlike
+// t.Setenv it allows t.Parallel, so tests that give their servers
+// different passwords or S3 secrets run side by side. It is undone when t
+// ends.
+func Setenv(t testing.TB, key, value string) {
+	t.Helper()
+	serverEnv.Lock()
+	defer serverEnv.Unlock()
+	if serverEnv.byTest == nil {
+		serverEnv.byTest = map[testing.TB][]string{}
+	}
+	if _, ok := serverEnv.byTest[t]; !ok {
+		t.Cleanup(func() {
+			serverEnv.Lock()
+			defer serverEnv.Unlock()
+			delete(serverEnv.byTest, t)
+		})
+	}
+	serverEnv.byTest[t] = append(serverEnv.byTest[t], key+"="+value) // a later value wins
+}
+
+// envOf is the environment of a server t starts: the process's, then what
+// Setenv set for t.
+func envOf(t testing.TB) []string {
+	serverEnv.Lock()
+	defer serverEnv.Unlock()
+	extra := serverEnv.byTest[t]
+	if len(extra) == 0 {
+		return nil // the process's own
+	}
+	return append(os.Environ(), extra...)
+}
+
 // Server is one running flightd process.
 type Server struct {
 	t       testing.TB
@@ -117,8 +158,12 @@ func (s *Server) start() {
 		name = s.wrap[0]
 	}
 	cmd := exec.Command(name, args...)
+	cmd.Env = envOf(t)
 	if len(s.env) > 0 {
-		cmd.Env = append(os.Environ(), s.env...)
+		if cmd.Env == nil {
+			cmd.Env = os.Environ()
+		}
+		cmd.Env = append(cmd.Env, s.env...)
 	}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
