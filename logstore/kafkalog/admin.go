@@ -85,9 +85,15 @@ func (l *Log) growTopic(ctx context.Context, t *table, n int32) error {
 		case err == nil:
 			have = n
 		case errors.Is(err, kerr.TopicAlreadyExists):
-			if have, err = l.describeCreated(ctx, t.topic); err != nil {
-				return err
+			ts, lerr := l.admin.ListTopics(ctx, t.topic)
+			if lerr != nil {
+				return l.unavailable("describe topic "+t.topic, lerr)
 			}
+			d, ok := ts[t.topic]
+			if !ok || d.Err != nil {
+				return fmt.Errorf("%w: topic %s exists but cannot be described: %v", logstore.ErrUnavailable, t.topic, d.Err)
+			}
+			have = int32(len(d.Partitions))
 		default:
 			return l.unavailable("create topic "+t.topic, err)
 		}
@@ -287,39 +293,6 @@ func (l *Log) waitServed(ctx context.Context, topic string, n int32) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-tick.C:
-		}
-	}
-}
-
-// describeCreatedWait bounds how long describeCreated waits for the
-// brokers to serve a topic another node created.
-const describeCreatedWait = 30 * time.Second
-
-// describeCreated returns the partition count of topic, which another node
-// has just created: until its metadata reaches every broker, a broker may
-// answer UNKNOWN_TOPIC_OR_PARTITION or leave it out, so it asks again while
-// the error is one Kafka calls retriable (for at most describeCreatedWait).
-func (l *Log) describeCreated(ctx context.Context, topic string) (int32, error) {
-	ctx, cancel := context.WithTimeout(ctx, describeCreatedWait)
-	defer cancel()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		ts, err := l.admin.ListTopics(ctx, topic)
-		if err != nil {
-			return 0, l.unavailable("describe topic "+topic, err)
-		}
-		d, ok := ts[topic]
-		switch {
-		case ok && d.Err == nil:
-			return int32(len(d.Partitions)), nil
-		case ok && !kerr.IsRetriable(d.Err):
-			return 0, fmt.Errorf("%w: topic %s exists but cannot be described: %v", logstore.ErrUnavailable, topic, d.Err)
-		}
-		select {
-		case <-ctx.Done():
-			return 0, fmt.Errorf("%w: topic %s exists but cannot be described: %v (%v)", logstore.ErrUnavailable, topic, d.Err, ctx.Err())
 		case <-tick.C:
 		}
 	}
