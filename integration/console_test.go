@@ -58,7 +58,8 @@ func TestOperatorsPage(t *testing.T) {
 	t.Parallel()
 	const user, password = "ops", "pa ss:word"
 	maddr := freeAddr(t)
-	srv := testserver.StartEnv(t, []string{"FLIGHTD_AUTH_PASSWORD=" + password}, t.TempDir(),
+	testserver.Setenv(t, "FLIGHTD_AUTH_PASSWORD", password)
+	srv := testserver.Start(t, t.TempDir(),
 		"--auth-user", user, "--metrics-addr", maddr, "--log-disk-budget", "1GiB")
 	c := authClient(t, srv, user, password)
 	c.mustExec("CREATE DATABASE ops")

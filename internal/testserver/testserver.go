@@ -108,7 +108,6 @@ type Server struct {
 	Addr    string
 	DataDir string
 	args    []string
-	env     []string // added to the process's environment
 	wrap    []string
 	cmd     *exec.Cmd
 	logs    *strings.Builder
@@ -121,17 +120,6 @@ type Server struct {
 func Start(t testing.TB, dataDir string, extra ...string) *Server {
 	t.Helper()
 	s := &Server{t: t, Addr: freePort(t), DataDir: dataDir, args: extra}
-	s.start()
-	t.Cleanup(func() { s.Stop(syscall.SIGKILL) })
-	return s
-}
-
-// StartEnv is Start with env (KEY=value entries) added to the server's
-// environment: settings that are only read from it, such as
-// FLIGHTD_AUTH_PASSWORD, in a test that runs in parallel with others.
-func StartEnv(t testing.TB, env []string, dataDir string, extra ...string) *Server {
-	t.Helper()
-	s := &Server{t: t, Addr: freePort(t), DataDir: dataDir, args: extra, env: env}
 	s.start()
 	t.Cleanup(func() { s.Stop(syscall.SIGKILL) })
 	return s
@@ -159,12 +147,6 @@ func (s *Server) start() {
 	}
 	cmd := exec.Command(name, args...)
 	cmd.Env = envOf(t)
-	if len(s.env) > 0 {
-		if cmd.Env == nil {
-			cmd.Env = os.Environ()
-		}
-		cmd.Env = append(cmd.Env, s.env...)
-	}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
