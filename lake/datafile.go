@@ -225,7 +225,7 @@ func openParquet(ctx context.Context, fio fileio.FileIO, path string, mem memory
 	if !cached {
 		parquetFooters.put(path, footerCost*int64(pr.MetaData().Size()), pr.MetaData())
 	}
-	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{Parallel: false, BatchSize: 64 * 1024}, mem)
+	fr, err := pqarrow.NewFileReader(pr, scanReadProps, mem)
 	if err != nil {
 		pr.Close()
 		return nil, err
@@ -236,6 +236,10 @@ func openParquet(ctx context.Context, fio fileio.FileIO, path string, mem memory
 	}
 	return pf, nil
 }
+
+// scanReadProps are the Arrow read properties of a data file's readers,
+// fr and frRaw alike.
+var scanReadProps = pqarrow.ArrowReadProperties{Parallel: false, BatchSize: 64 * 1024}
 
 // fixedWidth reports whether leaf is a top-level column of a fixed-width
 // integer or floating-point Parquet type that pqarrow decodes into a
@@ -278,7 +282,7 @@ func (p *parquetFile) readLeaves(ctx context.Context, rg int, leaves []int) (arr
 		return p.fr.ReadRowGroups(ctx, leaves, []int{rg})
 	}
 	if p.frRaw == nil {
-		fr, err := pqarrow.NewFileReader(p.pr, pqarrow.ArrowReadProperties{Parallel: false, BatchSize: 64 * 1024}, p.rawMem)
+		fr, err := pqarrow.NewFileReader(p.pr, scanReadProps, p.rawMem)
 		if err != nil {
 			return nil, err
 		}
